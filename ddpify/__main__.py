@@ -1,0 +1,6 @@
+"""``python -m ddpify`` is the ``ddpify`` command."""
+
+from ddpify.cli import main
+
+if __name__ == "__main__":
+    main()

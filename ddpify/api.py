@@ -1,0 +1,51 @@
+"""The converter's Python API. The CLI is a thin layer over :func:`convert_source`."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import MetadataWrapper
+
+from ddpify.convert.facts import FactCollector
+from ddpify.convert.transformer import RT, ConvertTransformer
+from ddpify.errors import DdpifyError
+from ddpify.findings import ConversionResult
+
+
+def convert_source(source: str, *, per_process_batch: bool = False, filename: str = "<string>") -> ConversionResult:
+    """Rewrite a single-GPU training script for DDP.
+
+    A script with no training code (no DataLoader, no optimizer) comes back unchanged, byte
+    for byte. Raises :class:`DdpifyError` for input that does not parse.
+    """
+    module = parse(source, filename)  # refuse broken input even when there is nothing to do
+    if "torch" not in source:  # cheap pre-filter: no metadata pass without PyTorch
+        return ConversionResult(source, source)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    collector = FactCollector()
+    wrapper.visit(collector)
+    facts = collector.facts
+    if not facts.has_training_code:
+        return ConversionResult(source, source)
+    transformer = ConvertTransformer(facts, per_process_batch=per_process_batch)
+    converted = wrapper.visit(transformer)
+    if converted.code != source:
+        context = CodemodContext()
+        AddImportsVisitor.add_needed_import(context, "ddpify.runtime", asname=RT)
+        converted = AddImportsVisitor(context).transform_module(converted)
+    output = converted.code
+    parse(output, filename + " (converted)")  # never hand out code that does not parse
+    return ConversionResult(
+        source=source,
+        output=output,
+        changes=tuple(sorted(set(transformer.changes))),
+        manual=tuple(sorted(set(transformer.manual))),
+    )
+
+
+def parse(source: str, filename: str) -> cst.Module:
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise DdpifyError(f"{filename}:{exc.raw_line}:{exc.raw_column + 1}: syntax error: {exc.message}") from None

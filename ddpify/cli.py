@@ -1,0 +1,102 @@
+"""Command line: argument parsing and exit codes only; the work happens in ``ddpify.api``.
+
+Kept free of heavy imports (libcst, torch) at module level so ``--help`` and ``--version``
+answer instantly.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from ddpify import __version__
+from ddpify.errors import EXIT_BAD_INPUT, DdpifyError
+
+EXIT_CODES_HELP = "Exit codes: 0 done, 2 bad input or usage (nothing written)."
+
+
+class _ConvertByDefault(click.Group):
+    """``ddpify SRC ...`` means ``ddpify convert SRC ...``: converting is the main job."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["convert", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_ConvertByDefault, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
+@click.version_option(__version__, prog_name="ddpify")
+def main() -> None:
+    """Turn a single-GPU PyTorch training script into a correct DDP script.
+
+    \b
+      ddpify train.py -o train_ddp.py
+      torchrun --nproc_per_node=4 train_ddp.py ...
+    """
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.argument("src", type=str)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the result here (default: stdout).")
+@click.option("--in-place", is_flag=True, help="Rewrite SRC itself.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff and write nothing.")
+@click.option("--per-process-batch", is_flag=True, help="Keep each loader's batch size per process (effective batch x world size) instead of splitting the global batch.")
+@click.option("-q", "--quiet", is_flag=True, help="No report on stderr.")
+def convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, per_process_batch: bool, quiet: bool) -> None:
+    """Convert SRC (a file, or - for stdin) for DistributedDataParallel."""
+    try:
+        _convert(src, output, in_place, show_diff, per_process_batch, quiet)
+    except DdpifyError as error:
+        click.echo(f"ddpify: error: {error}", err=True)
+        sys.exit(error.exit_code)
+
+
+def _convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, per_process_batch: bool, quiet: bool) -> None:
+    from ddpify import source_io
+    from ddpify.api import convert_source
+    from ddpify.report import conversion_report
+
+    if in_place and (output is not None or src == "-"):
+        raise DdpifyError("--in-place rewrites SRC itself: it cannot be combined with -o or stdin")
+    if show_diff and (output is not None or in_place):
+        raise DdpifyError("--diff writes nothing: it cannot be combined with -o or --in-place")
+    if src == "-":
+        source = source_io.decode(sys.stdin.buffer.read(), "<stdin>")
+        source_name = "<stdin>"
+    else:
+        path = Path(src)
+        source = source_io.read_source(path)
+        source_name = src
+        if output is not None and _same_file(path, output):
+            raise DdpifyError(f"{output}: output is the input file; use --in-place to rewrite it")
+    result = convert_source(source.text, per_process_batch=per_process_batch, filename=source_name)
+    target = src if in_place else str(output) if output is not None else "<stdout>"
+    if show_diff:
+        sys.stdout.write("".join(difflib.unified_diff(
+            result.source.splitlines(keepends=True), result.output.splitlines(keepends=True),
+            fromfile=source_name, tofile=f"{source_name} (ddpify)")))
+    elif in_place or output is not None:
+        destination = Path(src) if in_place else output
+        assert destination is not None
+        if not (in_place and not result.changed):
+            source_io.write_atomically(destination, source_io.encode(source, result.output))
+    else:
+        sys.stdout.buffer.write(source_io.encode(source, result.output))
+        sys.stdout.flush()
+    if not quiet:
+        click.echo(conversion_report(result, source_name, target), err=True, nl=False)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return b.exists() and a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

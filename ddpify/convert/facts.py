@@ -1,0 +1,465 @@
+"""One read-only pass over the script: which loaders train, which models train, where the
+epoch loops are, and where new statements belong. The transformer only acts on these facts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Optional, Sequence, Union
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import (
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+)
+
+from ddpify.convert import names
+from ddpify.findings import Change, ManualItem
+
+Role = Literal["train", "eval"]
+Scope = Union[cst.Module, cst.FunctionDef]
+StatementList = Union[cst.Module, cst.IndentedBlock]
+
+_EMPTY = cst.Module([])
+
+
+def code(node: cst.CSTNode) -> str:
+    """Source text of ``node`` (used to compare simple expressions such as ``self.model``)."""
+    return _EMPTY.code_for_node(node)
+
+
+def is_simple_reference(node: cst.CSTNode) -> bool:
+    """``model``, ``self.model``, ``trainer.net``: names we can refer to again in new code."""
+    if isinstance(node, cst.Name):
+        return True
+    return isinstance(node, cst.Attribute) and is_simple_reference(node.value)
+
+
+@dataclass
+class LoaderFact:
+    call: cst.Call
+    key: Optional[str]
+    role: Role
+    reason: str
+    line: int
+
+
+@dataclass
+class Insertions:
+    """Statements to splice in before or after an original statement node."""
+
+    before: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)
+    after: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)
+
+    def add_before(self, anchor: cst.CSTNode, statement: cst.BaseStatement) -> None:
+        self.before.setdefault(anchor, []).append(statement)
+
+    def add_after(self, anchor: cst.CSTNode, statement: cst.BaseStatement) -> None:
+        self.after.setdefault(anchor, []).append(statement)
+
+
+@dataclass
+class Facts:
+    loaders: dict[cst.Call, LoaderFact] = field(default_factory=dict)
+    # model wrap: model key -> (statement to insert before / after, "before" | "after")
+    model_wraps: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
+    model_keys: set[str] = field(default_factory=set)
+    set_epoch: dict[cst.For, list[str]] = field(default_factory=dict)
+    main_guard: Optional[cst.If] = None
+    setup_after: Optional[cst.CSTNode] = None
+    has_training_code: bool = False
+    already_converted: bool = False
+    uses_torch_distributed: bool = False
+    changes: list[Change] = field(default_factory=list)
+    manual: list[ManualItem] = field(default_factory=list)
+
+
+class FactCollector(m.MatcherDecoratableVisitor):
+    """Collects :class:`Facts`; needs qualified names, parents and positions."""
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ParentNodeProvider, PositionProvider)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.facts = Facts()
+        self._functions: list[cst.FunctionDef] = []
+        self._classes: list[cst.ClassDef] = []
+        self._epoch_loops: list[tuple[cst.For, Optional[cst.FunctionDef], Optional[cst.ClassDef]]] = []
+        self._epoch_depth = 0
+        self._optimizers: list[tuple[cst.Call, str]] = []
+        # loader key -> (role, owning function or None for module, owning class)
+        self._loader_keys: list[tuple[str, Role, Optional[cst.FunctionDef], Optional[cst.ClassDef]]] = []
+        self._loader_lines: dict[str, int] = {}
+        self._loader_factories: dict[str, Role] = {}
+        self._factory_calls: list[tuple[cst.Call, str]] = []
+        self._existing_set_epoch: list[tuple[cst.Call, str]] = []
+        self._existing_wraps: set[str] = set()
+        self._module: Optional[cst.Module] = None
+        self._bootstrapped = False
+        self._aliases: list[tuple[str, str, cst.Assign]] = []
+
+    # ---------------------------------------------------------------- helpers
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.get_metadata(ParentNodeProvider, node, None)
+
+    # ---------------------------------------------------------------- scopes
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module = node
+        self._find_bootstrap_points(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+        for base in node.bases:
+            if self.qualified(base.value) & names.ITERABLE_DATASET:
+                self.facts.manual.append(
+                    ManualItem(
+                        self.line(node),
+                        f"{node.name.value} is an IterableDataset: no sampler can shard it",
+                        "make its __iter__ yield only every ddpify.world_size()-th item starting at ddpify.rank()",
+                    )
+                )
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def _function(self) -> Optional[cst.FunctionDef]:
+        return self._functions[-1] if self._functions else None
+
+    def _class(self) -> Optional[cst.ClassDef]:
+        return self._classes[-1] if self._classes else None
+
+    # ---------------------------------------------------------------- loops
+    def visit_For(self, node: cst.For) -> None:
+        if isinstance(node.target, cst.Name) and names.EPOCH_VARIABLE.search(node.target.value):
+            if self._epoch_depth == 0:
+                self._epoch_loops.append((node, self._function(), self._class()))
+            self._epoch_depth += 1
+
+    def leave_For(self, original_node: cst.For) -> None:
+        if isinstance(original_node.target, cst.Name) and names.EPOCH_VARIABLE.search(
+            original_node.target.value
+        ):
+            self._epoch_depth -= 1
+
+    # ---------------------------------------------------------------- calls
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            self._note_import(code(alias.name))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.module is not None and node.relative == ():
+            self._note_import(code(node.module))
+
+    def _note_import(self, module: str) -> None:
+        if module == names.RUNTIME_MODULE or module.startswith(names.RUNTIME_MODULE + "."):
+            self.facts.already_converted = True
+        if module.startswith("torch.distributed"):
+            self.facts.uses_torch_distributed = True
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and is_simple_reference(node.targets[0].target) and is_simple_reference(node.value):
+            self._aliases.append((code(node.targets[0].target), code(node.value), node))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.qualified(node)
+        if qualified & names.DATALOADER:
+            self.facts.has_training_code = True
+            self._collect_loader(node)
+        elif names.is_optimizer(qualified):
+            self.facts.has_training_code = True
+            for key in self._parameter_owners(node):
+                self._optimizers.append((node, key))
+                self.facts.model_keys.add(key)
+        elif qualified & names.DATAPARALLEL and node.args and is_simple_reference(node.args[0].value):
+            self.facts.model_keys.add(code(node.args[0].value))
+        elif qualified & {"ddpify.runtime.setup", "ddpify.runtime.distributed"}:
+            self._bootstrapped = True
+        elif "ddpify.runtime.prepare_model" in qualified and node.args:
+            self._existing_wraps.add(code(node.args[0].value))
+        elif m.matches(node.func, m.Attribute(attr=m.Name("set_epoch"))) or "ddpify.runtime.set_epoch" in qualified:
+            self._existing_set_epoch.append((node, code(node)))
+        if any(q.startswith(names.DISTRIBUTED_PREFIXES) for q in qualified):
+            self.facts.uses_torch_distributed = True
+        if isinstance(node.func, cst.Name):
+            self._factory_calls.append((node, node.func.value))
+
+    def _parameter_owners(self, optimizer: cst.Call) -> list[str]:
+        """Models whose ``.parameters()`` an optimizer receives (these are the trained ones)."""
+        owners: list[str] = []
+        pattern = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
+        for arg in optimizer.args:
+            for call in m.findall(arg.value, pattern):
+                owner = call.func.value  # type: ignore[attr-defined]
+                if is_simple_reference(owner) and code(owner) not in owners:
+                    owners.append(code(owner))
+        return owners
+
+    # ---------------------------------------------------------------- loaders
+    def _collect_loader(self, call: cst.Call) -> None:
+        key, factory = self._loader_target(call)
+        shuffle = _keyword(call, "shuffle")
+        role, reason = _classify_loader(key or factory, shuffle)
+        self.facts.loaders[call] = LoaderFact(call, key, role, reason, self.line(call))
+        if key is not None:
+            self._loader_keys.append((key, role, self._function(), self._class()))
+            self._loader_lines.setdefault(key, self.line(call))
+        if factory is not None:
+            self._loader_factories[factory] = role
+
+    def _loader_target(self, call: cst.Call) -> tuple[Optional[str], Optional[str]]:
+        """(variable the loader is stored in, or name of the function that returns it)."""
+        parent = self.parent(call)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            target = parent.targets[0].target
+            if is_simple_reference(target):
+                return code(target), None
+        if isinstance(parent, (cst.AnnAssign,)) and is_simple_reference(parent.target):
+            return code(parent.target), None
+        if isinstance(parent, cst.Return) and self._function() is not None:
+            return None, self._function().name.value  # type: ignore[union-attr]
+        return None, None
+
+    # ---------------------------------------------------------------- finish
+    def leave_Module(self, original_node: cst.Module) -> None:
+        self._resolve_loader_factories()
+        self._follow_loader_aliases()
+        self._plan_model_wraps()
+        self._plan_set_epoch()
+        if self._bootstrapped:
+            self.facts.main_guard = None
+            self.facts.setup_after = None
+
+    def _resolve_loader_factories(self) -> None:
+        """``self.train_loader = build_loader(...)``: the variable of a helper's loader."""
+        for call, function in self._factory_calls:
+            role = self._loader_factories.get(function)
+            if role is None:
+                continue
+            parent = self.parent(call)
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+                target = parent.targets[0].target
+                if is_simple_reference(target):
+                    key = code(target)
+                    self._loader_keys.append((key, role, *self._owners_of(call)))
+                    self._loader_lines.setdefault(key, self.line(call))
+                    if role == "train" and names.EVAL_LOADER.search(key) and not names.TRAIN_LOADER.search(key):
+                        self.facts.manual.append(
+                            ManualItem(
+                                self.line(call),
+                                f"{key} comes from {function}(), whose loader is sharded for training",
+                                "evaluation on this loader sees 1/world_size of the data: reduce the metric sums with torch.distributed.all_reduce, or build it with a plain DataLoader",
+                            )
+                        )
+
+    def _follow_loader_aliases(self) -> None:
+        """``self.train_loader = train_loader`` (e.g. a constructor argument) is the same loader.
+
+        Matching is by the last name component, so a loader handed to ``Trainer.__init__`` as a
+        parameter of the same name is followed too."""
+        known = {key.split(".")[-1]: role for key, role, _, _ in self._loader_keys}
+        for target, value, node in self._aliases:
+            role = known.get(value.split(".")[-1])
+            if role is not None and target not in {k for k, *_ in self._loader_keys}:
+                self._loader_keys.append((target, role, *self._owners_of(node)))
+                self._loader_lines.setdefault(target, self.line(node))
+
+    def _owners_of(self, node: cst.CSTNode) -> tuple[Optional[cst.FunctionDef], Optional[cst.ClassDef]]:
+        function: Optional[cst.FunctionDef] = None
+        klass: Optional[cst.ClassDef] = None
+        current = self.parent(node)
+        while current is not None:
+            if isinstance(current, cst.FunctionDef) and function is None:
+                function = current
+            elif isinstance(current, cst.ClassDef):
+                klass = current
+                break
+            current = self.parent(current)
+        return function, klass
+
+    def _plan_set_epoch(self) -> None:
+        train_keys = [k for k in self._loader_keys if k[1] == "train"]
+        placed: set[str] = set()
+        for loop, function, klass in self._epoch_loops:
+            keys: list[str] = []
+            for key, _, owner_function, owner_class in train_keys:
+                if key in keys:
+                    continue
+                if key.startswith("self."):
+                    visible = klass is not None and owner_class is klass and function is not None
+                elif owner_function is None:
+                    visible = not _assigns_locally(function, key)
+                else:
+                    visible = owner_function is function
+                if visible and not self._has_set_epoch(loop, key):
+                    keys.append(key)
+                    placed.add(key)
+            if keys:
+                self.facts.set_epoch[loop] = keys
+        if placed or self._existing_set_epoch:
+            return
+        for key, _, _, _ in train_keys:
+            if key in self._loader_lines:
+                self.facts.changes.append(
+                    Change(self._loader_lines.get(key, 0), f"no epoch loop found around {key}: the runtime advances its sampler's epoch on every pass instead")
+                )
+
+    def _has_set_epoch(self, loop: cst.For, key: str) -> bool:
+        inside = set(m.findall(loop, m.Call()))
+        return any(call in inside and key in text for call, text in self._existing_set_epoch)
+
+    def _plan_model_wraps(self) -> None:
+        seen: set[str] = set()
+        for optimizer, key in self._optimizers:
+            if key in seen or key in self._existing_wraps:
+                continue
+            seen.add(key)
+            spot = self._wrap_spot(optimizer, key)
+            if spot is None:
+                self.facts.manual.append(
+                    ManualItem(
+                        self.line(optimizer),
+                        f"model {key} is trained here but built outside this function",
+                        f"wrap it where it is built: {key} = ddpify.prepare_model({key})",
+                    )
+                )
+                continue
+            anchor, where = spot
+            self.facts.model_wraps.append((key, anchor, where))
+
+    def _wrap_spot(self, optimizer: cst.Call, key: str) -> Optional[tuple[cst.CSTNode, str]]:
+        """Where ``key = ddpify.prepare_model(key)`` goes: after the model is built, moved and
+        loaded, before the first loop, forward call or return that follows."""
+        for statement, body in self._enclosing_statements(optimizer, stop_at_function=key.startswith("self.")):
+            index = body.index(statement)
+            anchor = next((j for j in range(index, -1, -1) if _assigns(body[j], key)), None)
+            if anchor is not None:
+                return _before_first_stop(body, anchor, key)
+        if key.startswith("self."):
+            klass = self._owners_of(optimizer)[1]
+            if klass is not None:
+                return self._wrap_spot_in_methods(klass, key)
+        return None
+
+    def _wrap_spot_in_methods(self, klass: cst.ClassDef, key: str) -> Optional[tuple[cst.CSTNode, str]]:
+        methods = [s for s in klass.body.body if isinstance(s, cst.FunctionDef)]
+        methods.sort(key=lambda f: f.name.value != "__init__")
+        for method in methods:
+            body = list(method.body.body) if isinstance(method.body, cst.IndentedBlock) else []
+            anchor = next((j for j in range(len(body) - 1, -1, -1) if _assigns(body[j], key)), None)
+            if anchor is not None:
+                return _before_first_stop(body, anchor, key)
+        return None
+
+    def _enclosing_statements(
+        self, node: cst.CSTNode, *, stop_at_function: bool
+    ) -> list[tuple[cst.CSTNode, list[cst.CSTNode]]]:
+        """(statement, the statement list it stands in), innermost first."""
+        found: list[tuple[cst.CSTNode, list[cst.CSTNode]]] = []
+        current: Optional[cst.CSTNode] = node
+        while current is not None:
+            parent = self.parent(current)
+            if isinstance(parent, (cst.IndentedBlock, cst.Module)) and isinstance(current, cst.BaseStatement):
+                found.append((current, list(parent.body)))
+            if isinstance(current, cst.FunctionDef) and stop_at_function:
+                break
+            if isinstance(current, cst.ClassDef):
+                break
+            current = parent
+        return found
+
+    def _find_bootstrap_points(self, module: cst.Module) -> None:
+        main_guard = m.If(
+            test=m.Comparison(
+                left=m.Name("__name__"),
+                comparisons=[m.ComparisonTarget(operator=m.Equal(), comparator=m.SimpleString())],
+            )
+        )
+        last_import: Optional[cst.CSTNode] = None
+        in_prefix = True
+        for statement in module.body:
+            if m.matches(statement, main_guard):
+                self.facts.main_guard = statement  # type: ignore[assignment]
+            if not in_prefix:
+                continue
+            if m.matches(statement, m.SimpleStatementLine(body=[m.Import() | m.ImportFrom()])):
+                last_import = statement
+            elif last_import is not None or not m.matches(
+                statement, m.SimpleStatementLine(body=[m.Expr(m.SimpleString())])
+            ):
+                in_prefix = last_import is None
+        self.facts.setup_after = last_import
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def _classify_loader(name: Optional[str], shuffle: Optional[cst.BaseExpression]) -> tuple[Role, str]:
+    """Training loaders are sharded, evaluation loaders are not (see README, "Evaluation")."""
+    if name and names.EVAL_LOADER.search(name.split(".")[-1]):
+        return "eval", f"named {name}"
+    if name and names.TRAIN_LOADER.search(name.split(".")[-1]):
+        return "train", f"named {name}"
+    if isinstance(shuffle, cst.Name) and shuffle.value == "True":
+        return "train", "shuffle=True"
+    if isinstance(shuffle, cst.Name) and shuffle.value == "False":
+        return "eval", "shuffle=False"
+    return "train", "no name or shuffle flag says otherwise"
+
+
+def _targets(statement: cst.CSTNode) -> list[cst.BaseExpression]:
+    targets: list[cst.BaseExpression] = []
+    for assign in m.findall(statement, m.Assign() | m.AnnAssign()):
+        if isinstance(assign, cst.Assign):
+            for target in assign.targets:
+                if isinstance(target.target, (cst.Tuple, cst.List)):
+                    targets.extend(e.value for e in target.target.elements)
+                else:
+                    targets.append(target.target)
+        else:
+            targets.append(assign.target)  # type: ignore[union-attr]
+    return targets
+
+
+def _assigns(statement: cst.CSTNode, key: str) -> bool:
+    """Whether ``statement`` binds ``key`` outside any nested function, class or loop."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While)):
+        return False
+    return any(code(target) == key for target in _targets(statement))
+
+
+def _assigns_locally(function: Optional[cst.FunctionDef], key: str) -> bool:
+    if function is None:
+        return False
+    return any(code(target) == key for target in _targets(function.body))
+
+
+def _is_stop(statement: cst.CSTNode, key: str) -> bool:
+    """A statement the model must already be wrapped for: loops, returns, forward calls."""
+    if m.findall(statement, m.For() | m.While() | m.Return()):
+        return True
+    return any(code(call.func) == key for call in m.findall(statement, m.Call()))  # type: ignore[attr-defined]
+
+
+def _before_first_stop(body: Sequence[cst.CSTNode], anchor: int, key: str) -> tuple[cst.CSTNode, str]:
+    for index in range(anchor + 1, len(body)):
+        if _is_stop(body[index], key):
+            return body[index], "before"
+    return body[-1], "after"

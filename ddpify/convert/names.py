@@ -1,0 +1,81 @@
+"""The PyTorch (and friends) APIs the converter recognises, by fully qualified name.
+
+Names are resolved through imports and aliases with libcst's QualifiedNameProvider, so
+``import torch.utils.data as Data; Data.DataLoader`` and ``from torch.utils.data import
+DataLoader as DL`` are the same thing here.
+"""
+
+from __future__ import annotations
+
+import re
+
+DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+DATAPARALLEL = frozenset(
+    {
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.nn.parallel.data_parallel.DataParallel",
+    }
+)
+TORCH_DEVICE = frozenset({"torch.device"})
+CURRENT_ACCELERATOR = frozenset({"torch.accelerator.current_accelerator"})
+SEED_FUNCTIONS = frozenset(
+    {
+        "torch.manual_seed",
+        "torch.random.manual_seed",
+        "torch.cuda.manual_seed",
+        "torch.cuda.manual_seed_all",
+        "random.seed",
+        "numpy.random.seed",
+    }
+)
+TORCH_SAVE = frozenset({"torch.save"})
+TORCH_LOAD = frozenset({"torch.load"})
+PRINT = frozenset({"builtins.print"})
+TQDM = frozenset(
+    {
+        "tqdm.tqdm",
+        "tqdm.trange",
+        "tqdm.auto.tqdm",
+        "tqdm.auto.trange",
+        "tqdm.notebook.tqdm",
+        "tqdm.notebook.trange",
+        "tqdm.std.tqdm",
+        "tqdm.tqdm.tqdm",
+    }
+)
+SUMMARY_WRITERS = frozenset(
+    {
+        "torch.utils.tensorboard.SummaryWriter",
+        "torch.utils.tensorboard.writer.SummaryWriter",
+        "tensorboardX.SummaryWriter",
+    }
+)
+WANDB_PREFIX = "wandb."
+OPTIMIZER_PREFIX = "torch.optim."
+SCHEDULER_PREFIX = "torch.optim.lr_scheduler."
+# Optimizers imported from other libraries (transformers.AdamW, bitsandbytes, timm, ...).
+OPTIMIZER_CLASS = re.compile(r"(^|\.)(Adam\w*|SGD|RMSprop|Adagrad|Adadelta|Adamax|LBFGS|Lion|Lamb|LAMB|NAdam|RAdam|Rprop|ASGD|SparseAdam)$")
+ITERABLE_DATASET = frozenset(
+    {"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"}
+)
+DISTRIBUTED_PREFIXES = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel")
+RUNTIME_MODULE = "ddpify.runtime"
+
+# Variables that conventionally hold a device: `device = 0`, `self.gpu = "cuda"`.
+DEVICE_VARIABLE = re.compile(r"^(device|dev|gpu|gpu_id|gpu_ids|device_id|cuda_device|cuda)$", re.I)
+CUDA_STRING = re.compile(r"^cuda(:\d+)?$")
+EPOCH_VARIABLE = re.compile(r"epoch|^ep$|^e$", re.I)
+EVAL_LOADER = re.compile(r"val|test|eval|dev(?!ice)", re.I)
+TRAIN_LOADER = re.compile(r"train", re.I)
+LOCAL_RANK_FLAGS = ("--local_rank", "--local-rank")
+
+
+def is_optimizer(qualified: set[str]) -> bool:
+    """A call that builds an optimizer (and not an LR scheduler)."""
+    for name in qualified:
+        if name.startswith(SCHEDULER_PREFIX):
+            return False
+        if name.startswith(OPTIMIZER_PREFIX) or OPTIMIZER_CLASS.search(name):
+            return True
+    return False

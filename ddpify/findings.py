@@ -1,0 +1,36 @@
+"""What a conversion did and what it left to a human: plain, frozen, picklable records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, order=True)
+class Change:
+    """A rewrite the converter applied; ``line`` is 1-based in the input."""
+
+    line: int
+    what: str
+
+
+@dataclass(frozen=True, order=True)
+class ManualItem:
+    """Something recognised but not rewritten safely: why, and what to do by hand."""
+
+    line: int
+    why: str
+    todo: str
+
+
+@dataclass(frozen=True)
+class ConversionResult:
+    """The converted source plus the report about it."""
+
+    source: str
+    output: str
+    changes: tuple[Change, ...] = field(default=())
+    manual: tuple[ManualItem, ...] = field(default=())
+
+    @property
+    def changed(self) -> bool:
+        return self.source != self.output

@@ -1,0 +1,73 @@
+"""Reading scripts faithfully and writing results atomically, so no user data is ever lost."""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+from ddpify.errors import DdpifyError
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """Decoded text plus what is needed to write it back byte-faithfully."""
+
+    text: str
+    encoding: str
+    bom: bool
+
+
+def decode(data: bytes, name: str) -> SourceFile:
+    """Decode like Python does (PEP 263 cookie, BOM), refusing binary and undecodable input."""
+    if b"\x00" in data:
+        raise DdpifyError(f"{name}: binary file, not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise DdpifyError(f"{name}: cannot decode: {exc}") from None
+    bom = encoding == "utf-8-sig"
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise DdpifyError(f"{name}: cannot decode as {encoding}: {exc.__class__.__name__} at byte {getattr(exc, 'start', '?')}") from None
+    # newline="" semantics: keep \r\n exactly as it was.
+    return SourceFile(text=text, encoding="utf-8" if bom else encoding, bom=bom)
+
+
+def encode(source: SourceFile, text: str) -> bytes:
+    return (b"\xef\xbb\xbf" if source.bom else b"") + text.encode(source.encoding)
+
+
+def read_source(path: Path) -> SourceFile:
+    if path.is_dir():
+        raise DdpifyError(f"{path}: is a directory, expected a Python file")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DdpifyError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise DdpifyError(f"{path}: cannot read: {exc.strerror}") from None
+    return decode(data, str(path))
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file and a rename: old file or new, never half."""
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        mode = path.stat().st_mode & 0o7777 if path.exists() else None
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".ddpify-tmp", dir=directory)
+    except OSError as exc:
+        raise DdpifyError(f"{path}: cannot write: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        if mode is not None:
+            os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
