@@ -4,6 +4,7 @@ epoch loops are, and where new statements belong. The transformer only acts on t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal, Optional, Sequence, Union
 
@@ -44,6 +45,10 @@ class LoaderFact:
     role: Role
     reason: str
     line: int
+    # Set when the batch-size expression is also used as "the size of a batch" elsewhere:
+    # splitting the batch would break that code, so this loader keeps the per-process batch.
+    batch_used_at: Optional[int] = None
+    batch_expression: Optional[str] = None
 
 
 @dataclass
@@ -89,6 +94,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
         self._epoch_loops: list[tuple[cst.For, Optional[cst.FunctionDef], Optional[cst.ClassDef]]] = []
         self._epoch_depth = 0
         self._optimizers: list[tuple[cst.Call, str]] = []
+        self._optimizer_calls: list[cst.Call] = []
         # loader key -> (role, owning function or None for module, owning class)
         self._loader_keys: list[tuple[str, Role, Optional[cst.FunctionDef], Optional[cst.ClassDef]]] = []
         self._loader_lines: dict[str, int] = {}
@@ -99,6 +105,9 @@ class FactCollector(m.MatcherDecoratableVisitor):
         self._module: Optional[cst.Module] = None
         self._bootstrapped = False
         self._aliases: list[tuple[str, str, cst.Assign]] = []
+        self._uses: dict[str, list[int]] = {}
+        self._values_of: dict[str, list[cst.BaseExpression]] = {}  # variable -> assigned values
+        self._no_use_depth = 0  # inside DataLoader(...) / add_argument(...): not a "use"
 
     # ---------------------------------------------------------------- helpers
     def qualified(self, node: cst.CSTNode) -> set[str]:
@@ -170,20 +179,53 @@ class FactCollector(m.MatcherDecoratableVisitor):
         if module.startswith("torch.distributed"):
             self.facts.uses_torch_distributed = True
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self._values_of.setdefault(node.target.value, []).append(node.value)
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self._values_of.setdefault(target.target.value, []).append(node.value)
         if len(node.targets) == 1 and is_simple_reference(node.targets[0].target) and is_simple_reference(node.value):
             self._aliases.append((code(node.targets[0].target), code(node.value), node))
 
+    def visit_Name(self, node: cst.Name) -> None:
+        parent = self.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return
+        if isinstance(parent, (cst.Arg, cst.Param)) and getattr(parent, "keyword", None) is node or isinstance(parent, cst.Param):
+            return
+        self._note_use(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._note_use(node)
+
+    def _note_use(self, node: cst.BaseExpression) -> None:
+        if self._no_use_depth:
+            return
+        parent = self.parent(node)
+        if isinstance(parent, (cst.AssignTarget, cst.For)) or (isinstance(parent, cst.AnnAssign) and parent.target is node):
+            return
+        self._uses.setdefault(code(node), []).append(self.line(node))
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if self._ignores_uses(original_node):
+            self._no_use_depth -= 1
+
+    def _ignores_uses(self, node: cst.Call) -> bool:
+        return bool(self.qualified(node) & names.DATALOADER) or m.matches(node.func, m.Attribute(attr=m.Name("add_argument")))
+
     def visit_Call(self, node: cst.Call) -> None:
+        if self._ignores_uses(node):
+            self._no_use_depth += 1
         qualified = self.qualified(node)
         if qualified & names.DATALOADER:
             self.facts.has_training_code = True
             self._collect_loader(node)
         elif names.is_optimizer(qualified):
             self.facts.has_training_code = True
-            for key in self._parameter_owners(node):
-                self._optimizers.append((node, key))
-                self.facts.model_keys.add(key)
+            self._optimizer_calls.append(node)
         elif qualified & names.DATAPARALLEL and node.args and is_simple_reference(node.args[0].value):
             self.facts.model_keys.add(code(node.args[0].value))
         elif qualified & {"ddpify.runtime.setup", "ddpify.runtime.distributed"}:
@@ -198,14 +240,23 @@ class FactCollector(m.MatcherDecoratableVisitor):
             self._factory_calls.append((node, node.func.value))
 
     def _parameter_owners(self, optimizer: cst.Call) -> list[str]:
-        """Models whose ``.parameters()`` an optimizer receives (these are the trained ones)."""
+        """Models whose ``.parameters()`` an optimizer receives (these are the trained ones),
+        also through variables: ``params = list(a.parameters()) + ...; Adam(params)``."""
         owners: list[str] = []
         pattern = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
-        for arg in optimizer.args:
-            for call in m.findall(arg.value, pattern):
+        pending: list[cst.CSTNode] = [arg.value for arg in optimizer.args]
+        followed: set[str] = set()
+        while pending:
+            expression = pending.pop()
+            for call in m.findall(expression, pattern):
                 owner = call.func.value  # type: ignore[attr-defined]
                 if is_simple_reference(owner) and code(owner) not in owners:
                     owners.append(code(owner))
+            for name in m.findall(expression, m.Name()):
+                variable = name.value  # type: ignore[attr-defined]
+                if variable not in followed:
+                    followed.add(variable)
+                    pending.extend(self._values_of.get(variable, []))
         return owners
 
     # ---------------------------------------------------------------- loaders
@@ -213,7 +264,13 @@ class FactCollector(m.MatcherDecoratableVisitor):
         key, factory = self._loader_target(call)
         shuffle = _keyword(call, "shuffle")
         role, reason = _classify_loader(key or factory, shuffle)
-        self.facts.loaders[call] = LoaderFact(call, key, role, reason, self.line(call))
+        fact = LoaderFact(call, key, role, reason, self.line(call))
+        batch = _keyword(call, "batch_size")
+        if batch is None and len(call.args) > 1 and call.args[1].keyword is None and not call.args[1].star:
+            batch = call.args[1].value
+        if batch is not None and is_simple_reference(batch):
+            fact.batch_expression = code(batch)
+        self.facts.loaders[call] = fact
         if key is not None:
             self._loader_keys.append((key, role, self._function(), self._class()))
             self._loader_lines.setdefault(key, self.line(call))
@@ -235,6 +292,13 @@ class FactCollector(m.MatcherDecoratableVisitor):
 
     # ---------------------------------------------------------------- finish
     def leave_Module(self, original_node: cst.Module) -> None:
+        for optimizer in self._optimizer_calls:
+            for key in self._parameter_owners(optimizer):
+                self._optimizers.append((optimizer, key))
+                self.facts.model_keys.add(key)
+        for fact in self.facts.loaders.values():
+            if fact.role == "train" and fact.batch_expression in self._uses:
+                fact.batch_used_at = self._uses[fact.batch_expression][0]
         self._resolve_loader_factories()
         self._follow_loader_aliases()
         self._plan_model_wraps()
@@ -291,30 +355,24 @@ class FactCollector(m.MatcherDecoratableVisitor):
         return function, klass
 
     def _plan_set_epoch(self) -> None:
+        """Each epoch loop reshuffles the training loaders it can see; when its body names some
+        of them, just those (a loop over ``aux_loader`` leaves ``train_loader`` alone)."""
         train_keys = [k for k in self._loader_keys if k[1] == "train"]
         placed: set[str] = set()
         for loop, function, klass in self._epoch_loops:
-            keys: list[str] = []
-            for key, _, owner_function, owner_class in train_keys:
-                if key in keys:
-                    continue
-                if key.startswith("self."):
-                    visible = klass is not None and owner_class is klass and function is not None
-                elif owner_function is None:
-                    visible = not _assigns_locally(function, key)
-                else:
-                    visible = owner_function is function
-                if visible and not self._has_set_epoch(loop, key):
-                    keys.append(key)
-                    placed.add(key)
+            visible = list(dict.fromkeys(key for key, _, f, c in train_keys if _visible(key, f, c, function, klass)))
+            loop_text = code(loop.body)
+            mentioned = [k for k in visible if re.search(rf"(?<![\w.]){re.escape(k)}(?!\w)", loop_text)]
+            keys = [k for k in (mentioned or visible) if not self._has_set_epoch(loop, k)]
             if keys:
                 self.facts.set_epoch[loop] = keys
+                placed.update(keys)
         if placed or self._existing_set_epoch:
             return
         for key, _, _, _ in train_keys:
             if key in self._loader_lines:
                 self.facts.changes.append(
-                    Change(self._loader_lines.get(key, 0), f"no epoch loop found around {key}: the runtime advances its sampler's epoch on every pass instead")
+                    Change(self._loader_lines[key], f"no epoch loop found around {key}: the runtime advances its sampler's epoch on every pass instead")
                 )
 
     def _has_set_epoch(self, loop: cst.For, key: str) -> bool:
@@ -443,6 +501,21 @@ def _assigns(statement: cst.CSTNode, key: str) -> bool:
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While)):
         return False
     return any(code(target) == key for target in _targets(statement))
+
+
+def _visible(
+    key: str,
+    owner_function: Optional[cst.FunctionDef],
+    owner_class: Optional[cst.ClassDef],
+    function: Optional[cst.FunctionDef],
+    klass: Optional[cst.ClassDef],
+) -> bool:
+    """Whether a loader stored in ``key`` can be named from code in ``function``."""
+    if key.startswith("self."):
+        return klass is not None and owner_class is klass and function is not None
+    if owner_function is None:
+        return not _assigns_locally(function, key)
+    return owner_function is function
 
 
 def _assigns_locally(function: Optional[cst.FunctionDef], key: str) -> bool:

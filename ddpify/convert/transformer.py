@@ -157,9 +157,17 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
             self.note(original, f"{label} is an evaluation loader ({fact.reason}): left unsharded, every rank evaluates the full set")
             return updated
         args = list(updated.args)
-        if self.per_process_batch:
+        per_process = self.per_process_batch or fact.batch_used_at is not None
+        if per_process:
             args.append(cst.Arg(keyword=cst.Name("per_process_batch"), value=snippets.expression("per_process_batch"), equal=_EQUAL))
-        self.note(original, f"{label} gets a DistributedSampler ({fact.reason}); global batch {'kept per process' if self.per_process_batch else 'preserved: per-rank batch = batch // world_size'}")
+        if fact.batch_used_at is not None and not self.per_process_batch:
+            self.manual.append(ManualItem(
+                self.line(original),
+                f"{fact.batch_expression} is also used at line {fact.batch_used_at} as if it were the size of every batch, "
+                "so splitting the global batch would break that code: this loader keeps the per-process batch",
+                f"effective batch = {fact.batch_expression} x world_size: scale the learning rate, or use the real batch length there and convert again",
+            ))
+        self.note(original, f"{label} gets a DistributedSampler ({fact.reason}); {'per-process batch kept (effective batch x world_size)' if per_process else 'global batch preserved: per-rank batch = batch // world_size'}")
         if _has_keyword(original, "sampler"):
             self.note(original, f"{label}: your sampler is kept and sharded across ranks")
         if _has_keyword(original, "batch_sampler"):
@@ -188,7 +196,7 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
                 return None
             self.note(original, "CUDA device → the local rank's device (cuda:LOCAL_RANK, else cpu)")
             return device if _is_cuda_literal(updated.args[0].value, allow_int=True) else updated.with_changes(args=[updated.args[0].with_changes(value=value)])
-        if not isinstance(updated.func, cst.Attribute) or any(q.startswith("torch.") for q in qualified):
+        if not isinstance(updated.func, cst.Attribute) or self._is_module(original.func.value):  # type: ignore[attr-defined]
             return self._device_keyword(original, updated)
         method = updated.func.attr.value
         if method == "cuda" and not any(a.star for a in updated.args):
@@ -231,6 +239,10 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
                 return snippets.expression("device", rt=RT) if _is_cuda_literal(value.args[0].value, allow_int=allow_int) else value
         return value
 
+    def _is_module(self, node: cst.BaseExpression) -> bool:
+        """``torch`` / ``torch.cuda``: a module, whose ``.cuda``/``.to`` are not tensor methods."""
+        return is_simple_reference(node) and any(q == "torch" or q.startswith("torch.") for q in self.qualified(node))
+
     def _is_torch_device(self, call: cst.Call) -> bool:
         try:
             return bool(self.qualified(call) & names.TORCH_DEVICE)
@@ -265,7 +277,8 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
                 if arg.keyword is not None and arg.keyword.value == "disable":
                     if "is_main_process" in code(arg.value):
                         return None
-                    args[index] = arg.with_changes(value=snippets.expression("tqdm_disable_combined", rt=RT, original=code(arg.value)))
+                    original_flag = code(arg.value) if is_simple_reference(arg.value) else f"({code(arg.value)})"
+                    args[index] = arg.with_changes(value=snippets.expression("tqdm_disable_combined", rt=RT, original=original_flag))
                     break
             else:
                 args.append(cst.Arg(keyword=cst.Name("disable"), value=snippets.expression("tqdm_disable", rt=RT), equal=_EQUAL))
