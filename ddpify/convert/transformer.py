@@ -314,16 +314,15 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         insert_at = max(args.index(a) for a in flags) + 1
         for flag in missing:
             args.insert(insert_at, cst.Arg(cst.SimpleString(f'"{flag}"')))
-        default = snippets.expression("local_rank_default", rt=RT)
         for index, arg in enumerate(args):
             if arg.keyword is not None and arg.keyword.value == "default":
-                if "local_rank" in code(arg.value) and RT in code(arg.value):
+                if "local_rank_argument" in code(arg.value):
                     return None if not missing else updated.with_changes(args=_fix_commas(args))
-                args[index] = arg.with_changes(value=default)
+                args[index] = arg.with_changes(value=snippets.expression("local_rank_default", rt=RT, original=code(arg.value)))
                 break
         else:
-            args.append(cst.Arg(keyword=cst.Name("default"), value=default, equal=_EQUAL))
-        self.note(original, "--local_rank keeps working under torchrun: both spellings accepted, default from LOCAL_RANK")
+            args.append(cst.Arg(keyword=cst.Name("default"), value=snippets.expression("local_rank_default", rt=RT, original="None"), equal=_EQUAL))
+        self.note(original, "--local_rank keeps working under torchrun: both spellings accepted, default is LOCAL_RANK under a launcher")
         return updated.with_changes(args=_fix_commas(args))
 
 

@@ -1,0 +1,58 @@
+"""Runtime helpers that scripts converted by ddpify call (``import ddpify.runtime as ddpify``).
+
+This is the only part of ddpify that imports torch: the converter itself stays torch-free so it
+can run anywhere, while converted scripts already depend on torch.
+
+Every helper is a no-op (or the plain PyTorch call) when the script runs as a single process
+without a launcher, so ``python train.py`` keeps behaving like the original script, and does
+the DDP-correct thing under ``torchrun``.
+"""
+
+from ._data import EpochDataLoader, distributed_loader, set_epoch
+from ._env import Env, detect_env
+from ._io import NullObject, load, print, rank_zero, save
+from ._model import load_state_dict, prepare_model, unwrap
+from ._process_group import (
+    barrier,
+    device,
+    distributed,
+    is_distributed,
+    is_main_process,
+    local_rank,
+    local_rank_argument,
+    rank,
+    setup,
+    teardown,
+    world_size,
+)
+from ._seed import main_process_first, seed, switch_to_rank_seeds
+
+__all__ = [
+    "Env",
+    "detect_env",
+    "setup",
+    "teardown",
+    "distributed",
+    "is_distributed",
+    "rank",
+    "local_rank",
+    "local_rank_argument",
+    "world_size",
+    "is_main_process",
+    "device",
+    "barrier",
+    "distributed_loader",
+    "EpochDataLoader",
+    "set_epoch",
+    "prepare_model",
+    "unwrap",
+    "load_state_dict",
+    "save",
+    "load",
+    "print",
+    "rank_zero",
+    "NullObject",
+    "seed",
+    "switch_to_rank_seeds",
+    "main_process_first",
+]

@@ -1,0 +1,267 @@
+"""DataLoader sharding: each rank sees a disjoint part of every epoch, reshuffled per epoch.
+
+The DataLoader arguments a script passes are kept; only what DDP requires changes (sampler,
+per-rank batch size). With one process ``distributed_loader`` is exactly ``DataLoader``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import math
+import random
+import sys
+import warnings
+from typing import Any, Iterable, Iterator, Optional, Sequence
+
+import torch
+from torch.utils.data import DataLoader, IterableDataset, Sampler
+from torch.utils.data.distributed import DistributedSampler
+
+from . import _seed
+from ._process_group import is_main_process, rank, world_size
+
+__all__ = ["EpochDataLoader", "ShardedSampler", "ShardedBatchSampler", "distributed_loader", "set_epoch"]
+
+_DATALOADER_SIGNATURE = inspect.signature(DataLoader)
+
+# Messages already shown by this process: "once" must hold even where warning filters are
+# set to "always" (pytest, notebooks), and must not repeat for every loader.
+_announced: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """warnings.warn on rank 0 only, once per distinct message."""
+    if message in _announced or not is_main_process():
+        return
+    _announced.add(message)
+    warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def _print_once(message: str) -> None:
+    """Print an informational line on rank 0 only, once per distinct message (to stderr so
+    it never mixes with what the script itself prints to stdout)."""
+    if message in _announced or not is_main_process():
+        return
+    _announced.add(message)
+    print(message, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _agreed_rng(seed: int) -> Iterator[None]:
+    """Seed the global RNGs identically on all ranks for the body, restoring them afterwards.
+
+    A user sampler draws from the global RNGs, which differ per rank once training started
+    (see ``_seed``); drawing under a common seed makes every rank produce the same full order,
+    and restoring the state keeps the rest of the script's random stream untouched.
+    """
+    numpy = sys.modules.get("numpy")  # only if the script uses it; never import it ourselves
+    py_state = random.getstate()
+    np_state = numpy.random.get_state() if numpy is not None else None
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        random.seed(seed)
+        if numpy is not None:
+            numpy.random.seed(seed % 2**32)
+        try:
+            yield
+        finally:
+            random.setstate(py_state)
+            if numpy is not None:
+                numpy.random.set_state(np_state)
+
+
+def _pad_and_shard(order: Sequence[Any], num_replicas: int, rank_: int) -> list[Any]:
+    """Pad ``order`` to a multiple of ``num_replicas`` by repeating it from the start (as
+    DistributedSampler does), so every rank gets the same count and no rank waits forever in a
+    collective, then take this rank's strided share."""
+    if not order:
+        return []
+    total = math.ceil(len(order) / num_replicas) * num_replicas
+    padded = list(order)
+    while len(padded) < total:
+        padded.extend(order[: total - len(padded)])
+    return padded[rank_:total:num_replicas]
+
+
+class _ShardingBase:
+    """Shared state of the two wrappers: which rank, and which epoch's agreed seed to use."""
+
+    def __init__(self, inner: Iterable[Any], num_replicas: int, rank: int, seed: int = 0) -> None:
+        if num_replicas < 1 or not 0 <= rank < num_replicas:
+            raise ValueError(f"rank {rank} is not in [0, {num_replicas})")
+        self.inner = inner
+        self.num_replicas = num_replicas
+        self.rank = rank
+        self.seed = seed
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """Select the epoch (and so the shuffle); forwarded to the wrapped object if it cares."""
+        self.epoch = epoch
+        inner_set_epoch = getattr(self.inner, "set_epoch", None)
+        if callable(inner_set_epoch):
+            inner_set_epoch(epoch)
+
+    def _draw(self) -> list[Any]:
+        """The wrapped object's complete order for this epoch, identical on every rank."""
+        with _agreed_rng(self.seed + self.epoch):
+            return list(iter(self.inner))
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(_pad_and_shard(self._draw(), self.num_replicas, self.rank))
+
+    def __len__(self) -> int:
+        return math.ceil(len(self.inner) / self.num_replicas)  # type: ignore[arg-type]
+
+
+class ShardedSampler(_ShardingBase, Sampler):
+    """Shard a user's sampler across ranks without replacing it.
+
+    Every rank draws the user sampler's full order under the same seed (``seed + epoch``),
+    pads it to a multiple of the world size and keeps ``order[rank::world]``: the ranks' shares
+    are disjoint and together are exactly what the user's sampler would have produced.
+    """
+
+    def __init__(self, sampler: Iterable[Any], num_replicas: int, rank: int, seed: int = 0) -> None:
+        super().__init__(sampler, num_replicas, rank, seed)
+
+    @property
+    def sampler(self) -> Iterable[Any]:
+        """The user's sampler."""
+        return self.inner
+
+
+class ShardedBatchSampler(_ShardingBase, Sampler):
+    """Shard a user's batch sampler: rank r takes batches r, r+W, r+2W, ...
+
+    Batches stay whole (the user built them deliberately, e.g. bucketed by length), so the
+    per-rank batch is the user's batch and the global batch becomes W times larger.
+    """
+
+    def __init__(
+        self, batch_sampler: Iterable[Sequence[Any]], num_replicas: int, rank: int, seed: int = 0
+    ) -> None:
+        super().__init__(batch_sampler, num_replicas, rank, seed)
+
+    @property
+    def batch_sampler(self) -> Iterable[Sequence[Any]]:
+        """The user's batch sampler."""
+        return self.inner
+
+
+class EpochDataLoader(DataLoader):
+    """A DataLoader that advances its sampler's epoch by itself.
+
+    Forgetting ``sampler.set_epoch(epoch)`` is the classic DDP bug (every epoch sees the same
+    order); here each ``iter()`` uses ``next_epoch`` and then increments it, and since all ranks
+    iterate the same number of times they agree on the epoch. The first iteration also switches
+    the RNGs to per-rank seeds (see ``_seed.switch_to_rank_seeds``).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.next_epoch = 0
+
+    def __iter__(self) -> Any:
+        targets = []
+        for candidate in (self.sampler, self.batch_sampler):
+            has_set_epoch = callable(getattr(candidate, "set_epoch", None))
+            if has_set_epoch and all(candidate is not seen for seen in targets):
+                targets.append(candidate)
+        for target in targets:
+            target.set_epoch(self.next_epoch)
+        self.next_epoch += 1
+        _seed.switch_to_rank_seeds()
+        return super().__iter__()
+
+
+def _default(name: str) -> Any:
+    """DataLoader's own default for an argument the caller did not pass."""
+    return _DATALOADER_SIGNATURE.parameters[name].default
+
+
+def distributed_loader(*args: Any, per_process_batch: bool = False, **kwargs: Any) -> DataLoader:
+    """Drop-in for ``DataLoader(...)`` that shards the data across DDP ranks.
+
+    * One process: returns ``DataLoader(*args, **kwargs)`` untouched.
+    * Default: the global batch is kept, so each rank loads ``batch_size // world_size``
+      (ValueError if it does not divide); ``per_process_batch=True`` keeps ``batch_size`` per
+      rank instead (global batch ``batch_size * world_size``).
+    * No sampler: a ``DistributedSampler`` honouring ``shuffle`` and ``drop_last``.
+    * A user ``sampler``/``batch_sampler``: kept and sharded (``ShardedSampler`` /
+      ``ShardedBatchSampler``), never silently replaced.
+    * ``IterableDataset``: cannot be sharded from outside; returned as a plain DataLoader with a
+      warning, the dataset must split its stream by ``ddpify.rank()``/``ddpify.world_size()``.
+    """
+    world = world_size()
+    if world <= 1:
+        return DataLoader(*args, **kwargs)
+
+    try:
+        bound = _DATALOADER_SIGNATURE.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"ddpify.distributed_loader: invalid DataLoader arguments: {exc}") from None
+    arguments = dict(bound.arguments)
+    dataset = arguments["dataset"]
+
+    if isinstance(dataset, IterableDataset):
+        _warn_once(
+            "ddpify: the DataLoader reads an IterableDataset, which cannot be given a "
+            "distributed sampler; every rank reads the full stream unless the dataset shards "
+            "itself by ddpify.rank() / ddpify.world_size() (batch_size stays per process)."
+        )
+        return DataLoader(*args, **kwargs)
+
+    this_rank = rank()
+    sampler = arguments.get("sampler", _default("sampler"))
+    batch_sampler = arguments.get("batch_sampler", _default("batch_sampler"))
+    batch_size = arguments.get("batch_size", _default("batch_size"))
+
+    if batch_sampler is not None:
+        _warn_once(
+            "ddpify: the DataLoader uses a custom batch_sampler; each rank takes whole batches "
+            f"from it, so the per-process batch is the sampler's batch and the effective global "
+            f"batch is {world} times larger than in the single-process script."
+        )
+        arguments["batch_sampler"] = ShardedBatchSampler(batch_sampler, world, this_rank)
+    else:
+        if batch_size is not None:
+            if per_process_batch:
+                _print_once(
+                    f"ddpify: per-process batch {batch_size} x {world} processes = "
+                    f"effective batch {batch_size * world}"
+                )
+            elif batch_size % world != 0:
+                raise ValueError(
+                    f"batch_size {batch_size} is not divisible by world size {world}; use a "
+                    f"multiple of {world} or convert with --per-process-batch"
+                )
+            else:
+                arguments["batch_size"] = batch_size // world
+
+        if sampler is None:
+            arguments["sampler"] = DistributedSampler(
+                dataset,
+                num_replicas=world,
+                rank=this_rank,
+                shuffle=bool(arguments.pop("shuffle", _default("shuffle"))),
+                drop_last=bool(arguments.get("drop_last", _default("drop_last"))),
+                seed=0,
+            )
+        else:
+            arguments["sampler"] = ShardedSampler(sampler, world, this_rank)
+
+    return EpochDataLoader(**arguments)
+
+
+def set_epoch(loader: Any, epoch: int) -> None:
+    """Make ``loader``'s next pass use ``epoch``'s shuffle; never fails on plain loaders."""
+    if isinstance(loader, EpochDataLoader):
+        loader.next_epoch = epoch
+        return
+    for attr in ("sampler", "batch_sampler"):
+        target: Optional[Any] = getattr(loader, attr, None)
+        if callable(getattr(target, "set_epoch", None)):
+            target.set_epoch(epoch)
+            return

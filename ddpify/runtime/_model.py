@@ -1,0 +1,80 @@
+"""Wrapping models in DDP, and getting the plain model (and its state dict) back out."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Mapping
+
+from torch import nn
+from torch.nn.modules.batchnorm import _BatchNorm
+from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
+from torch.nn.parallel import DistributedDataParallel
+
+from ._process_group import setup, world_size
+
+__all__ = ["prepare_model", "unwrap", "load_state_dict"]
+
+_WRAPPERS = (DistributedDataParallel, nn.DataParallel)
+_DDP_PREFIX = "module."
+
+
+def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, **ddp_kwargs: Any) -> nn.Module:
+    """Wrap ``model`` in DistributedDataParallel on its current device.
+
+    * One process: ``model`` is returned unchanged (same object), so plain runs match the
+      original script.
+    * ``nn.DataParallel`` is unwrapped first (it must not be nested in DDP); an existing DDP
+      model is returned as is; a model without trainable parameters is returned as is because
+      DDP refuses to wrap it and there is nothing to synchronise.
+    * CUDA model: BatchNorm layers become SyncBatchNorm when ``sync_batchnorm`` (per-rank
+      batches are smaller than the original batch, so per-rank statistics would be noisier),
+      and DDP gets ``device_ids=[model's GPU]``.
+    * CPU model: never SyncBatchNorm -- it only supports CUDA tensors and DDP on gloo/CPU rejects
+      it -- so BatchNorm statistics stay per rank there.
+
+    The process group is set up first if the script has not done so (``setup`` is idempotent).
+    """
+    if world_size() <= 1:
+        return model
+    setup()
+    if isinstance(model, nn.DataParallel):
+        model = model.module
+    if isinstance(model, DistributedDataParallel):
+        return model
+    params = list(model.parameters())
+    if not any(p.requires_grad for p in params):
+        return model
+
+    device = params[0].device
+    if device.type == "cuda":
+        if sync_batchnorm and any(isinstance(m, _BatchNorm) for m in model.modules()):
+            model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+        ddp_kwargs.setdefault("device_ids", [device.index])
+    return DistributedDataParallel(model, **ddp_kwargs)
+
+
+def unwrap(model: Any) -> Any:
+    """The bare model inside any DDP / DataParallel wrappers, so attribute access, saving and
+    exporting see the user's module; anything else is returned unchanged."""
+    while isinstance(model, _WRAPPERS):
+        model = model.module
+    return model
+
+
+def load_state_dict(model: nn.Module, state_dict: Mapping[str, Any], strict: bool = True) -> Any:
+    """Load a state dict whether or not it (or the model) came from a DDP/DataParallel wrapper.
+
+    Checkpoints written from ``model.state_dict()`` of a wrapped model carry a ``module.``
+    prefix on every key; it is stripped on a shallow copy so the caller's dict is untouched.
+    Returns whatever ``nn.Module.load_state_dict`` returns (missing/unexpected keys).
+    """
+    target = unwrap(model)
+    if state_dict and all(isinstance(k, str) and k.startswith(_DDP_PREFIX) for k in state_dict):
+        copy: "OrderedDict[str, Any]" = OrderedDict(state_dict)
+        metadata = getattr(state_dict, "_metadata", None)
+        if metadata is not None:
+            # consume_prefix_... rewrites _metadata in place too; give it a copy of its own.
+            copy._metadata = OrderedDict(metadata)  # type: ignore[attr-defined]
+        consume_prefix_in_state_dict_if_present(copy, _DDP_PREFIX)
+        state_dict = copy
+    return target.load_state_dict(state_dict, strict=strict)

@@ -1,0 +1,170 @@
+"""Process-group lifecycle and rank queries.
+
+Every helper degrades to a single-process no-op when no launcher is present, so a converted
+script run with plain ``python`` behaves exactly like the original.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+from datetime import timedelta
+from typing import Any, Iterator, Optional
+
+import torch
+import torch.distributed as dist
+
+from ._env import Env, detect_env
+
+__all__ = [
+    "setup",
+    "teardown",
+    "distributed",
+    "is_distributed",
+    "rank",
+    "local_rank",
+    "world_size",
+    "is_main_process",
+    "device",
+    "barrier",
+]
+
+TIMEOUT_ENV_VAR = "DDPIFY_INIT_TIMEOUT"
+
+_atexit_registered = False
+
+
+def _group_ready() -> bool:
+    """True when a default process group exists (torch builds without distributed have none)."""
+    return dist.is_available() and dist.is_initialized()
+
+
+def _timeout_from_env() -> Optional[float]:
+    """Read DDPIFY_INIT_TIMEOUT so the timeout can be tuned without editing the script."""
+    raw = os.environ.get(TIMEOUT_ENV_VAR, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise RuntimeError(
+            f"ddpify: {TIMEOUT_ENV_VAR}={raw!r} is not a number of seconds."
+        ) from None
+    if value <= 0:
+        raise RuntimeError(f"ddpify: {TIMEOUT_ENV_VAR}={raw!r} must be a positive number of seconds.")
+    return value
+
+
+def setup(timeout_s: Optional[float] = None) -> None:
+    """Join the process group described by the launcher; safe to call any number of times.
+
+    With one process nothing happens at all (not even ``torch.cuda.set_device``), so a plain
+    ``python train.py`` run keeps the original script's behaviour. With CUDA the backend is
+    ``"cpu:gloo,cuda:nccl"`` so collectives on CPU tensors (metrics, barriers) work as well.
+    ``timeout_s`` (or the DDPIFY_INIT_TIMEOUT environment variable, in seconds) bounds how long
+    collectives wait for slow or dead peers.
+    """
+    global _atexit_registered
+    env = detect_env()
+    if env.world_size <= 1 or _group_ready():
+        return
+    if not dist.is_available():
+        raise RuntimeError(
+            "ddpify: this PyTorch build has no torch.distributed support, "
+            f"so it cannot run with WORLD_SIZE={env.world_size}."
+        )
+    if timeout_s is None:
+        timeout_s = _timeout_from_env()
+
+    if torch.cuda.is_available():
+        # Before init so NCCL binds this process to its own GPU instead of all using cuda:0.
+        torch.cuda.set_device(env.local_rank)
+        backend = "cpu:gloo,cuda:nccl"
+    else:
+        backend = "gloo"
+
+    kwargs: dict[str, timedelta] = {}
+    if timeout_s is not None:
+        kwargs["timeout"] = timedelta(seconds=timeout_s)
+    dist.init_process_group(
+        backend=backend,
+        init_method="env://",
+        rank=env.rank,
+        world_size=env.world_size,
+        **kwargs,
+    )
+    if not _atexit_registered:
+        # Scripts that never call teardown() still exit cleanly (and without NCCL warnings).
+        atexit.register(teardown)
+        _atexit_registered = True
+
+
+def teardown() -> None:
+    """Destroy the default process group if there is one; idempotent so atexit may call it too."""
+    if _group_ready():
+        dist.destroy_process_group()
+
+
+@contextlib.contextmanager
+def distributed(timeout_s: Optional[float] = None) -> Iterator[Env]:
+    """``with ddpify.distributed(): main()`` -- set up, and tear down even if training raises,
+    so a crashing rank does not leave its peers blocked on a half-dead group."""
+    setup(timeout_s)
+    try:
+        yield detect_env()
+    finally:
+        teardown()
+
+
+def is_distributed() -> bool:
+    """True only while a process group with more than one member is live."""
+    return _group_ready() and dist.get_world_size() > 1
+
+
+def rank() -> int:
+    """Global rank: from the live group if any, else from the launcher variables (0 without)."""
+    if _group_ready():
+        return dist.get_rank()
+    return detect_env().rank
+
+
+def local_rank() -> int:
+    """Rank within this node, which selects the GPU; 0 without a launcher."""
+    return detect_env().local_rank
+
+
+def local_rank_argument(default: Any) -> Any:
+    """Default for a script's own ``--local_rank`` option (written for torch.distributed.launch).
+
+    Under a launcher it is the real local rank (torchrun passes no ``--local_rank``); with no
+    launcher it stays the script's own default, so checks such as ``if args.local_rank != -1``
+    keep meaning "not distributed".
+    """
+    env = detect_env()
+    return env.local_rank if env.world_size > 1 else default
+
+
+def world_size() -> int:
+    """Number of processes: from the live group if any, else from the launcher (1 without)."""
+    if _group_ready():
+        return dist.get_world_size()
+    return detect_env().world_size
+
+
+def is_main_process() -> bool:
+    """True on global rank 0, the process that logs, prints and writes checkpoints."""
+    return rank() == 0
+
+
+def device() -> torch.device:
+    """This process's device: ``cuda:<local_rank>`` when CUDA is usable, else ``cpu``."""
+    if torch.cuda.is_available():
+        return torch.device("cuda", local_rank())
+    return torch.device("cpu")
+
+
+def barrier() -> None:
+    """Wait for all ranks; a no-op without a live multi-process group."""
+    if is_distributed():
+        dist.barrier()

@@ -1,0 +1,93 @@
+"""Seeding that is identical across ranks for model init, then per-rank for training.
+
+DDP needs two opposite things from the RNG: every rank must build the *same* initial model
+(and the same RNG-generated data), but augmentation, dropout masks and DataLoader worker seeds
+must *differ* between ranks, or every rank applies identical noise and the extra processes add
+less information. ``seed`` gives the first; ``switch_to_rank_seeds``, triggered by the first
+iteration over a distributed loader, gives the second.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+import zlib
+from typing import Any, Callable, Iterator
+
+from ._process_group import barrier, is_distributed, is_main_process, rank, world_size
+
+__all__ = ["seed", "switch_to_rank_seeds", "main_process_first"]
+
+SeedFn = Callable[[Any], Any]
+
+# (seed_fn, value) in call order; one entry per seed_fn, the latest value wins.
+_records: list[tuple[SeedFn, Any]] = []
+_switched = False
+
+
+def seed(seed_fn: SeedFn, value: Any) -> None:
+    """Call ``seed_fn(value)`` now, identically on every rank, and remember it for the switch.
+
+    ``seed_fn`` is e.g. ``torch.manual_seed``, ``random.seed`` or ``numpy.random.seed``.
+    Re-seeding later (say, per epoch) makes ranks identical again, so it also re-arms the
+    per-rank switch for the next loader iteration.
+    """
+    global _switched
+    seed_fn(value)
+    for i, (fn, _old) in enumerate(_records):
+        if fn is seed_fn or fn == seed_fn:
+            _records[i] = (seed_fn, value)
+            break
+    else:
+        _records.append((seed_fn, value))
+    _switched = False
+
+
+def _rank_seed(value: Any, offset: int) -> int:
+    """``(value + offset) mod 2**32``; 2**32 because numpy.random.seed rejects anything larger."""
+    try:
+        base = operator.index(value)
+    except TypeError:
+        try:
+            base = int(value)
+        except (TypeError, ValueError):
+            # random.seed accepts strings/bytes; derive a stable integer from them.
+            base = zlib.crc32(repr(value).encode("utf-8"))
+    return (base + offset) % 2**32
+
+
+def switch_to_rank_seeds() -> None:
+    """Re-seed every recorded RNG with ``value + rank`` on ranks > 0, once, when training data
+    starts flowing. Rank 0 continues its stream rather than replaying the one used for init.
+
+    Called by ``EpochDataLoader`` on its first iteration. Does nothing with a single process
+    (plain ``python`` runs must reproduce the original script bit for bit) or if already done.
+    """
+    global _switched
+    if _switched or world_size() <= 1:
+        return
+    offset = rank()
+    if offset:  # rank 0 keeps its stream, exactly where the single-process run would be
+        for fn, value in _records:
+            fn(_rank_seed(value, offset))
+    _switched = True
+
+
+@contextlib.contextmanager
+def main_process_first() -> Iterator[None]:
+    """Run the body on rank 0 first, then on the others (dataset downloads, cache building).
+
+    Rank 0 releases the others even if its body raises, so they fail on their own instead of
+    hanging until the collective timeout.
+    """
+    if not is_distributed():
+        yield
+        return
+    main = is_main_process()
+    if not main:
+        barrier()
+    try:
+        yield
+    finally:
+        if main:
+            barrier()

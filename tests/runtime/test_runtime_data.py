@@ -1,0 +1,288 @@
+"""distributed_loader / samplers / seeding in one process: plain runs unchanged, and each rank's
+view simulated with launcher variables (loaders need rank()/world_size(), not a group)."""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import pytest
+import torch
+from torch.utils.data import (
+    BatchSampler,
+    DataLoader,
+    IterableDataset,
+    RandomSampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+)
+from torch.utils.data.distributed import DistributedSampler
+
+import ddpify.runtime as ddpify
+from ddpify.runtime import _seed
+from ddpify.runtime._data import EpochDataLoader, ShardedBatchSampler, ShardedSampler
+
+DATA = list(range(20))
+
+
+def as_lists(loader) -> list[list[int]]:
+    return [batch.tolist() for batch in loader]
+
+
+class Stream(IterableDataset):
+    def __iter__(self):
+        return iter(range(5))
+
+
+# ------------------------------------------------------------------------ single process
+
+
+def test_single_process_loader_is_a_plain_identical_dataloader():
+    gen_a, gen_b = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    ours = ddpify.distributed_loader(DATA, batch_size=6, shuffle=True, generator=gen_a)
+    theirs = DataLoader(DATA, batch_size=6, shuffle=True, generator=gen_b)
+    assert type(ours) is DataLoader
+    assert isinstance(ours.sampler, RandomSampler)
+    for _ in range(2):
+        assert as_lists(ours) == as_lists(theirs)
+
+
+def test_single_process_loader_uses_global_rng_like_dataloader():
+    torch.manual_seed(11)
+    ours = as_lists(ddpify.distributed_loader(DATA, 4, True, drop_last=True))
+    after_ours = torch.rand(2)
+    torch.manual_seed(11)
+    theirs = as_lists(DataLoader(DATA, 4, True, drop_last=True))
+    assert ours == theirs and len(ours) == 5
+    assert torch.equal(after_ours, torch.rand(2)), "the RNG stream must be untouched"
+
+
+def test_single_process_per_process_batch_and_odd_batch_are_untouched():
+    loader = ddpify.distributed_loader(DATA, batch_size=7, per_process_batch=True)
+    assert type(loader) is DataLoader and loader.batch_size == 7
+
+
+def test_set_epoch_on_plain_loaders_never_fails():
+    ddpify.set_epoch(DataLoader(DATA, batch_size=2), 3)
+    ddpify.set_epoch(object(), 3)
+    sampler = DistributedSampler(DATA, num_replicas=1, rank=0)
+    ddpify.set_epoch(DataLoader(DATA, sampler=sampler), 4)
+    assert sampler.epoch == 4
+
+
+def test_seed_and_switch_are_noops_for_rank_offsets_single_process():
+    ddpify.seed(torch.manual_seed, 5)
+    expected = torch.rand(3)
+    ddpify.seed(torch.manual_seed, 5)
+    ddpify.switch_to_rank_seeds()
+    assert torch.equal(torch.rand(3), expected)
+
+
+# ----------------------------------------------------------------------- simulated ranks
+
+
+def rank_views(as_rank, world: int, make, epochs: int = 1, explicit: bool = False):
+    """Build a loader as each rank would and return the batches each rank sees per epoch."""
+    views = []
+    for r in range(world):
+        as_rank(r, world)
+        loader = make()
+        seen = []
+        for epoch in range(epochs):
+            if explicit:
+                ddpify.set_epoch(loader, epoch)
+            seen.append(as_lists(loader))
+        views.append(seen)
+    return views
+
+
+def test_default_sampler_shards_and_splits_batch(as_rank):
+    views = rank_views(as_rank, 2, lambda: ddpify.distributed_loader(DATA, batch_size=4, shuffle=True), 2)
+    for epoch in range(2):
+        perm = torch.randperm(20, generator=torch.Generator().manual_seed(epoch)).tolist()
+        for r in range(2):
+            assert [i for b in views[r][epoch] for i in b] == perm[r::2]
+            assert all(len(b) == 2 for b in views[r][epoch])
+    assert views[0][0] != views[0][1]
+
+
+def test_loader_arguments_are_forwarded(as_rank):
+    as_rank(1, 2)
+    collate_calls = []
+
+    def collate(batch):
+        collate_calls.append(batch)
+        return batch
+
+    loader = ddpify.distributed_loader(DATA, 4, False, collate_fn=collate, drop_last=True)
+    assert isinstance(loader, EpochDataLoader)
+    assert isinstance(loader.sampler, DistributedSampler)
+    assert loader.sampler.shuffle is False and loader.sampler.drop_last is True
+    assert loader.batch_size == 2 and loader.drop_last is True
+    assert list(loader) == [[1, 3], [5, 7], [9, 11], [13, 15], [17, 19]]
+    assert len(collate_calls) == 5
+
+
+def test_loader_accepts_dict_splat_and_rejects_bad_arguments(as_rank):
+    as_rank(0, 2)
+    loader = ddpify.distributed_loader(**{"dataset": DATA, "batch_size": 10})
+    assert loader.batch_size == 5
+    with pytest.raises(TypeError, match="invalid DataLoader arguments"):
+        ddpify.distributed_loader(DATA, bogus=1)
+
+
+def test_indivisible_batch_is_rejected_with_advice(as_rank):
+    as_rank(0, 4)
+    with pytest.raises(ValueError) as info:
+        ddpify.distributed_loader(DATA, batch_size=10)
+    assert str(info.value) == (
+        "batch_size 10 is not divisible by world size 4; use a multiple of 4 or convert with "
+        "--per-process-batch"
+    )
+
+
+def test_per_process_batch_keeps_batch_and_announces_once_on_rank0(as_rank, capsys):
+    as_rank(0, 4)
+    loader = ddpify.distributed_loader(DATA, batch_size=10, per_process_batch=True)
+    ddpify.distributed_loader(DATA, batch_size=10, per_process_batch=True)
+    assert loader.batch_size == 10
+    err = capsys.readouterr().err
+    assert err.count("ddpify: per-process batch 10 x 4 processes = effective batch 40") == 1
+    as_rank(1, 4)
+    ddpify.distributed_loader(DATA, batch_size=6, per_process_batch=True)
+    assert capsys.readouterr().err == ""
+
+
+def test_batch_size_none_is_left_alone(as_rank):
+    as_rank(1, 2)
+    loader = ddpify.distributed_loader(DATA, batch_size=None)
+    assert loader.batch_size is None
+    assert [int(x) for x in loader] == list(range(1, 20, 2))
+
+
+def test_user_sampler_is_sharded_not_replaced(as_rank):
+    subset = [0, 3, 4, 8, 9, 12, 15, 17, 18, 19]
+    views = rank_views(
+        as_rank, 3, lambda: ddpify.distributed_loader(DATA, batch_size=3, sampler=SubsetRandomSampler(subset)), 2
+    )
+    for epoch in range(2):
+        shards = [[i for b in views[r][epoch] for i in b] for r in range(3)]
+        assert [len(s) for s in shards] == [4, 4, 4]  # 10 padded to 12
+        drawn = [shards[i % 3][i // 3] for i in range(12)]  # undo the striding
+        assert sorted(drawn[:10]) == sorted(subset), "ranks must agree on one full order"
+        assert drawn[10:] == drawn[:2], "padding repeats from the start"
+    assert views[0][0] != views[0][1]
+
+
+def test_sharded_sampler_epochs_and_rng_isolation():
+    inner = RandomSampler(range(9))
+    sampler = ShardedSampler(inner, num_replicas=2, rank=1, seed=0)
+    assert len(sampler) == 5 and sampler.sampler is inner
+    torch.manual_seed(1)
+    first = list(sampler)
+    after = torch.rand(2)
+    torch.manual_seed(1)
+    assert torch.equal(after, torch.rand(2)), "drawing must not consume the global RNG"
+    torch.manual_seed(999)  # the global state must not matter either
+    assert list(sampler) == first
+    sampler.set_epoch(1)
+    assert list(sampler) != first
+
+
+def test_sharded_sampler_agrees_for_python_random_samplers():
+    class PySampler:
+        def __iter__(self):
+            order = list(range(8))
+            random.shuffle(order)
+            return iter(order)
+
+        def __len__(self):
+            return 8
+
+    shards = []
+    for r in range(2):
+        random.seed(r)  # per-rank python RNG, as after switch_to_rank_seeds
+        shards.append(list(ShardedSampler(PySampler(), 2, r)))
+    assert sorted(shards[0] + shards[1]) == list(range(8))
+
+
+def test_sharded_sampler_forwards_set_epoch():
+    inner = DistributedSampler(DATA, num_replicas=1, rank=0)
+    ShardedSampler(inner, 2, 0).set_epoch(7)
+    assert inner.epoch == 7
+
+
+def test_batch_sampler_deals_batches_round_robin_and_warns(as_rank):
+    make = lambda: ddpify.distributed_loader(  # noqa: E731
+        DATA, batch_sampler=BatchSampler(SequentialSampler(range(7)), 2, drop_last=False)
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        views = rank_views(as_rank, 3, make)
+    # batches b0=[0,1] b1=[2,3] b2=[4,5] b3=[6], padded with b0, b1 to 6
+    assert views[0][0] == [[0, 1], [6]]
+    assert views[1][0] == [[2, 3], [0, 1]]
+    assert views[2][0] == [[4, 5], [2, 3]]
+    ddpify_warnings = [w for w in caught if "batch_sampler" in str(w.message)]
+    assert len(ddpify_warnings) == 1  # once, from rank 0 only
+    assert "3 times larger" in str(ddpify_warnings[0].message)
+
+
+def test_sharded_batch_sampler_length():
+    batches = BatchSampler(SequentialSampler(range(7)), 2, drop_last=False)
+    assert [len(ShardedBatchSampler(batches, 3, r)) for r in range(3)] == [2, 2, 2]
+
+
+def test_iterable_dataset_gets_plain_loader_and_warning(as_rank):
+    as_rank(0, 2)
+    with pytest.warns(UserWarning, match="IterableDataset"):
+        loader = ddpify.distributed_loader(Stream(), batch_size=2)
+    assert type(loader) is DataLoader
+    assert as_lists(loader) == [[0, 1], [2, 3], [4]]
+
+
+def test_epoch_loader_auto_advances_and_set_epoch_overrides(as_rank):
+    as_rank(0, 2)
+    loader = ddpify.distributed_loader(DATA, batch_size=2, shuffle=True)
+    epoch0, epoch1 = as_lists(loader), as_lists(loader)
+    assert loader.next_epoch == 2 and loader.sampler.epoch == 1
+    assert epoch0 != epoch1
+    ddpify.set_epoch(loader, 0)
+    assert as_lists(loader) == epoch0
+    ddpify.set_epoch(loader, 1)
+    assert as_lists(loader) == epoch1
+
+
+# ----------------------------------------------------------------------------- seeding
+
+
+def test_switch_to_rank_seeds_offsets_by_rank_once(as_rank):
+    as_rank(1, 2)
+    calls = []
+    ddpify.seed(calls.append, 2**32 - 1)
+    ddpify.seed(torch.manual_seed, 42)
+    assert calls == [2**32 - 1]
+    ddpify.switch_to_rank_seeds()
+    ddpify.switch_to_rank_seeds()
+    assert calls == [2**32 - 1, 0]  # (value + rank) % 2**32, applied once
+    expected = torch.Generator().manual_seed(43)
+    assert torch.equal(torch.rand(3), torch.rand(3, generator=expected))
+
+
+def test_first_loader_iteration_switches_seeds(as_rank):
+    as_rank(1, 2)
+    ddpify.seed(torch.manual_seed, 0)
+    loader = ddpify.distributed_loader(DATA, batch_size=2)
+    assert not _seed._switched
+    iter(loader)
+    assert _seed._switched
+
+
+def test_reseeding_rearms_the_switch(as_rank):
+    as_rank(1, 2)
+    calls = []
+    ddpify.seed(calls.append, 10)
+    ddpify.switch_to_rank_seeds()
+    ddpify.seed(calls.append, 20)  # replaces the record, ranks identical again
+    ddpify.switch_to_rank_seeds()
+    assert calls == [10, 11, 20, 21]
