@@ -9,7 +9,7 @@ from libcst.metadata import MetadataWrapper
 
 from ddpify.convert.facts import FactCollector
 from ddpify.convert.transformer import RT, ConvertTransformer
-from ddpify.errors import DdpifyError
+from ddpify.errors import DdpifyError, InternalError
 from ddpify.findings import ConversionResult
 
 
@@ -35,7 +35,10 @@ def convert_source(source: str, *, per_process_batch: bool = False, filename: st
         AddImportsVisitor.add_needed_import(context, "ddpify.runtime", asname=RT)
         converted = AddImportsVisitor(context).transform_module(converted)
     output = converted.code
-    parse(output, filename + " (converted)")  # never hand out code that does not parse
+    try:  # never hand out code that does not parse
+        cst.parse_module(output)
+    except cst.ParserSyntaxError as exc:
+        raise InternalError(f"{filename}: the converted code would not parse ({exc.message}); nothing written. This is a ddpify bug") from None
     return ConversionResult(
         source=source,
         output=output,

@@ -14,9 +14,9 @@ from typing import Optional
 import click
 
 from ddpify import __version__
-from ddpify.errors import EXIT_BAD_INPUT, DdpifyError
+from ddpify.errors import DdpifyError
 
-EXIT_CODES_HELP = "Exit codes: 0 done, 2 bad input or usage (nothing written)."
+EXIT_CODES_HELP = "Exit codes: 0 done, 2 bad input or usage, 3 internal error (nothing written on 2 or 3)."
 
 
 class _ConvertByDefault(click.Group):

@@ -167,3 +167,38 @@ def test_converting_never_imports_torch(script: Path) -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert b"distributed_loader" in result.stdout
+
+
+def test_output_that_would_not_parse_is_never_written(script: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import libcst as cst
+    from click.testing import CliRunner
+
+    import ddpify.api
+    from ddpify.cli import main
+
+    class Breaking(ddpify.api.ConvertTransformer):
+        def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+            return updated_node.with_changes(value="def") if updated_node.value == "loader" else updated_node
+
+    monkeypatch.setattr(ddpify.api, "ConvertTransformer", Breaking)
+    out = tmp_path / "out.py"
+    result = CliRunner().invoke(main, [str(script), "-o", str(out)])
+    assert result.exit_code == 3
+    assert "would not parse" in result.output
+    assert not out.exists()
+    in_place = CliRunner().invoke(main, [str(script), "--in-place"])
+    assert in_place.exit_code == 3 and script.read_text() == TRAINING
+
+
+def test_wheel_ships_the_templates(tmp_path: Path) -> None:
+    import zipfile
+
+    root = Path(__file__).resolve().parents[1]
+    build = subprocess.run([sys.executable, "-m", "hatchling", "build", "-t", "wheel", "-d", str(tmp_path)],
+                           cwd=root, capture_output=True, timeout=120)
+    assert build.returncode == 0, build.stderr
+    (wheel,) = tmp_path.glob("ddpify-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "ddpify/templates/snippets.py.j2" in names
+    assert "ddpify/runtime/__init__.py" in names
+    assert not any(n.startswith(("tests/", "examples/")) for n in names)
