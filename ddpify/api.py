@@ -8,7 +8,8 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from ddpify.convert.facts import FactCollector
-from ddpify.convert.transformer import RT, ConvertTransformer
+from ddpify.convert.rewrites import RUNTIME_IMPORT
+from ddpify.convert.transformer import ConvertTransformer
 from ddpify.errors import DdpifyError, InternalError
 from ddpify.findings import ConversionResult
 
@@ -32,7 +33,7 @@ def convert_source(source: str, *, per_process_batch: bool = False, filename: st
     converted = wrapper.visit(transformer)
     if converted.code != source:
         context = CodemodContext()
-        AddImportsVisitor.add_needed_import(context, "ddpify.runtime", asname=RT)
+        AddImportsVisitor.add_needed_import(context, RUNTIME_IMPORT[0], asname=RUNTIME_IMPORT[1])
         converted = AddImportsVisitor(context).transform_module(converted)
     output = converted.code
     try:  # never hand out code that does not parse

@@ -1,0 +1,189 @@
+"""The converter's rewrites as pure functions of one node: ``node -> new node``.
+
+The converter's transformer decides *where* to apply them; the ``ddpify check`` rules reuse
+the very same functions as their fixes, so a fix and a conversion can never disagree.
+Every piece of inserted code comes from ``templates/snippets.py.j2``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import libcst as cst
+
+from ddpify import snippets
+from ddpify.convert import names
+from ddpify.convert.facts import code, is_simple_reference
+
+RT = "ddpify"  # the name converted scripts import the runtime as
+RUNTIME_IMPORT = ("ddpify.runtime", RT)  # (module, asname) for AddImportsVisitor
+
+_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
+    return cst.Arg(keyword=cst.Name(name), value=value, equal=_EQUAL)
+
+
+def has_keyword(call: cst.Call, name: str) -> bool:
+    return any(a.keyword is not None and a.keyword.value == name for a in call.args)
+
+
+def fix_commas(args: list[cst.Arg]) -> list[cst.Arg]:
+    """Commas between arguments, keeping the caller's own comma whitespace where it exists."""
+    fixed: list[cst.Arg] = []
+    for index, arg in enumerate(args):
+        if index < len(args) - 1 and not isinstance(arg.comma, cst.Comma):
+            arg = arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        fixed.append(arg)
+    return fixed
+
+
+def device() -> cst.BaseExpression:
+    return snippets.expression("device", rt=RT)
+
+
+def is_cuda_literal(value: cst.BaseExpression, *, allow_int: bool) -> bool:
+    if isinstance(value, cst.SimpleString):
+        return bool(names.CUDA_STRING.match(str(value.evaluated_value)))
+    return allow_int and isinstance(value, cst.Integer)
+
+
+# ---------------------------------------------------------------- data
+def distributed_loader(call: cst.Call, *, per_process_batch: bool) -> cst.Call:
+    """``DataLoader(...)`` → ``ddpify.distributed_loader(...)``, same arguments."""
+    args = list(call.args)
+    if per_process_batch and not has_keyword(call, "per_process_batch"):
+        args.append(keyword("per_process_batch", snippets.expression("per_process_batch")))
+    return call.with_changes(func=snippets.expression("distributed_loader", rt=RT), args=fix_commas(args))
+
+
+def with_set_epoch(loop: cst.For, loaders: list[str]) -> cst.For:
+    """``ddpify.set_epoch(loader, epoch)`` as the first statements of an epoch loop."""
+    assert isinstance(loop.body, cst.IndentedBlock)
+    epoch = code(loop.target)
+    calls = [snippets.statement("set_epoch", rt=RT, loader=key, epoch=epoch) for key in loaders]
+    return loop.with_changes(body=loop.body.with_changes(body=[*calls, *loop.body.body]))
+
+
+# ---------------------------------------------------------------- model
+def without_dataparallel(call: cst.Call) -> cst.BaseExpression:
+    """``nn.DataParallel(model, ...)`` → ``model``: DDP replaces it."""
+    return call.args[0].value
+
+
+def without_data_parallel_function(call: cst.Call) -> cst.Call:
+    """``nn.parallel.data_parallel(module, input, ...)`` → ``module(input)``."""
+    return cst.Call(func=call.args[0].value, args=[call.args[1].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+
+
+def unwrapped(model: cst.BaseExpression) -> cst.BaseExpression:
+    """``model.module`` → ``ddpify.unwrap(model)`` (works wrapped or not)."""
+    return snippets.expression("unwrap", rt=RT, model=code(model))
+
+
+def unwrapped_state_dict(call: cst.Call) -> cst.Call:
+    """``model.state_dict()`` → ``ddpify.unwrap(model).state_dict()``: no ``module.`` keys."""
+    func = call.func
+    assert isinstance(func, cst.Attribute)
+    return call.with_changes(func=func.with_changes(value=unwrapped(func.value)))
+
+
+def unwrapped_load_state_dict(call: cst.Call) -> cst.Call:
+    """``model.load_state_dict(sd)`` → ``ddpify.load_state_dict(model, sd)``."""
+    func = call.func
+    assert isinstance(func, cst.Attribute)
+    return cst.Call(func=snippets.expression("load_state_dict", rt=RT), args=fix_commas([cst.Arg(func.value), *call.args]))
+
+
+# ---------------------------------------------------------------- device
+def cuda_to_device(call: cst.Call) -> cst.Call:
+    """``x.cuda()`` / ``x.cuda(0, non_blocking=True)`` → ``x.to(ddpify.device(), ...)``."""
+    func = call.func
+    assert isinstance(func, cst.Attribute)
+    keep = [a for a in call.args if a.keyword is not None and a.keyword.value == "non_blocking"]
+    return call.with_changes(func=func.with_changes(attr=cst.Name("to")), args=fix_commas([cst.Arg(device()), *keep]))
+
+
+def device_value(
+    value: cst.BaseExpression, *, allow_int: bool, is_torch_device: Callable[[cst.Call], bool]
+) -> cst.BaseExpression:
+    """``"cuda"``, ``"cuda:0"``, ``0`` (also inside ``a if c else b`` or ``torch.device(...)``)
+    → ``ddpify.device()``; anything else comes back as the same object."""
+    if is_cuda_literal(value, allow_int=allow_int):
+        return device()
+    if isinstance(value, cst.IfExp):
+        body = device_value(value.body, allow_int=allow_int, is_torch_device=is_torch_device)
+        orelse = device_value(value.orelse, allow_int=allow_int, is_torch_device=is_torch_device)
+        if body is not value.body or orelse is not value.orelse:
+            return value.with_changes(body=body, orelse=orelse)
+    if isinstance(value, cst.Call) and len(value.args) == 1 and is_torch_device(value):
+        if is_cuda_literal(value.args[0].value, allow_int=allow_int):
+            return device()
+    return value
+
+
+# ---------------------------------------------------------------- seeds, checkpoints, output
+def seeded(call: cst.Call) -> cst.Call:
+    """``torch.manual_seed(s)`` → ``ddpify.seed(torch.manual_seed, s)``."""
+    return cst.Call(func=snippets.expression("seed", rt=RT), args=fix_commas([cst.Arg(call.func), *call.args]))
+
+
+def rank_zero_save(call: cst.Call) -> cst.Call:
+    """``torch.save(...)`` → ``ddpify.save(...)``: rank 0 writes, everyone waits."""
+    return call.with_changes(func=snippets.expression("save", rt=RT))
+
+
+def with_map_location(call: cst.Call) -> Optional[cst.Call]:
+    """``torch.load(p)`` → ``torch.load(p, map_location=ddpify.device())``; None if not possible."""
+    if len(call.args) >= 2 or has_keyword(call, "map_location") or any(a.star for a in call.args):
+        return None
+    location = keyword("map_location", snippets.expression("map_location", rt=RT))
+    return call.with_changes(args=fix_commas([*call.args, location]))
+
+
+def rank_zero_print(call: cst.Call) -> cst.Call:
+    return call.with_changes(func=snippets.expression("print", rt=RT))
+
+
+def quiet_progress_bar(call: cst.Call) -> Optional[cst.Call]:
+    """``tqdm(...)`` shown on rank 0 only; None if it already is."""
+    args = list(call.args)
+    for index, arg in enumerate(args):
+        if arg.keyword is not None and arg.keyword.value == "disable":
+            if "is_main_process" in code(arg.value):
+                return None
+            flag = code(arg.value) if is_simple_reference(arg.value) else f"({code(arg.value)})"
+            args[index] = arg.with_changes(value=snippets.expression("tqdm_disable_combined", rt=RT, original=flag))
+            break
+    else:
+        args.append(keyword("disable", snippets.expression("tqdm_disable", rt=RT)))
+    return call.with_changes(args=fix_commas(args))
+
+
+def rank_zero_factory(call: cst.Call) -> cst.Call:
+    """``SummaryWriter(...)`` → ``ddpify.rank_zero(SummaryWriter)(...)``."""
+    return call.with_changes(func=snippets.expression("rank_zero", rt=RT, factory=code(call.func)))
+
+
+def local_rank_argument(call: cst.Call) -> Optional[cst.Call]:
+    """``add_argument("--local_rank", default=-1)`` → both spellings and a launcher-aware
+    default; None when there is nothing to change."""
+    flags = [a for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+    spelled = {a.value.evaluated_value for a in flags}  # type: ignore[union-attr]
+    if not spelled & set(names.LOCAL_RANK_FLAGS):
+        return None
+    args = list(call.args)
+    missing = [f for f in names.LOCAL_RANK_FLAGS if f not in spelled]
+    insert_at = max(args.index(a) for a in flags) + 1
+    for flag in missing:
+        args.insert(insert_at, cst.Arg(cst.SimpleString(f'"{flag}"')))
+    for index, arg in enumerate(args):
+        if arg.keyword is not None and arg.keyword.value == "default":
+            if "local_rank_argument" in code(arg.value):
+                return call.with_changes(args=fix_commas(args)) if missing else None
+            args[index] = arg.with_changes(value=snippets.expression("local_rank_default", rt=RT, original=code(arg.value)))
+            break
+    else:
+        args.append(keyword("default", snippets.expression("local_rank_default", rt=RT, original="None")))
+    return call.with_changes(args=fix_commas(args))
