@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 
 @dataclass(frozen=True, order=True)
@@ -34,3 +35,28 @@ class ConversionResult:
     @property
     def changed(self) -> bool:
         return self.source != self.output
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One lint finding, 1-based line and column. ``fix`` is "safe", "unsafe" or None."""
+
+    path: str
+    line: int
+    column: int
+    code: str
+    message: str
+    fix: Optional[str] = None
+    end_line: int = 0
+    end_column: int = 0
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Findings for one file; ``fixed`` is the fixed source when fixes were applied."""
+
+    path: str
+    findings: tuple[Finding, ...]
+    source: str
+    fixed: Optional[str] = None
+    distributed: bool = True

@@ -1,0 +1,193 @@
+"""Check one file: parse once, resolve metadata once, run the selected rules in one batched
+traversal, drop suppressed findings, and optionally apply the fixes (re-checking until stable).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Sequence
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from ddpify.check import noqa, scope
+from ddpify.check.rule import Report, Rule
+from ddpify.check.rules import ALL_RULES
+from ddpify.convert.facts import Facts, FactCollector
+from ddpify.convert.rewrites import RT, RUNTIME_IMPORT
+from ddpify.errors import DdpifyError
+from ddpify.findings import CheckResult, Finding
+
+MAX_FIX_ROUNDS = 4
+NOT_DISTRIBUTED = "DDP000"
+
+
+@dataclass
+class FileInfo:
+    """What the rules of one file share; expensive parts are computed on first use."""
+
+    path: str
+    source: str
+    wrapper: MetadataWrapper
+    _facts: Optional[Facts] = field(default=None, repr=False)
+
+    @property
+    def module(self) -> cst.Module:
+        return self.wrapper.module
+
+    @property
+    def facts(self) -> Facts:
+        """The converter's own analysis (loaders and their roles, trained models, epoch loops),
+        so lint rules judge a script exactly as the converter would convert it."""
+        if self._facts is None:
+            collector = FactCollector()
+            self.wrapper.visit(collector)
+            self._facts = collector.facts
+        return self._facts
+
+
+def select_rules(select: Optional[Sequence[str]] = None, ignore: Optional[Sequence[str]] = None) -> list[type[Rule]]:
+    """Rules whose code starts with one of ``select`` (default: all) and none of ``ignore``."""
+    chosen = [r for r in ALL_RULES if not select or any(r.code.startswith(p.upper()) for p in select)]
+    return [r for r in chosen if not ignore or not any(r.code.startswith(p.upper()) for p in ignore)]
+
+
+def check_source(
+    source: str,
+    path: str = "<string>",
+    *,
+    rules: Optional[Sequence[type[Rule]]] = None,
+    fix: bool = False,
+    unsafe_fixes: bool = False,
+    require_ddp: bool = False,
+) -> CheckResult:
+    """Lint ``source``. With ``fix``, apply safe fixes (and unsafe ones with ``unsafe_fixes``)
+    and return the fixed source in ``CheckResult.fixed``; findings are those that remain."""
+    active = list(select_rules() if rules is None else rules)
+    current = source
+    for _ in range(MAX_FIX_ROUNDS):
+        findings, reports, distributed = _check_once(current, path, active, require_ddp)
+        allowed = [r for r in reports if r.replacement is not None and (r.rule.fix == "safe" or unsafe_fixes)]
+        if not fix or not allowed:
+            return CheckResult(path, tuple(findings), source, current if fix and current != source else None, distributed)
+        fixed = _apply(findings_module(current), allowed)
+        if fixed == current:
+            break
+        current = fixed
+    findings, _, distributed = _check_once(current, path, active, require_ddp)
+    return CheckResult(path, tuple(findings), source, current if current != source else None, distributed)
+
+
+@functools.lru_cache(maxsize=8)
+def findings_module(source: str) -> cst.Module:
+    return cst.parse_module(source)
+
+
+def _check_once(
+    source: str, path: str, active: Sequence[type[Rule]], require_ddp: bool
+) -> tuple[list[Finding], list[Report], bool]:
+    if not scope.mentions_distributed(source):
+        _parse(source, path)  # still refuse broken files
+        return _not_distributed(path, require_ddp), [], False
+    module = _parse(source, path)
+    if not scope.is_distributed_script(module):
+        return _not_distributed(path, require_ddp), [], False
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    file = FileInfo(path, source, wrapper)
+    visitors = [rule(file) for rule in active]
+    if visitors:
+        wrapper.visit_batched(visitors)
+    reports = [r for v in visitors for r in v.reports]
+    positions = wrapper.resolve(PositionProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    table = noqa.suppressions(source)
+    findings: list[Finding] = []
+    kept: list[Report] = []
+    for report in reports:
+        span = positions[report.node]
+        lines = _statement_lines(report.node, positions, parents)
+        if noqa.is_suppressed(report.rule.code, lines, table):
+            continue
+        kept.append(report)
+        findings.append(
+            Finding(
+                path, span.start.line, span.start.column + 1, report.rule.code, report.message,
+                report.rule.fix if report.replacement is not None else None,
+                span.end.line, span.end.column + 1,
+            )
+        )
+    return sorted(set(findings)), kept, True
+
+
+def _not_distributed(path: str, require_ddp: bool) -> list[Finding]:
+    if not require_ddp:
+        return []
+    return [Finding(path, 1, 1, NOT_DISTRIBUTED, "not a distributed script: convert it with `ddpify FILE -o OUT`")]
+
+
+def _statement_lines(node: cst.CSTNode, positions, parents) -> range:  # type: ignore[no-untyped-def]
+    """Lines of the simple statement holding ``node`` (or of the node itself)."""
+    current: Optional[cst.CSTNode] = node
+    while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        current = parents.get(current)
+    if isinstance(current, cst.BaseCompoundStatement):
+        span = positions[node]
+        header = positions[current].start.line
+        return range(min(header, span.start.line), span.start.line + 1)
+    span = positions[current if current is not None else node]
+    return range(span.start.line, span.end.line + 1)
+
+
+def _parse(source: str, path: str) -> cst.Module:
+    try:
+        return findings_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise DdpifyError(f"{path}:{exc.raw_line}:{exc.raw_column + 1}: syntax error: {exc.message}") from None
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, replacements: dict[cst.CSTNode, cst.CSTNode]) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[no-untyped-def]
+        return self.replacements.get(original_node, updated_node)
+
+
+def _apply(module: cst.Module, reports: Iterable[Report]) -> str:
+    """Apply replacements whose targets do not contain one another (the rest wait for the
+    next round, on the re-parsed result)."""
+    chosen: dict[cst.CSTNode, cst.CSTNode] = {}
+    for report in reports:
+        assert report.replacement is not None
+        chosen.setdefault(report.node, report.replacement)
+    targets = list(chosen)
+    nested = {t for t in targets for other in targets if other is not t and _contains(other, t)}
+    fixed = module.visit(_Replace({k: v for k, v in chosen.items() if k not in nested}))
+    if _needs_import(fixed):
+        context = CodemodContext()
+        AddImportsVisitor.add_needed_import(context, RUNTIME_IMPORT[0], asname=RUNTIME_IMPORT[1])
+        fixed = AddImportsVisitor(context).transform_module(fixed)
+    return fixed.code
+
+
+def _needs_import(module: cst.Module) -> bool:
+    code = module.code
+    return f"{RT}." in code and f"import {RUNTIME_IMPORT[0]} as {RT}" not in code
+
+
+def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    found = False
+
+    class _Find(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nonlocal found
+            if node is inner:
+                found = True
+            return not found
+
+    outer.visit(_Find())
+    return found

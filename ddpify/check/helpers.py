@@ -1,0 +1,61 @@
+"""Small questions many rules ask about a node: is it behind a rank guard, which names hold a
+DDP-wrapped model, does a test look at the global or the local rank."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+import libcst.matchers as m
+
+from ddpify.check.rule import Rule
+from ddpify.convert.facts import code, is_simple_reference
+
+# Tests that select one process: `rank == 0`, `is_main_process()`, `args.local_rank in [-1, 0]`...
+RANK_TEST = re.compile(r"rank|is_main_process|is_master|master_process|main_process|is_primary|gpu_id\s*==\s*0|global_zero", re.I)
+LOCAL_RANK_TEST = re.compile(r"local_rank|LOCAL_RANK|local_process_index|gpu_id", re.I)
+DDP_WRAPPERS = frozenset(
+    {
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+        "ddpify.runtime.prepare_model",
+    }
+)
+EPOCH_VARIABLE = re.compile(r"epoch|^ep$|^e$", re.I)
+
+
+def rank_guard(rule: Rule, node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """The test of the innermost enclosing ``if`` that selects a rank, or None."""
+    child = node
+    for ancestor in rule.ancestors(node):
+        if isinstance(ancestor, cst.If) and child is not ancestor.test and RANK_TEST.search(code(ancestor.test)):
+            return ancestor.test
+        if isinstance(ancestor, cst.IfExp) and child is not ancestor.test and RANK_TEST.search(code(ancestor.test)):
+            return ancestor.test
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            if RANK_TEST.search(ancestor.name.value):
+                return ancestor.name
+            break
+        child = ancestor
+    return None
+
+
+def is_ddp_wrap(rule: Rule, call: cst.Call) -> bool:
+    return bool(rule.qualified(call) & DDP_WRAPPERS)
+
+
+def wrapped_names(rule: Rule, module: cst.Module) -> set[str]:
+    """Names assigned the result of a DDP wrap: ``model = DDP(model, ...)``."""
+    names: set[str] = set()
+    for assign in m.findall(module, m.Assign(value=m.Call())):
+        assert isinstance(assign, cst.Assign)
+        if is_ddp_wrap(rule, assign.value) and len(assign.targets) == 1:  # type: ignore[arg-type]
+            target = assign.targets[0].target
+            if is_simple_reference(target):
+                names.add(code(target))
+    return names
+
+
+def is_epoch_loop(node: cst.For) -> bool:
+    return isinstance(node.target, cst.Name) and bool(EPOCH_VARIABLE.search(node.target.value))

@@ -1,0 +1,72 @@
+"""What a lint rule is: one DDP mistake, how to find it, and (where safe) how to fix it.
+
+A rule is a libcst ``BatchableCSTVisitor``: all active rules of a file share one traversal and
+one metadata resolution. Each rule carries its own VALID/INVALID examples; the test suite runs
+them and ``ddpify rule CODE`` / docs/rules.md are generated from them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Literal, Optional
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+
+if TYPE_CHECKING:
+    from ddpify.check.engine import FileInfo
+
+Fixability = Literal["safe", "unsafe"]
+Severity = Literal["error", "warning", "note"]
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An example the rule must flag; ``fixed`` is the source after ``--fix`` (with
+    ``--unsafe-fixes`` for unsafe rules), or None where the rule does not fix this example."""
+
+    code: str
+    fixed: Optional[str] = None
+
+
+@dataclass
+class Report:
+    """One finding as the rule made it: the node, the message, the optional replacement."""
+
+    rule: type["Rule"]
+    node: cst.CSTNode
+    message: str
+    replacement: Optional[cst.CSTNode] = None
+
+
+class Rule(cst.BatchableCSTVisitor):
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    why: ClassVar[str]
+    severity: ClassVar[Severity] = "warning"
+    fix: ClassVar[Optional[Fixability]] = None
+    valid: ClassVar[tuple[str, ...]] = ()
+    invalid: ClassVar[tuple[Invalid, ...]] = ()
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, ParentNodeProvider)
+
+    def __init__(self, file: "FileInfo") -> None:
+        super().__init__()
+        self.file = file
+        self.reports: list[Report] = []
+
+    def report(self, node: cst.CSTNode, message: Optional[str] = None, replacement: Optional[cst.CSTNode] = None) -> None:
+        self.reports.append(Report(type(self), node, message or self.message, replacement if self.fix else None))
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.get_metadata(ParentNodeProvider, node, None)
+
+    def ancestors(self, node: cst.CSTNode):  # type: ignore[no-untyped-def]
+        current = self.parent(node)
+        while current is not None:
+            yield current
+            current = self.parent(current)
