@@ -15,7 +15,8 @@ from typing import Any, Iterator, Optional
 import torch
 import torch.distributed as dist
 
-from ._env import Env, detect_env
+from ._env import Env, detect_env, detect_launcher
+from ._rendezvous import rendezvous_defaults
 
 __all__ = [
     "setup",
@@ -63,10 +64,12 @@ def setup(timeout_s: Optional[float] = None) -> None:
     ``python train.py`` run keeps the original script's behaviour. With CUDA the backend is
     ``"cpu:gloo,cuda:nccl"`` so collectives on CPU tensors (metrics, barriers) work as well.
     ``timeout_s`` (or the DDPIFY_INIT_TIMEOUT environment variable, in seconds) bounds how long
-    collectives wait for slow or dead peers.
+    the rendezvous and collectives wait for slow or dead peers; the argument wins over the
+    variable, and without either PyTorch's default applies. Under srun or mpirun, MASTER_ADDR
+    and MASTER_PORT are derived from the job when unset (see ``_rendezvous``).
     """
     global _atexit_registered
-    env = detect_env()
+    launcher, env = detect_launcher()
     if env.world_size <= 1 or _group_ready():
         return
     if not dist.is_available():
@@ -84,6 +87,8 @@ def setup(timeout_s: Optional[float] = None) -> None:
     else:
         backend = "gloo"
 
+    # srun and mpirun name no rendezvous; every rank derives the same one (see _rendezvous).
+    os.environ.update(rendezvous_defaults(launcher, env, os.environ))
     kwargs: dict[str, timedelta] = {}
     if timeout_s is not None:
         kwargs["timeout"] = timedelta(seconds=timeout_s)

@@ -38,6 +38,11 @@ LAUNCHER_VARS = (
     "MASTER_PORT",
     "TORCHELASTIC_RUN_ID",
     "DDPIFY_INIT_TIMEOUT",
+    # srun and mpirun (the runtime reads these too, see ddpify.runtime._env)
+    "SLURM_STEP_ID",
+    "SLURM_PROCID",
+    "OMPI_COMM_WORLD_RANK",
+    "PMI_RANK",
 )
 
 
