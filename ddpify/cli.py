@@ -98,5 +98,15 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _register_lint_commands() -> None:
+    from ddpify.cli_check import check, explain_rule, list_rules
+
+    for command in (check, list_rules, explain_rule):
+        main.add_command(command)
+
+
+_register_lint_commands()
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,0 +1,92 @@
+"""``ddpify check``, ``ddpify rules`` and ``ddpify rule CODE``: options and exit codes only.
+
+Exit codes of ``check``: 0 clean, 1 findings (or, with --diff, fixes to apply), 2 error.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from pathlib import Path
+
+import click
+
+CHECK_EXIT_HELP = "Exit codes: 0 no findings, 1 findings (or --diff would change files), 2 error."
+
+
+def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+
+
+@click.command(epilog=CHECK_EXIT_HELP)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply fixes that change behaviour.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a diff; write nothing.")
+@click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (comma-separated, repeatable).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
+@click.option("--output-format", type=click.Choice(["text", "json", "github", "sarif"]), default="text", show_default=True)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--require-ddp", is_flag=True, help="Report files that are not distributed scripts (DDP000).")
+def check(paths: tuple[Path, ...], fix: bool, unsafe_fixes: bool, show_diff: bool, select: tuple[str, ...],
+          ignore: tuple[str, ...], output_format: str, exit_zero: bool, statistics: bool, require_ddp: bool) -> None:
+    """Lint DDP training scripts (files or folders; default: the current folder)."""
+    from ddpify.check import output
+    from ddpify.check.run import Options, check_paths, missing
+
+    targets = list(paths) or [Path(".")]
+    problem = missing(targets)
+    if problem:
+        click.echo(f"ddpify: error: {problem}", err=True)
+        sys.exit(2)
+    options = Options(
+        select=_codes(select), ignore=_codes(ignore), fix=fix or show_diff, unsafe_fixes=unsafe_fixes,
+        write=fix and not show_diff, require_ddp=require_ddp,
+    )
+    outcome = check_paths(targets, options)
+    findings = [f for r in outcome.results for f in r.findings]
+    changed = [r for r in outcome.results if r.fixed is not None]
+    if show_diff:
+        for result in changed:
+            sys.stdout.write("".join(difflib.unified_diff(
+                result.source.splitlines(keepends=True), result.fixed.splitlines(keepends=True),  # type: ignore[union-attr]
+                fromfile=result.path, tofile=f"{result.path} (fixed)")))
+    elif statistics:
+        sys.stdout.write(output.statistics(findings))
+    else:
+        sys.stdout.write(output.render(findings, output_format))
+        if output_format == "text":
+            if fix and changed:
+                sys.stdout.write(f"Fixed {len(changed)} file{'s' if len(changed) != 1 else ''}.\n")
+            sys.stdout.write(output.summary(findings, unsafe_fixes=unsafe_fixes))
+    for error in outcome.errors:
+        click.echo(f"ddpify: error: {error}", err=True)
+    if outcome.errors:
+        sys.exit(2)
+    if exit_zero:
+        sys.exit(0)
+    sys.exit(1 if findings or (show_diff and changed) else 0)
+
+
+@click.command("rules")
+def list_rules() -> None:
+    """List every rule: code, name, fix, message."""
+    from ddpify.check.rules import ALL_RULES
+
+    for rule in ALL_RULES:
+        click.echo(f"{rule.code}  {rule.name:<34} {rule.fix or '-':<6} {rule.message}")
+
+
+@click.command("rule")
+@click.argument("code")
+def explain_rule(code: str) -> None:
+    """Explain one rule, with its examples."""
+    from ddpify.check.docs import rule_doc
+    from ddpify.check.rules import BY_CODE
+
+    rule = BY_CODE.get(code.upper())
+    if rule is None:
+        click.echo(f"ddpify: error: unknown rule {code!r} (see `ddpify rules`)", err=True)
+        sys.exit(2)
+    click.echo(rule_doc(rule), nl=False)
