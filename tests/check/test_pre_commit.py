@@ -1,0 +1,77 @@
+"""The real pre-commit tool with ddpify's hook from this repository, in throw-away git
+repositories: ``pre-commit try-repo`` refuses a staged DDP bug with its rule code; an installed
+hook refuses ``git commit`` of the bug and lets the fixed file through; the hook's environment
+has no torch."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUGGY = "import torch\nimport torch.distributed as dist\n\nstate = torch.load('ckpt.pt')\n"
+CLEAN = "import torch\nimport torch.distributed as dist\n\nstate = torch.load('ckpt.pt', map_location='cpu')\n"
+
+
+def _git(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The hook as committed (what users get from a rev), not a half-edited work tree."""
+    clone = tmp_path_factory.mktemp("ddpify") / "repo"
+    assert _git("clone", "-q", str(ROOT), str(clone), cwd=ROOT).returncode == 0
+    rev = _git("rev-parse", "HEAD", cwd=clone).stdout.strip()
+    return clone, rev
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+
+
+def _new_repo(path: Path, content: str) -> Path:
+    path.mkdir()
+    _git("init", "-q", cwd=path)
+    (path / "train.py").write_text(content)
+    _git("add", "train.py", cwd=path)
+    return path
+
+
+def test_try_repo_refuses_a_staged_ddp_bug(tmp_path: Path, hook_repo: tuple[Path, str], env: dict[str, str]) -> None:
+    repo = _new_repo(tmp_path / "buggy", BUGGY)
+    result = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo[0]), "ddpify-check"],
+                            cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "train.py:4:9: DDP004" in result.stdout
+
+
+def test_installed_hook_guards_commits_without_torch(tmp_path: Path, hook_repo: tuple[Path, str], env: dict[str, str]) -> None:
+    repo = _new_repo(tmp_path / "project", BUGGY)
+    (repo / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {hook_repo[0]}\n  rev: {hook_repo[1]}\n  hooks:\n  - id: ddpify-check\n"
+    )
+    _git("add", ".pre-commit-config.yaml", cwd=repo)
+    install = subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=repo, env=env, capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr
+    env = {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"}
+
+    refused = _git("commit", "-m", "bug", cwd=repo, env=env)
+    assert refused.returncode != 0 and "DDP004" in refused.stdout + refused.stderr
+    (repo / "train.py").write_text(CLEAN)
+    _git("add", "train.py", cwd=repo)
+    accepted = _git("commit", "-m", "fixed", cwd=repo, env=env)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+
+    pythons = list(Path(env["PRE_COMMIT_HOME"]).glob("repo*/py_env-*/bin/python"))
+    assert pythons, "pre-commit built no environment for the hook"
+    for python in pythons:
+        probe = subprocess.run([str(python), "-c", "import ddpify.cli, libcst, click, jinja2\nimport torch"],
+                               capture_output=True, text=True)
+        assert "No module named 'torch'" in probe.stderr, probe.stderr
