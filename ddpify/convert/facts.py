@@ -72,6 +72,8 @@ class Facts:
     model_wraps: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
     model_keys: set[str] = field(default_factory=set)
     set_epoch: dict[cst.For, list[str]] = field(default_factory=dict)
+    # statements that download data (download=True, from_pretrained): rank 0 goes first
+    downloads: set[cst.SimpleStatementLine] = field(default_factory=set)
     main_guard: Optional[cst.If] = None
     setup_after: Optional[cst.CSTNode] = None
     has_training_code: bool = False
@@ -236,8 +238,28 @@ class FactCollector(m.MatcherDecoratableVisitor):
             self._existing_set_epoch.append((node, code(node)))
         if any(q.startswith(names.DISTRIBUTED_PREFIXES) for q in qualified):
             self.facts.uses_torch_distributed = True
+        if _downloads(node):
+            self._note_download(node)
         if isinstance(node.func, cst.Name):
             self._factory_calls.append((node, node.func.value))
+
+    def _note_download(self, call: cst.Call) -> None:
+        statement: Optional[cst.CSTNode] = None
+        for ancestor in self._ancestors(call):
+            if isinstance(ancestor, cst.With) and "main_process_first" in code(ancestor.items[0]):
+                return
+            if isinstance(ancestor, cst.SimpleStatementLine) and statement is None:
+                statement = ancestor
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                break
+        if isinstance(statement, cst.SimpleStatementLine):
+            self.facts.downloads.add(statement)
+
+    def _ancestors(self, node: cst.CSTNode):  # type: ignore[no-untyped-def]
+        current = self.parent(node)
+        while current is not None:
+            yield current
+            current = self.parent(current)
 
     def _parameter_owners(self, optimizer: cst.Call) -> list[str]:
         """Models whose ``.parameters()`` an optimizer receives (these are the trained ones),
@@ -405,7 +427,8 @@ class FactCollector(m.MatcherDecoratableVisitor):
             index = body.index(statement)
             anchor = next((j for j in range(index, -1, -1) if _assigns(body[j], key)), None)
             if anchor is not None:
-                return _before_first_stop(body, anchor, key)
+                # after the optimizer too: DDP must see the final requires_grad flags and modules
+                return _before_first_stop(body, index, key)
         if key.startswith("self."):
             klass = self._owners_of(optimizer)[1]
             if klass is not None:
@@ -460,6 +483,14 @@ class FactCollector(m.MatcherDecoratableVisitor):
             ):
                 in_prefix = last_import is None
         self.facts.setup_after = last_import
+
+
+def _downloads(call: cst.Call) -> bool:
+    """``download=<anything but False>`` or ``.from_pretrained(...)``: fetches files."""
+    download = _keyword(call, "download")
+    if download is not None:
+        return not (isinstance(download, cst.Name) and download.value == "False")
+    return m.matches(call.func, m.Attribute(attr=m.Name("from_pretrained")))
 
 
 def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
@@ -524,11 +555,32 @@ def _assigns_locally(function: Optional[cst.FunctionDef], key: str) -> bool:
     return any(code(target) == key for target in _targets(function.body))
 
 
+# Calls that take the model as an argument without training it.
+_HARMLESS_CALLS = frozenset({"print", "len", "isinstance", "str", "repr", "type", "id", "hasattr", "getattr", "setattr", "watch", "summary", "count_parameters", "info", "debug", "log"})
+
+
 def _is_stop(statement: cst.CSTNode, key: str) -> bool:
-    """A statement the model must already be wrapped for: loops, returns, forward calls."""
-    if m.findall(statement, m.For() | m.While() | m.Return()):
+    """A statement the model must already be wrapped for: a loop, a return, a forward call, or
+    a call that hands the model to other code (``train(model, ...)``). Definitions are not:
+    their bodies do not run there. Moving (``.to``) and configuring the model are not either."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return False
+    if _find_outside_definitions(statement, m.For() | m.While() | m.Return()):
         return True
-    return any(code(call.func) == key for call in m.findall(statement, m.Call()))  # type: ignore[attr-defined]
+    for call in _find_outside_definitions(statement, m.Call()):
+        assert isinstance(call, cst.Call)
+        if code(call.func) in (key, f"{key}.forward"):
+            return True
+        callee = code(call.func).split(".")[-1]
+        if callee not in _HARMLESS_CALLS and any(code(arg.value) == key for arg in call.args):
+            return True
+    return False
+
+
+def _find_outside_definitions(statement: cst.CSTNode, matcher: m.BaseMatcherNode) -> list[cst.CSTNode]:
+    definitions = m.findall(statement, m.FunctionDef() | m.ClassDef() | m.Lambda())
+    inside = {id(n) for d in definitions for n in m.findall(d, matcher)}
+    return [n for n in m.findall(statement, matcher) if id(n) not in inside]
 
 
 def _before_first_stop(body: Sequence[cst.CSTNode], anchor: int, key: str) -> tuple[cst.CSTNode, str]:

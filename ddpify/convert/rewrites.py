@@ -187,3 +187,14 @@ def local_rank_argument(call: cst.Call) -> Optional[cst.Call]:
     else:
         args.append(keyword("default", snippets.expression("local_rank_default", rt=RT, original="None")))
     return call.with_changes(args=fix_commas(args))
+
+
+def downloaded_once(statement: cst.SimpleStatementLine) -> cst.With:
+    """``data = MNIST(root, download=True)`` → the same under ``with ddpify.main_process_first():``
+    so rank 0 downloads and the others then read the finished files."""
+    block = snippets.statement("main_process_first", rt=RT)
+    assert isinstance(block, cst.With) and isinstance(block.body, cst.IndentedBlock)
+    return block.with_changes(
+        leading_lines=statement.leading_lines,
+        body=block.body.with_changes(body=[statement.with_changes(leading_lines=())]),
+    )

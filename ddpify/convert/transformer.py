@@ -101,9 +101,12 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
-    ) -> Union[cst.SimpleStatementLine, cst.RemovalSentinel]:
+    ) -> Union[cst.SimpleStatementLine, cst.With, cst.RemovalSentinel]:
         body = [s for s in updated_node.body if not _is_self_assignment(s)]
         if len(body) == len(updated_node.body):
+            if original_node in self.facts.downloads:
+                self.note(original_node, "download under ddpify.main_process_first(): rank 0 downloads, the others wait and reuse the files")
+                return rewrites.downloaded_once(updated_node)  # type: ignore[return-value]
             return updated_node
         if not body:
             return cst.RemoveFromParent()
