@@ -79,3 +79,15 @@ def is_optimizer(qualified: set[str]) -> bool:
         if name.startswith(OPTIMIZER_PREFIX) or OPTIMIZER_CLASS.search(name):
             return True
     return False
+
+# nn.Module / DDP members that mean the same on the wrapper as on the model. Any other
+# attribute of a trained model (model.decode, model.encoder, model.num_classes) lives on the
+# inner module only, so the converter reads it through ddpify.unwrap(model).
+MODULE_API = frozenset(
+    """add_module apply bfloat16 buffers children compile cpu cuda double eval float forward half
+    load_state_dict modules named_buffers named_children named_modules named_parameters parameters
+    register_backward_hook register_buffer register_forward_hook register_forward_pre_hook
+    register_full_backward_hook register_full_backward_pre_hook register_module register_parameter
+    requires_grad_ share_memory state_dict to to_empty train training type zero_grad no_sync
+    module join register_comm_hook""".split()
+)

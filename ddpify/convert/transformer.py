@@ -127,9 +127,16 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
 
     # ---------------------------------------------------------------- expressions
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
-        if original_node.attr.value == "module" and code(original_node.value) in self.facts.model_keys:
-            self.note(original_node, f"{code(original_node)} → ddpify.unwrap({code(original_node.value)}) (works wrapped or not)")
+        model = code(original_node.value)
+        if model not in self.facts.model_keys:
+            return updated_node
+        attr = original_node.attr.value
+        if attr == "module":
+            self.note(original_node, f"{code(original_node)} → ddpify.unwrap({model}) (works wrapped or not)")
             return rewrites.unwrapped(original_node.value)
+        if attr not in names.MODULE_API:
+            self.note(original_node, f"{model}.{attr} read through ddpify.unwrap({model}): the DDP wrapper does not have it")
+            return updated_node.with_changes(value=rewrites.unwrapped(original_node.value))
         return updated_node
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
