@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper
 
+from ddpify import standalone as embedding
 from ddpify.convert.facts import FactCollector
 from ddpify.convert.rewrites import RUNTIME_IMPORT
 from ddpify.convert.transformer import ConvertTransformer
@@ -14,12 +17,18 @@ from ddpify.errors import DdpifyError, InternalError
 from ddpify.findings import ConversionResult
 
 
-def convert_source(source: str, *, per_process_batch: bool = False, filename: str = "<string>") -> ConversionResult:
+def convert_source(source: str, *, per_process_batch: bool = False, filename: str = "<string>",
+                   standalone: bool = False) -> ConversionResult:
     """Rewrite a single-GPU training script for DDP.
 
     A script with no training code (no DataLoader, no optimizer) comes back unchanged, byte
-    for byte. Raises :class:`DdpifyError` for input that does not parse.
+    for byte. Raises :class:`DdpifyError` for input that does not parse. ``standalone`` embeds
+    the runtime helpers the output uses instead of importing ddpify; input that already
+    carries such a block stays standalone (see :mod:`ddpify.standalone`).
     """
+    if standalone or embedding.is_standalone(source):
+        plain = convert_source(embedding.unembed(source), per_process_batch=per_process_batch, filename=filename)
+        return dataclasses.replace(plain, source=source, output=embedding.embed(plain.output))
     module = parse(source, filename)  # refuse broken input even when there is nothing to do
     if "torch" not in source:  # cheap pre-filter: no metadata pass without PyTorch
         return ConversionResult(source, source)

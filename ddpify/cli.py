@@ -45,17 +45,19 @@ def main() -> None:
 @click.option("--in-place", is_flag=True, help="Rewrite SRC itself.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff and write nothing.")
 @click.option("--per-process-batch", is_flag=True, help="Keep each loader's batch size per process (effective batch x world size) instead of splitting the global batch.")
+@click.option("--standalone", is_flag=True, help="Embed the runtime helpers the result uses, so it needs only torch (no ddpify).")
 @click.option("-q", "--quiet", is_flag=True, help="No report on stderr.")
-def convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, per_process_batch: bool, quiet: bool) -> None:
+def convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, per_process_batch: bool, standalone: bool, quiet: bool) -> None:
     """Convert SRC (a file, or - for stdin) for DistributedDataParallel."""
     try:
-        _convert(src, output, in_place, show_diff, per_process_batch, quiet)
+        _convert(src, output, in_place, show_diff, per_process_batch, quiet, standalone)
     except DdpifyError as error:
         click.echo(f"ddpify: error: {error}", err=True)
         sys.exit(error.exit_code)
 
 
-def _convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, per_process_batch: bool, quiet: bool) -> None:
+def _convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, per_process_batch: bool, quiet: bool,
+             standalone: bool = False) -> None:
     from ddpify import source_io
     from ddpify.api import convert_source
     from ddpify.report import conversion_report
@@ -73,7 +75,7 @@ def _convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, 
         source_name = src
         if output is not None and _same_file(path, output):
             raise DdpifyError(f"{output}: output is the input file; use --in-place to rewrite it")
-    result = convert_source(source.text, per_process_batch=per_process_batch, filename=source_name)
+    result = convert_source(source.text, per_process_batch=per_process_batch, filename=source_name, standalone=standalone)
     target = src if in_place else str(output) if output is not None else "<stdout>"
     if show_diff:
         sys.stdout.write("".join(difflib.unified_diff(
@@ -106,6 +108,15 @@ def _register_lint_commands() -> None:
 
 
 _register_lint_commands()
+
+
+def _register_launch_commands() -> None:
+    from ddpify.launch import launch_script
+
+    main.add_command(launch_script)
+
+
+_register_launch_commands()
 
 
 if __name__ == "__main__":  # pragma: no cover

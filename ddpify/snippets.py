@@ -7,27 +7,16 @@ script is reviewed in one place, and the converter never builds source text by h
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any
 
-import jinja2
 import libcst as cst
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
-# Installed wheels carry the templates inside the package; a source checkout keeps them at the
-# repository root. FileSystemLoader skips whichever of the two does not exist.
-_SEARCH_PATH = [str(_PACKAGE_DIR / "templates"), str(_PACKAGE_DIR.parent / "templates")]
+from ddpify import templating
 
 
 @functools.lru_cache(maxsize=1)
 def _macros() -> Any:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_SEARCH_PATH),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-    return env.get_template("snippets.py.j2").module
+    return templating.environment().get_template("snippets.py.j2").module
 
 
 def render(name: str, **values: str) -> str:

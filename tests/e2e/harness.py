@@ -223,17 +223,33 @@ def run_script(script: Path, args: Sequence[str] = (), *, nproc: Optional[int] =
     ``trace=False`` runs without the shim (to compare behaviour with/without it);
     ``env`` adds/overrides environment variables.
     """
-    import time
-
     script = Path(script).resolve()
     if nproc is None:
         cmd = [sys.executable, str(script), *map(str, args)]
     else:
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                f"--nproc_per_node={nproc}", str(script), *map(str, args)]
+    return run_commands([(cmd, {})], world_size=nproc, cwd=cwd, timeout=timeout, trace=trace, env=env)
+
+
+# Variables of any launcher the test itself may run under; a run must only see its own.
+_LAUNCHER_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "DDPIFY_TRACE_DIR",
+                  "SLURM_STEP_ID", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")
+
+
+def run_commands(commands: Sequence[tuple[Sequence[str], dict[str, str]]], *, world_size: Optional[int],
+                 cwd: Path, timeout: float = 180, trace: bool = True,
+                 env: Optional[dict[str, str]] = None) -> RunResult:
+    """Run several launcher commands at once (two torchrun "nodes", two srun-style ranks, or
+    one mpirun), each with its own extra environment, and collect the traces of all ranks.
+
+    ``world_size`` is the number of ranks expected (None: one plain process). The run is ok
+    when every command exits 0; all are killed when the first ``timeout`` runs out.
+    """
+    import time
 
     run_env = dict(os.environ)
-    for var in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "DDPIFY_TRACE_DIR"):
+    for var in _LAUNCHER_VARS:
         run_env.pop(var, None)  # never inherit a surrounding distributed context
     run_env.update(CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
     trace_dir = Path(tempfile.mkdtemp(prefix="ddpify-trace-"))
@@ -245,24 +261,35 @@ def run_script(script: Path, args: Sequence[str] = (), *, nproc: Optional[int] =
         run_env.update(env)
 
     start = time.monotonic()
-    # Own session so a timeout can kill torchrun *and* its workers.
-    proc = subprocess.Popen(cmd, cwd=str(cwd), env=run_env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # Own sessions so a timeout can kill each launcher *and* its workers.
+    procs = [subprocess.Popen(list(cmd), cwd=str(cwd), env={**run_env, **extra}, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+             for cmd, extra in commands]
     timed_out = False
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    outputs: list[tuple[str, str]] = []
+    for proc in procs:
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        stdout, stderr = proc.communicate()
+            outputs.append(proc.communicate(timeout=max(0.1, start + timeout - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            for victim in procs:
+                try:
+                    os.killpg(victim.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            outputs.append(proc.communicate())
     elapsed = time.monotonic() - start
     try:
         traces = _read_traces(trace_dir) if trace else []
     finally:
         shutil.rmtree(trace_dir, ignore_errors=True)
-    return RunResult(cmd=cmd, returncode=proc.returncode, stdout=stdout, stderr=stderr,
-                     traces=traces, timed_out=timed_out, elapsed=elapsed, nproc=nproc,
+    if len(procs) == 1:
+        stdout, stderr = outputs[0]
+        cmd = list(commands[0][0])
+    else:
+        stdout, stderr = ("".join(f"--- [command {i}]\n{out[k]}" for i, out in enumerate(outputs)) for k in (0, 1))
+        cmd = [word for i, (command, _) in enumerate(commands) for word in ([] if i == 0 else ["&"]) + list(command)]
+    returncode = next((p.returncode for p in procs if p.returncode != 0), 0)
+    return RunResult(cmd=cmd, returncode=returncode, stdout=stdout, stderr=stderr,
+                     traces=traces, timed_out=timed_out, elapsed=elapsed, nproc=world_size,
                      traced=trace)
