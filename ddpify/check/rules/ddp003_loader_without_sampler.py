@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from ddpify.check.helpers_a import is_data_parallel, is_iterable_dataset, iterable_dataset_classes, name_values
+from ddpify.check.rule import Invalid, Rule
+from ddpify.convert import rewrites
+
+# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...): positions 3 and 4.
+_SAMPLER_POSITION = 3
+
+
+class LoaderWithoutSampler(Rule):
+    code = "DDP003"
+    name = "loader-without-sampler"
+    message = "training DataLoader has no distributed sampler: every rank iterates the whole dataset"
+    severity = "error"
+    why = (
+        "DDP averages gradients but does not split the data: the DDP docstring says it \"does not "
+        "chunk or otherwise shard the input\", that is the job of a DistributedSampler. A training "
+        "loader without one hands every rank the same batches, so N GPUs do the work of one, each "
+        "epoch takes as long as on a single GPU, and the effective batch is N copies of the same "
+        "samples. Which loaders train is decided as the converter decides it (a name with "
+        "train, or shuffle=True; val/test/eval names and shuffle=False are evaluation loaders, "
+        "which ddpify deliberately leaves unsharded so metrics are exact on every rank). Loaders "
+        "with their own sampler= or batch_sampler=, and IterableDatasets, are not flagged. The "
+        "unsafe fix turns the loader into `ddpify.distributed_loader(..., per_process_batch=True)`, "
+        "which adds the distributed sampler at run time and keeps the batch size per process, as a "
+        "hand-written DDP script means it (the converter's --per-process-batch)."
+    )
+    fix = "unsafe"
+    valid = (
+        """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+sampler = DistributedSampler(train_set)
+train_loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+val_loader = DataLoader(val_set, batch_size=64)
+""",
+        """\
+import ddpify.runtime as ddpify
+from torch.utils.data import DataLoader
+
+train_loader = ddpify.distributed_loader(train_set, batch_size=32, shuffle=True)
+test_loader = DataLoader(test_set, batch_size=64, shuffle=False)
+""",
+        """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, IterableDataset
+
+
+class Stream(IterableDataset):
+    def __iter__(self):
+        yield from range(dist.get_rank(), 100, dist.get_world_size())
+
+
+train_loader = DataLoader(Stream(), batch_size=8)
+""",
+    )
+    invalid = (
+        Invalid(
+            """\
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader
+
+dist.init_process_group("nccl")
+train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
+model = DDP(model)
+""",
+            """\
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader
+import ddpify.runtime as ddpify
+
+dist.init_process_group("nccl")
+train_loader = ddpify.distributed_loader(train_set, batch_size=32, shuffle=True, per_process_batch=True)
+model = DDP(model)
+""",
+        ),
+    )
+
+    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(file)
+        self._classes: set[str] = set()
+        self._values: dict[str, list[cst.BaseExpression]] = {}
+        self._active = False
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._active = is_data_parallel(self, node)
+        self._classes = iterable_dataset_classes(self, node)
+        self._values = name_values(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._active:
+            return
+        fact = self.file.facts.loaders.get(node)
+        if fact is None or fact.role != "train" or self._has_sampler(node):
+            return
+        dataset = _dataset(node)
+        if dataset is not None and is_iterable_dataset(self, dataset, self._classes, self._values):
+            return
+        label = fact.key or "DataLoader"
+        self.report(
+            node,
+            message=f"training loader {label} ({fact.reason}) has no distributed sampler: every rank iterates the whole dataset",
+            replacement=rewrites.distributed_loader(node, per_process_batch=True),
+        )
+
+    def _has_sampler(self, call: cst.Call) -> bool:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if len(positional) > _SAMPLER_POSITION:
+            return True
+        if rewrites.has_keyword(call, "sampler") or rewrites.has_keyword(call, "batch_sampler"):
+            return True
+        # DataLoader(ds, **kwargs): the dict may carry a sampler; only judge when none is in sight.
+        return any(a.star for a in call.args) and "sampler" in self.file.source
+
+
+def _dataset(call: cst.Call) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dataset":
+            return arg.value
+    if call.args and call.args[0].keyword is None and not call.args[0].star:
+        return call.args[0].value
+    return None

@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from ddpify.check.helpers_a import name_values, selects_local_rank_zero, short, singleton_io
+from ddpify.check.rule import Invalid, Rule
+
+
+class LocalRankGuard(Rule):
+    code = "DDP006"
+    name = "local-rank-guard"
+    message = "I/O guarded by the local rank: on a multi-node run local rank 0 of every node does it"
+    severity = "warning"
+    why = (
+        "LOCAL_RANK is the process's index on its own node, so `if local_rank == 0:` (or "
+        "`args.local_rank in [-1, 0]`, `os.environ[\"LOCAL_RANK\"] == \"0\"`) is true once per "
+        "node. On one node that is the same as rank 0, which is why the bug survives testing; on "
+        "several nodes every node's first process writes the checkpoint, opens a wandb run or a "
+        "SummaryWriter and prints, so shared files are written concurrently and get corrupted "
+        "(NVIDIA/apex#886) and runs are duplicated. PyTorch's own examples show both: "
+        "multigpu_torchrun.py guards with `gpu_id == 0`, multinode.py with `global_rank == 0`. "
+        "Test the global rank instead: `dist.get_rank() == 0` or `ddpify.is_main_process()`. "
+        "A local-rank guard stays right for per-node work such as downloading to a node-local disk, "
+        "so only guards around saves, loggers and prints are reported. Report only."
+    )
+    fix = None
+    valid = (
+        """\
+import torch
+import torch.distributed as dist
+
+if dist.get_rank() == 0:
+    torch.save(model.state_dict(), "model.pt")
+""",
+        """\
+import os
+import torch
+import torch.distributed as dist
+
+local_rank = int(os.environ["LOCAL_RANK"])
+if local_rank == 0:
+    download_dataset("/local/scratch")  # per-node work: the local rank is right here
+if local_rank == 0 and dist.get_rank() == 0:
+    print("training starts")
+""",
+        """\
+import torch
+import ddpify.runtime as ddpify
+
+if args.local_rank != -1:
+    torch.cuda.set_device(args.local_rank)
+ddpify.save(ddpify.unwrap(model).state_dict(), "model.pt")
+""",
+    )
+    invalid = (
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+
+if args.local_rank in [-1, 0]:
+    torch.save(model.module.state_dict(), "model.pt")
+"""
+        ),
+        Invalid(
+            """\
+import os
+import torch.distributed as dist
+from torch.utils.tensorboard import SummaryWriter
+
+if os.environ["LOCAL_RANK"] == "0":
+    writer = SummaryWriter("runs")
+"""
+        ),
+        Invalid(
+            """\
+import torch.distributed as dist
+
+is_master = local_rank == 0
+if is_master:
+    print("epoch done")
+"""
+        ),
+    )
+
+    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(file)
+        self._aliases: dict[str, list[cst.BaseExpression]] = {}
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._aliases = name_values(node)
+
+    def visit_If(self, node: cst.If) -> None:
+        if not selects_local_rank_zero(node.test, self._aliases):
+            return
+        what = self._guarded_io(node.body)
+        if what:
+            self.report(
+                node.test,
+                message=f"`{short(node.test)}` tests the local rank: on a multi-node run local rank 0 of every node runs {', '.join(what)}; test the global rank",
+            )
+
+    def _guarded_io(self, body: cst.BaseSuite) -> list[str]:
+        found: list[str] = []
+        for call in m.findall(body, m.Call()):
+            assert isinstance(call, cst.Call)
+            what = singleton_io(self, call)
+            if what and what not in found:
+                found.append(what)
+        return found

@@ -1,0 +1,151 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+import libcst.matchers as m
+
+from ddpify.check.helpers import RANK_TEST, rank_guard
+from ddpify.check.rule import Invalid, Rule
+from ddpify.convert import names, rewrites
+from ddpify.convert.facts import code
+
+_WANDB = frozenset({"wandb.init", "wandb.log", "wandb.watch"})
+_SWITCHES = frozenset({"mode", "disabled"})  # wandb.init(mode="disabled"), SummaryWriter has none
+_MLFLOW_RUN = frozenset({"mlflow.start_run"})
+# Without a start_run, these start a run of their own, once per process.
+_MLFLOW_AUTOSTART = frozenset(
+    {"mlflow.log_metric", "mlflow.log_metrics", "mlflow.log_param", "mlflow.log_params", "mlflow.log_artifact", "mlflow.log_artifacts"}
+)
+
+
+class LoggerOnEveryRank(Rule):
+    code = "DDP013"
+    name = "logger-on-every-rank"
+    message = "experiment logger created on every rank: N runs / N event files for one training"
+    severity = "warning"
+    why = (
+        "Every process executes the script, so an unguarded `wandb.init()` opens N runs "
+        "(huggingface/pytorch-image-models#1309 \"--log-wandb creates multiple instances\"), "
+        "`SummaryWriter()` writes N event files that TensorBoard overlays, and `mlflow.start_run()` "
+        "records N runs (metatensor/metatrain#733); `wandb.log` on a rank whose `wandb.init` was "
+        "guarded raises. Log from rank 0 only. The fix wraps the factory: "
+        "`ddpify.rank_zero(SummaryWriter)(...)` / `ddpify.rank_zero(wandb.init)(...)` runs it on "
+        "rank 0 and hands the other ranks a no-op object, so the rest of the code (`writer.add_scalar`) "
+        "needs no guard, exactly as the converter does. mlflow calls are reported only. Calls under a "
+        "rank test (`if rank == 0:`, `... if is_main_process() else None`) or switched off by the rank "
+        "(`wandb.init(mode=\"online\" if rank == 0 else \"disabled\")`) are fine."
+    )
+    fix = "safe"
+    valid = (
+        """\
+import torch.distributed as dist
+from torch.utils.tensorboard import SummaryWriter
+
+writer = SummaryWriter("runs") if dist.get_rank() == 0 else None
+""",
+        """\
+import wandb
+import ddpify.runtime as ddpify
+from torch.utils.tensorboard import SummaryWriter
+
+ddpify.rank_zero(wandb.init)(project="toy")
+writer = ddpify.rank_zero(SummaryWriter)(log_dir="runs/toy")
+ddpify.rank_zero(wandb.log)({"loss": 0.1})
+""",
+        """\
+import mlflow
+import torch.distributed as dist
+
+if dist.get_rank() == 0:
+    mlflow.start_run()
+""",
+        """\
+import torch.distributed as dist
+import wandb
+
+wandb.init(project="toy", mode="online" if dist.get_rank() == 0 else "disabled")
+""",
+    )
+    invalid = (
+        Invalid(
+            """\
+import torch.distributed as dist
+from torch.utils.tensorboard import SummaryWriter
+
+writer = SummaryWriter(log_dir="runs/exp")
+""",
+            """\
+import torch.distributed as dist
+from torch.utils.tensorboard import SummaryWriter
+import ddpify.runtime as ddpify
+
+writer = ddpify.rank_zero(SummaryWriter)(log_dir="runs/exp")
+""",
+        ),
+        Invalid(
+            """\
+import torch.distributed as dist
+import wandb
+
+wandb.init(project="toy")
+for step in range(10):
+    wandb.log({"step": step})
+""",
+            """\
+import torch.distributed as dist
+import wandb
+import ddpify.runtime as ddpify
+
+ddpify.rank_zero(wandb.init)(project="toy")
+for step in range(10):
+    ddpify.rank_zero(wandb.log)({"step": step})
+""",
+        ),
+        Invalid(
+            """\
+import mlflow
+import torch.distributed as dist
+
+with mlflow.start_run():
+    mlflow.log_metric("loss", 0.1)
+"""
+        ),
+    )
+
+    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(file)
+        self._mlflow_run = False
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._mlflow_run = any(
+            self.qualified(call) & _MLFLOW_RUN for call in m.findall(node, m.Call(func=m.Attribute(attr=m.Name("start_run"))))
+        )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        what = self._logger(node)
+        if what is None or rank_guard(self, node) is not None:
+            return
+        if any(a.keyword is not None and a.keyword.value in _SWITCHES and RANK_TEST.search(code(a.value)) for a in node.args):
+            return  # wandb.init(mode="online" if rank == 0 else "disabled")
+        if what.startswith("mlflow"):
+            self.report(node, message=f"{what} runs on every rank: N mlflow runs for one training; call it on rank 0 only")
+            return
+        self.report(
+            node,
+            message=f"{what} runs on every rank: N {'runs' if 'wandb' in what else 'event files'} for one training",
+            replacement=rewrites.rank_zero_factory(node),
+        )
+
+    def _logger(self, node: cst.Call) -> Optional[str]:
+        qualified = self.qualified(node)
+        if qualified & names.SUMMARY_WRITERS:
+            return "SummaryWriter(...)"
+        hit = qualified & _WANDB
+        if hit:
+            return f"{min(hit)}(...)"
+        if qualified & _MLFLOW_RUN:
+            return "mlflow.start_run()"
+        if not self._mlflow_run and qualified & _MLFLOW_AUTOSTART:
+            return f"{min(qualified & _MLFLOW_AUTOSTART)}(...)"
+        return None
