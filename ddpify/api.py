@@ -10,6 +10,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from ddpify import standalone as embedding
+from ddpify.convert import names
 from ddpify.convert.facts import FactCollector
 from ddpify.convert.rewrites import RUNTIME_IMPORT
 from ddpify.convert.transformer import ConvertTransformer
@@ -30,7 +31,7 @@ def convert_source(source: str, *, per_process_batch: bool = False, filename: st
         plain = convert_source(embedding.unembed(source), per_process_batch=per_process_batch, filename=filename)
         return dataclasses.replace(plain, source=source, output=embedding.embed(plain.output))
     module = parse(source, filename)  # refuse broken input even when there is nothing to do
-    if "torch" not in source:  # cheap pre-filter: no metadata pass without PyTorch
+    if not names.may_have_training_code(source):  # no metadata pass for library code
         return ConversionResult(source, source)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     collector = FactCollector()

@@ -91,3 +91,12 @@ MODULE_API = frozenset(
     requires_grad_ share_memory state_dict to to_empty train training type zero_grad no_sync
     module join register_comm_hook""".split()
 )
+
+
+_TRAINING_TEXT = re.compile(r"DataLoader|optim|" + OPTIMIZER_CLASS.pattern.replace("(^|\\.)", r"\b").rstrip("$"))
+
+
+def may_have_training_code(source: str) -> bool:
+    """Cheap text test run before any parsing metadata: training code (a torch DataLoader or an
+    optimizer) cannot exist in a file whose text never names one, however it is imported."""
+    return "torch" in source and bool(_TRAINING_TEXT.search(source))
