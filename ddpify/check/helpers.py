@@ -9,6 +9,8 @@ from typing import Optional
 import libcst as cst
 import libcst.matchers as m
 
+from ddpify.cstutil import findall
+
 from ddpify.check.rule import Rule
 from ddpify.convert.facts import code, is_simple_reference
 
@@ -48,7 +50,7 @@ def is_ddp_wrap(rule: Rule, call: cst.Call) -> bool:
 def wrapped_names(rule: Rule, module: cst.Module) -> set[str]:
     """Names assigned the result of a DDP wrap: ``model = DDP(model, ...)``."""
     names: set[str] = set()
-    for assign in m.findall(module, m.Assign(value=m.Call())):
+    for assign in findall(module, m.Assign(value=m.Call())):
         assert isinstance(assign, cst.Assign)
         if is_ddp_wrap(rule, assign.value) and len(assign.targets) == 1:  # type: ignore[arg-type]
             target = assign.targets[0].target

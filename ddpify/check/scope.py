@@ -11,6 +11,8 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from ddpify.cstutil import findall
+
 from ddpify.convert.facts import code
 
 _DISTRIBUTED_MODULES = ("torch.distributed", "torch.nn.parallel.distributed", "ddpify.runtime", "ddpify")
@@ -23,7 +25,7 @@ def mentions_distributed(source: str) -> bool:
 
 
 def is_distributed_script(module: cst.Module) -> bool:
-    for node in m.findall(module, m.Import() | m.ImportFrom()):
+    for node in findall(module, m.Import() | m.ImportFrom()):
         if isinstance(node, cst.Import):
             if any(_is_distributed(code(alias.name)) for alias in node.names):
                 return True
@@ -36,7 +38,7 @@ def is_distributed_script(module: cst.Module) -> bool:
             for alias in node.names:
                 if _is_distributed(f"{base}.{code(alias.name)}") or code(alias.name) in _DISTRIBUTED_NAMES:
                     return True
-    return bool(m.findall(module, m.Attribute(value=m.Name("torch"), attr=m.Name("distributed"))))
+    return bool(findall(module, m.Attribute(value=m.Name("torch"), attr=m.Name("distributed"))))
 
 
 def _is_distributed(dotted: str) -> bool:

@@ -10,6 +10,8 @@ from typing import Literal, Optional, Sequence, Union
 
 import libcst as cst
 import libcst.matchers as m
+
+from ddpify.cstutil import findall
 from libcst.metadata import (
     ParentNodeProvider,
     PositionProvider,
@@ -270,11 +272,11 @@ class FactCollector(m.MatcherDecoratableVisitor):
         followed: set[str] = set()
         while pending:
             expression = pending.pop()
-            for call in m.findall(expression, pattern):
+            for call in findall(expression, pattern):
                 owner = call.func.value  # type: ignore[attr-defined]
                 if is_simple_reference(owner) and code(owner) not in owners:
                     owners.append(code(owner))
-            for name in m.findall(expression, m.Name()):
+            for name in findall(expression, m.Name()):
                 variable = name.value  # type: ignore[attr-defined]
                 if variable not in followed:
                     followed.add(variable)
@@ -398,7 +400,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
                 )
 
     def _has_set_epoch(self, loop: cst.For, key: str) -> bool:
-        inside = set(m.findall(loop, m.Call()))
+        inside = set(findall(loop, m.Call()))
         return any(call in inside and key in text for call, text in self._existing_set_epoch)
 
     def _plan_model_wraps(self) -> None:
@@ -515,7 +517,7 @@ def _classify_loader(name: Optional[str], shuffle: Optional[cst.BaseExpression])
 
 def _targets(statement: cst.CSTNode) -> list[cst.BaseExpression]:
     targets: list[cst.BaseExpression] = []
-    for assign in m.findall(statement, m.Assign() | m.AnnAssign()):
+    for assign in findall(statement, m.Assign() | m.AnnAssign()):
         if isinstance(assign, cst.Assign):
             for target in assign.targets:
                 if isinstance(target.target, (cst.Tuple, cst.List)):
@@ -578,9 +580,9 @@ def _is_stop(statement: cst.CSTNode, key: str) -> bool:
 
 
 def _find_outside_definitions(statement: cst.CSTNode, matcher: m.BaseMatcherNode) -> list[cst.CSTNode]:
-    definitions = m.findall(statement, m.FunctionDef() | m.ClassDef() | m.Lambda())
-    inside = {id(n) for d in definitions for n in m.findall(d, matcher)}
-    return [n for n in m.findall(statement, matcher) if id(n) not in inside]
+    definitions = findall(statement, m.FunctionDef() | m.ClassDef() | m.Lambda())
+    inside = {id(n) for d in definitions for n in findall(d, matcher)}
+    return [n for n in findall(statement, matcher) if id(n) not in inside]
 
 
 def _before_first_stop(body: Sequence[cst.CSTNode], anchor: int, key: str) -> tuple[cst.CSTNode, str]:

@@ -5,6 +5,8 @@ from typing import Optional
 import libcst as cst
 import libcst.matchers as m
 
+from ddpify.cstutil import findall
+
 from ddpify.check.helpers import is_epoch_loop
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import rewrites
@@ -99,7 +101,7 @@ for epoch in range(10):
     def leave_For(self, original_node: cst.For) -> None:
         if not self._loaders and not self._samplers or not is_epoch_loop(original_node):
             return
-        if m.findall(original_node.body, m.Call(func=m.Attribute(attr=m.Name("set_epoch")))):
+        if findall(original_node.body, m.Call(func=m.Attribute(attr=m.Name("set_epoch")))):
             return
         if isinstance(original_node.body, cst.IndentedBlock) and self._loaders:
             self.report(original_node, replacement=rewrites.with_set_epoch(original_node, [self._pick(original_node)]))
