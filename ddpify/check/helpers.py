@@ -12,10 +12,10 @@ import libcst.matchers as m
 from ddpify.cstutil import findall
 
 from ddpify.check.rule import Rule
+from ddpify.convert import names
 from ddpify.convert.facts import code, is_simple_reference
 
-# Tests that select one process: `rank == 0`, `is_main_process()`, `args.local_rank in [-1, 0]`...
-RANK_TEST = re.compile(r"rank|is_main_process|is_master|master_process|main_process|is_primary|gpu_id\s*==\s*0|global_zero", re.I)
+RANK_TEST = names.RANK_TEST
 LOCAL_RANK_TEST = re.compile(r"local_rank|LOCAL_RANK|local_process_index|gpu_id", re.I)
 DDP_WRAPPERS = frozenset(
     {

@@ -74,6 +74,8 @@ class Facts:
     model_wraps: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
     model_keys: set[str] = field(default_factory=set)
     set_epoch: dict[cst.For, list[str]] = field(default_factory=dict)
+    # gradient accumulation loops: loop -> (model key, the test that decides the step)
+    accumulation: dict[cst.For, tuple[str, str]] = field(default_factory=dict)
     # statements that download data (download=True, from_pretrained): rank 0 goes first
     downloads: set[cst.SimpleStatementLine] = field(default_factory=set)
     main_guard: Optional[cst.If] = None
@@ -108,6 +110,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
         self._existing_wraps: set[str] = set()
         self._module: Optional[cst.Module] = None
         self._bootstrapped = False
+        self._loops: list[cst.For] = []
         self._aliases: list[tuple[str, str, cst.Assign]] = []
         self._uses: dict[str, list[int]] = {}
         self._values_of: dict[str, list[cst.BaseExpression]] = {}  # variable -> assigned values
@@ -157,6 +160,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
 
     # ---------------------------------------------------------------- loops
     def visit_For(self, node: cst.For) -> None:
+        self._loops.append(node)
         if isinstance(node.target, cst.Name) and names.EPOCH_VARIABLE.search(node.target.value):
             if self._epoch_depth == 0:
                 self._epoch_loops.append((node, self._function(), self._class()))
@@ -327,6 +331,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
         self._follow_loader_aliases()
         self._plan_model_wraps()
         self._plan_set_epoch()
+        self._plan_accumulation()
         if self._bootstrapped:
             self.facts.main_guard = None
             self.facts.setup_after = None
@@ -398,6 +403,33 @@ class FactCollector(m.MatcherDecoratableVisitor):
                 self.facts.changes.append(
                     Change(self._loader_lines[key], f"no epoch loop found around {key}: the runtime advances its sampler's epoch on every pass instead")
                 )
+
+    def _plan_accumulation(self) -> None:
+        """A loop that calls backward() every iteration but steps the optimizer only under a
+        ``%`` test accumulates gradients: its other micro-batches should skip DDP's all-reduce."""
+        for loop in self._loops:
+            if not isinstance(loop.body, cst.IndentedBlock):
+                continue
+            statements = list(loop.body.body)
+            if not _find_outside_definitions(loop.body, m.Call(func=m.Attribute(attr=m.Name("backward")))):
+                continue
+            gate = next((s for s in statements if isinstance(s, cst.If) and _steps_under_modulo(s)), None)
+            if gate is None:
+                continue
+            text = code(loop.body)
+            if "no_sync" in text or "sync_gradients" in text:
+                continue
+            assigned = {code(t) for s in statements for t in _targets(s)}
+            used = {n.value for n in findall(gate.test, m.Name())}  # type: ignore[attr-defined]
+            forwarded = [k for k in self.facts.model_keys if any(code(c.func) == k for c in findall(loop.body, m.Call()))]  # type: ignore[attr-defined]
+            model = forwarded[0] if len(forwarded) == 1 else next(iter(self.facts.model_keys)) if len(self.facts.model_keys) == 1 else None
+            if used & assigned or model is None:
+                self.facts.manual.append(ManualItem(
+                    self.line(gate), "gradient accumulation: every micro-batch all-reduces its gradients",
+                    "run the non-stepping micro-batches' forward and backward under model.no_sync() (ddpify.sync_gradients(model, when=<steps now>))",
+                ))
+                continue
+            self.facts.accumulation[loop] = (model, code(gate.test))
 
     def _has_set_epoch(self, loop: cst.For, key: str) -> bool:
         inside = set(findall(loop, m.Call()))
@@ -485,6 +517,13 @@ class FactCollector(m.MatcherDecoratableVisitor):
             ):
                 in_prefix = last_import is None
         self.facts.setup_after = last_import
+
+
+def _steps_under_modulo(gate: cst.If) -> bool:
+    """``if (i + 1) % accumulate == 0: optimizer.step()``."""
+    return bool(findall(gate.test, m.BinaryOperation(operator=m.Modulo()))) and bool(
+        findall(gate.body, m.Call(func=m.Attribute(attr=m.Name("step"))))
+    )
 
 
 def _downloads(call: cst.Call) -> bool:

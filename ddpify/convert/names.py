@@ -69,6 +69,8 @@ EPOCH_VARIABLE = re.compile(r"epoch|^ep$|^e$", re.I)
 EVAL_LOADER = re.compile(r"val|test|eval|dev(?!ice)", re.I)
 TRAIN_LOADER = re.compile(r"train", re.I)
 LOCAL_RANK_FLAGS = ("--local_rank", "--local-rank")
+# Tests that select one process: `rank == 0`, `is_main_process()`, `args.local_rank in [-1, 0]`...
+RANK_TEST = re.compile(r"rank|is_main_process|is_master|master_process|main_process|is_primary|gpu_id\s*==\s*0|global_zero", re.I)
 
 
 def is_optimizer(qualified: set[str]) -> bool:

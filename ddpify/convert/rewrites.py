@@ -198,3 +198,14 @@ def downloaded_once(statement: cst.SimpleStatementLine) -> cst.With:
         leading_lines=statement.leading_lines,
         body=block.body.with_changes(body=[statement.with_changes(leading_lines=())]),
     )
+
+
+def synced_accumulation(loop: cst.For, model: str, when: str) -> cst.For:
+    """Gradient accumulation: the loop body runs under ``ddpify.sync_gradients(model, when=...)``,
+    ``when`` being the test that decides the optimizer step, so the other micro-batches skip
+    DDP's all-reduce (``no_sync``)."""
+    assert isinstance(loop.body, cst.IndentedBlock)
+    block = snippets.statement("sync_gradients", rt=RT, model=model, when=when)
+    assert isinstance(block, cst.With) and isinstance(block.body, cst.IndentedBlock)
+    inner = block.with_changes(body=block.body.with_changes(body=loop.body.body))
+    return loop.with_changes(body=loop.body.with_changes(body=[inner]))

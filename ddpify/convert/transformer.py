@@ -34,6 +34,7 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         self.manual: list[ManualItem] = list(facts.manual)
         self._before: dict[cst.CSTNode, list[cst.BaseStatement]] = {}
         self._after: dict[cst.CSTNode, list[cst.BaseStatement]] = {}
+        self._tests: list[str] = []  # tests of the enclosing ifs
         self._plan_insertions()
 
     # ---------------------------------------------------------------- helpers
@@ -74,6 +75,11 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         return cst.FlattenSentinel([*before, *kept, *after])
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
+        accumulation = self.facts.accumulation.get(original_node)
+        if accumulation is not None:
+            model, when = accumulation
+            self.note(original_node, f"gradient accumulation: micro-batches that do not step skip the all-reduce (ddpify.sync_gradients({model}, when={when}))")
+            updated_node = rewrites.synced_accumulation(updated_node, model, when)
         keys = self.facts.set_epoch.get(original_node)
         if not keys or not isinstance(updated_node.body, cst.IndentedBlock):
             if keys:
@@ -86,7 +92,11 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
             self.note(original_node, f"reshuffle {key} every epoch: ddpify.set_epoch({key}, {epoch})")
         return rewrites.with_set_epoch(updated_node, keys)
 
+    def visit_If(self, node: cst.If) -> None:
+        self._tests.append(code(node.test))
+
     def leave_If(self, original_node: cst.If, updated_node: cst.If) -> Union[cst.If, cst.RemovalSentinel]:
+        self._tests.pop()
         if original_node is self.facts.main_guard and isinstance(updated_node.body, cst.IndentedBlock):
             block = snippets.statement("distributed_block", rt=RT)
             assert isinstance(block, cst.With)
@@ -247,6 +257,10 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
 
     def _checkpoint(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
         if qualified & names.TORCH_SAVE:
+            if any(names.RANK_TEST.search(test) for test in self._tests):
+                # ddpify.save waits for every rank: behind a rank test it would hang the others
+                self.note(original, "torch.save already behind a rank test: left as it is")
+                return None
             self.note(original, "torch.save → ddpify.save: written once by rank 0 (atomically), the other ranks wait for it")
             return rewrites.rank_zero_save(updated)
         if qualified & names.TORCH_LOAD:

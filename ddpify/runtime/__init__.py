@@ -11,7 +11,7 @@ the DDP-correct thing under ``torchrun``.
 from ._data import EpochDataLoader, distributed_loader, set_epoch
 from ._env import Env, detect_env
 from ._io import NullObject, load, print, rank_zero, save
-from ._model import load_state_dict, prepare_model, unwrap
+from ._model import load_state_dict, prepare_model, sync_gradients, unwrap
 from ._process_group import (
     barrier,
     device,
@@ -45,6 +45,7 @@ __all__ = [
     "EpochDataLoader",
     "set_epoch",
     "prepare_model",
+    "sync_gradients",
     "unwrap",
     "load_state_dict",
     "save",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
@@ -78,3 +79,19 @@ def load_state_dict(model: nn.Module, state_dict: Mapping[str, Any], strict: boo
         consume_prefix_in_state_dict_if_present(copy, _DDP_PREFIX)
         state_dict = copy
     return target.load_state_dict(state_dict, strict=strict)
+
+
+@contextlib.contextmanager
+def sync_gradients(model: nn.Module, when: bool) -> Iterator[None]:
+    """Gradient accumulation: run a micro-batch's forward and backward inside this, with
+    ``when`` true only on the micro-batch that steps the optimizer.
+
+    On the others DDP's ``no_sync()`` skips the all-reduce, so gradients accumulate locally
+    and are averaged once per optimizer step instead of once per micro-batch (same result,
+    a fraction of the communication). Not distributed, or ``when`` true: plain execution.
+    """
+    if not when and isinstance(model, DistributedDataParallel):
+        with model.no_sync():
+            yield
+    else:
+        yield

@@ -83,12 +83,16 @@ def test_converted_example_without_launcher_matches_original(name: str, tmp_path
 
 
 @pytest.mark.torchrun
-def test_two_ranks_end_where_one_process_ends(tmp_path: Path) -> None:
+@pytest.mark.parametrize("script_name", ["equivalence_train.py", "equivalence_accumulation.py"])
+def test_two_ranks_end_where_one_process_ends(script_name: str, tmp_path: Path) -> None:
     """No shuffle, dropout or BatchNorm: DDP with the global batch split over 2 ranks must
-    reproduce the single-process run's parameters."""
-    script = DATA / "equivalence_train.py"
+    reproduce the single-process run's parameters (also with gradient accumulation, where the
+    non-stepping micro-batches skip the all-reduce)."""
+    script = DATA / script_name
     converted = tmp_path / "equivalence_ddp.py"
     converted.write_text(convert_source(script.read_text()).output)
+    if "accumulation" in script_name:
+        assert "ddpify.sync_gradients(model, when=" in converted.read_text()
     single, double = tmp_path / "single", tmp_path / "double"
     single.mkdir()
     double.mkdir()
