@@ -69,6 +69,9 @@ EPOCH_VARIABLE = re.compile(r"epoch|^ep$|^e$", re.I)
 EVAL_LOADER = re.compile(r"val|test|eval|dev(?!ice)", re.I)
 TRAIN_LOADER = re.compile(r"train", re.I)
 LOCAL_RANK_FLAGS = ("--local_rank", "--local-rank")
+# `local_rank == 0`, `args.local_rank in [-1, 0]`, `local_rank <= 0`, `not args.local_rank`: meant
+# as "the main process", but true once per node.
+LOCAL_MAIN_TEST = re.compile(r"^(not\s+[\w.]*local_rank|[\w.\[\]'\"]*local_rank[\w'\"\]]*\s*(==\s*0|<=\s*0|in\s*[\[(]\s*-1\s*,\s*0\s*[\])]|in\s*[\[(]\s*0\s*,\s*-1\s*[\])]))$", re.I)
 # Tests that select one process: `rank == 0`, `is_main_process()`, `args.local_rank in [-1, 0]`...
 RANK_TEST = re.compile(r"rank|is_main_process|is_master|master_process|main_process|is_primary|gpu_id\s*==\s*0|global_zero", re.I)
 

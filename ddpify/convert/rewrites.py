@@ -209,3 +209,9 @@ def synced_accumulation(loop: cst.For, model: str, when: str) -> cst.For:
     assert isinstance(block, cst.With) and isinstance(block.body, cst.IndentedBlock)
     inner = block.with_changes(body=block.body.with_changes(body=loop.body.body))
     return loop.with_changes(body=loop.body.with_changes(body=[inner]))
+
+
+def main_process_guard(guard: cst.If) -> cst.If:
+    """``if args.local_rank in [-1, 0]:`` → ``if ddpify.is_main_process():`` — the global rank,
+    so a multi-node run saves and logs once, not once per node."""
+    return guard.with_changes(test=snippets.expression("main_process_test", rt=RT))

@@ -103,6 +103,9 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
             self.note(original_node, "run the __main__ block inside ddpify.distributed(): process group set up, torn down also on errors")
             wrapped = block.with_changes(body=updated_node.body)
             return updated_node.with_changes(body=cst.IndentedBlock(body=[wrapped]))
+        if names.LOCAL_MAIN_TEST.match(code(original_node.test)):
+            self.note(original_node, f"`{code(original_node.test)}` is true once per node: the guard now tests ddpify.is_main_process()")
+            updated_node = rewrites.main_process_guard(updated_node)
         if not updated_node.body.body and original_node.body.body:
             if updated_node.orelse is None:
                 return cst.RemoveFromParent()
