@@ -19,16 +19,17 @@ from ddpify.findings import ConversionResult
 
 
 def convert_source(source: str, *, per_process_batch: bool = False, filename: str = "<string>",
-                   standalone: bool = False) -> ConversionResult:
+                   standalone: bool = False, annotate: bool = False) -> ConversionResult:
     """Rewrite a single-GPU training script for DDP.
 
     A script with no training code (no DataLoader, no optimizer) comes back unchanged, byte
     for byte. Raises :class:`DdpifyError` for input that does not parse. ``standalone`` embeds
     the runtime helpers the output uses instead of importing ddpify; input that already
-    carries such a block stays standalone (see :mod:`ddpify.standalone`).
+    carries such a block stays standalone (see :mod:`ddpify.standalone`). ``annotate`` puts each
+    item that needs a human above its statement as a ``# ddpify:`` comment.
     """
     if standalone or embedding.is_standalone(source):
-        plain = convert_source(embedding.unembed(source), per_process_batch=per_process_batch, filename=filename)
+        plain = convert_source(embedding.unembed(source), per_process_batch=per_process_batch, filename=filename, annotate=annotate)
         return dataclasses.replace(plain, source=source, output=embedding.embed(plain.output))
     module = parse(source, filename)  # refuse broken input even when there is nothing to do
     if not names.may_have_training_code(source):  # no metadata pass for library code
@@ -39,7 +40,7 @@ def convert_source(source: str, *, per_process_batch: bool = False, filename: st
     facts = collector.facts
     if not facts.has_training_code:
         return ConversionResult(source, source)
-    transformer = ConvertTransformer(facts, per_process_batch=per_process_batch)
+    transformer = ConvertTransformer(facts, per_process_batch=per_process_batch, annotate=annotate)
     converted = wrapper.visit(transformer)
     if converted.code != source:
         context = CodemodContext()

@@ -46,18 +46,19 @@ def main() -> None:
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff and write nothing.")
 @click.option("--per-process-batch", is_flag=True, help="Keep each loader's batch size per process (effective batch x world size) instead of splitting the global batch.")
 @click.option("--standalone", is_flag=True, help="Embed the runtime helpers the result uses, so it needs only torch (no ddpify).")
+@click.option("--annotate", is_flag=True, help="Also write each item that needs a human as a '# ddpify:' comment above its line.")
 @click.option("-q", "--quiet", is_flag=True, help="No report on stderr.")
-def convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, per_process_batch: bool, standalone: bool, quiet: bool) -> None:
+def convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, per_process_batch: bool, standalone: bool, annotate: bool, quiet: bool) -> None:
     """Convert SRC (a file, or - for stdin) for DistributedDataParallel."""
     try:
-        _convert(src, output, in_place, show_diff, per_process_batch, quiet, standalone)
+        _convert(src, output, in_place, show_diff, per_process_batch, quiet, standalone, annotate)
     except DdpifyError as error:
         click.echo(f"ddpify: error: {error}", err=True)
         sys.exit(error.exit_code)
 
 
 def _convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, per_process_batch: bool, quiet: bool,
-             standalone: bool = False) -> None:
+             standalone: bool = False, annotate: bool = False) -> None:
     from ddpify import source_io
     from ddpify.api import convert_source
     from ddpify.report import conversion_report
@@ -75,7 +76,7 @@ def _convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, 
         source_name = src
         if output is not None and _same_file(path, output):
             raise DdpifyError(f"{output}: output is the input file; use --in-place to rewrite it")
-    result = convert_source(source.text, per_process_batch=per_process_batch, filename=source_name, standalone=standalone)
+    result = convert_source(source.text, per_process_batch=per_process_batch, filename=source_name, standalone=standalone, annotate=annotate)
     target = src if in_place else str(output) if output is not None else "<stdout>"
     if show_diff:
         sys.stdout.write("".join(difflib.unified_diff(

@@ -446,7 +446,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
                 self.facts.manual.append(
                     ManualItem(
                         self.line(optimizer),
-                        f"model {key} is trained here but built outside this function",
+                        f"{key} is trained here but built outside this function",
                         f"wrap it where it is built: {key} = ddpify.prepare_model({key})",
                     )
                 )

@@ -26,10 +26,11 @@ _NodeOrRemoval = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
 class ConvertTransformer(m.MatcherDecoratableTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
 
-    def __init__(self, facts: Facts, *, per_process_batch: bool = False) -> None:
+    def __init__(self, facts: Facts, *, per_process_batch: bool = False, annotate: bool = False) -> None:
         super().__init__()
         self.facts = facts
         self.per_process_batch = per_process_batch
+        self.annotate = annotate
         self.changes: list[Change] = list(facts.changes)
         self.manual: list[ManualItem] = list(facts.manual)
         self._before: dict[cst.CSTNode, list[cst.BaseStatement]] = {}
@@ -58,6 +59,8 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
     # ---------------------------------------------------------------- statements
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> _NodeOrRemoval:  # type: ignore[override]
         result = super().on_leave(original_node, updated_node)
+        if self.annotate and isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            result = self._annotated(original_node, result)
         before = self._before.get(original_node, [])
         after = self._after.get(original_node, [])
         if not before and not after:
@@ -73,6 +76,19 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         elif isinstance(result, cst.CSTNode):
             kept = [result]
         return cst.FlattenSentinel([*before, *kept, *after])
+
+    def _annotated(self, original_node: cst.CSTNode, statement: cst.BaseStatement) -> cst.BaseStatement:
+        """``# ddpify: why -> what to do`` above the statement an item is about (once)."""
+        line = self.line(original_node)
+        present = {c.comment.value for c in statement.leading_lines if c.comment is not None}
+        comments = [
+            cst.EmptyLine(comment=cst.Comment(text))
+            for text in dict.fromkeys(f"# ddpify: {item.why} -> {item.todo}" for item in self.manual if item.line == line)
+            if text not in present
+        ]
+        if not comments:
+            return statement
+        return statement.with_changes(leading_lines=[*statement.leading_lines, *comments])
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
         accumulation = self.facts.accumulation.get(original_node)
