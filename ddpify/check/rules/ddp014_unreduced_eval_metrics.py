@@ -1,0 +1,232 @@
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+import libcst.matchers as m
+
+from ddpify.check import helpers_b as hb
+from ddpify.check.rule import Invalid, Rule
+from ddpify.convert import names
+from ddpify.convert.facts import code, is_simple_reference
+
+SAMPLER = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
+# Accumulators of an evaluation: `correct += ...`, `total += ...`, `val_loss += ...`.
+METRIC = re.compile(r"correct|total|loss|acc|hit|count|err|samples|metric|score|^n_|^num_|_sum$|^sum_", re.I)
+METER = re.compile(r"meter|loss|acc|top\d|metric|score|err", re.I)
+_TRAINING_CALLS = frozenset({"backward", "step", "zero_grad"})
+
+
+class UnreducedEvalMetrics(Rule):
+    code = "DDP014"
+    name = "unreduced-eval-metrics"
+    message = (
+        "evaluation loop over a DistributedSampler-sharded loader accumulates metrics, and nothing in "
+        "the script reduces them across ranks: every rank reports the score of its own shard"
+    )
+    severity = "warning"
+    why = (
+        "A DistributedSampler gives each rank 1/N of the evaluation set, so `correct / total` computed "
+        "in the loop is the accuracy of one shard; rank 0 prints and acts on it (best checkpoint, early "
+        "stopping) as if it were the whole set, and every rank may decide differently. Sum the counts "
+        "across ranks before dividing (`dist.all_reduce` of a `[correct, total]` tensor, as "
+        "pytorch/examples imagenet/main.py's `AverageMeter.all_reduce` and Horovod's `metric_average` "
+        "do) and never average per-rank means; or evaluate the full set on every rank, unsharded, as "
+        "ddpify's converter does. The rule looks for a loop over a loader whose sampler is a "
+        "DistributedSampler (or a `ddpify.distributed_loader`), directly or through a function "
+        "parameter, with no backward/step inside and `+=` into correct/total/loss-like names, in a file "
+        "that calls no all_reduce/reduce/all_gather/gather. Report only: where to reduce is a decision."
+    )
+    valid = (
+        """\
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+val_loader = DataLoader(val_set, batch_size=64, sampler=DistributedSampler(val_set, shuffle=False))
+correct = total = 0
+for x, y in val_loader:
+    correct += (model(x).argmax(1) == y).sum().item()
+    total += y.numel()
+counts = torch.tensor([correct, total], dtype=torch.float64)
+dist.all_reduce(counts)
+accuracy = (counts[0] / counts[1]).item()
+""",
+        """\
+import torch
+import ddpify.runtime as ddpify
+from torch.utils.data import DataLoader
+
+
+def accuracy(model, loader):
+    hits = total = 0
+    with torch.no_grad():
+        for x, y in loader:
+            hits += (model(x).argmax(dim=1) == y).sum().item()
+            total += y.numel()
+    return hits / total
+
+
+train_loader = ddpify.distributed_loader(train_set, batch_size=32, shuffle=True)
+val_loader = DataLoader(val_set, batch_size=64, shuffle=False)  # every rank evaluates the full set
+ddpify.print(f"val acc {accuracy(model, val_loader):.3f}")
+""",
+        """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+train_loader = DataLoader(train_set, batch_size=32, sampler=DistributedSampler(train_set))
+total_loss = 0.0
+for x, y in train_loader:  # a training loop: its loss is this rank's running loss
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total_loss += loss.item()
+""",
+    )
+    invalid = (
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+
+
+def evaluate(model, loader):
+    correct, total = 0, 0
+    with torch.no_grad():
+        for images, labels in loader:
+            correct += (model(images).argmax(1) == labels).sum().item()
+            total += labels.size(0)
+    return correct / total
+
+
+val_sampler = DistributedSampler(val_set, shuffle=False)
+val_loader = DataLoader(val_set, batch_size=64, sampler=val_sampler)
+if dist.get_rank() == 0:
+    print("val acc", evaluate(model, val_loader))
+"""
+        ),
+        Invalid(
+            """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+test_loader = DataLoader(test_set, batch_size=64, sampler=DistributedSampler(test_set))
+test_loss = 0.0
+for x, y in test_loader:
+    test_loss += criterion(model(x), y).item()
+print(test_loss / len(test_loader))
+"""
+        ),
+    )
+
+    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(file)
+        self._training_functions: set[str] = set()  # functions of the file that call backward/step
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if hb.has_reduction(self, node):
+            return
+        sharded = self._sharded_loaders(node)
+        if not sharded:
+            return
+        parameters = self._sharded_parameters(node, sharded)
+        self._training_functions = {
+            f.name.value  # type: ignore[attr-defined]
+            for f in hb.nodes(node, cst.FunctionDef)
+            if any(hb.callee_name(c) in _TRAINING_CALLS for c in m.findall(f, m.Call(func=m.Attribute())))  # type: ignore[arg-type]
+        }
+        for loop in hb.nodes(node, cst.For):
+            loader = self._sharded_iterable(loop, sharded, parameters)
+            if loader is not None and self._is_metric_loop(loop):
+                self.report(
+                    loop,
+                    f"evaluation loop over {loader} accumulates metrics of this rank's shard only, and nothing in "
+                    "the script reduces them across ranks: sum the counts with dist.all_reduce before dividing",
+                )
+
+    # ------------------------------------------------------------ which loaders are sharded
+    def _sharded_loaders(self, module: cst.Module) -> set[str]:
+        samplers: set[str] = set()
+        loaders: set[str] = set()
+        statements = [s for s in hb.nodes(module, cst.Assign) if isinstance(s.value, cst.Call)]
+        for assign in statements:
+            if self.qualified(assign.value) & SAMPLER:
+                samplers.update(code(t.target) for t in assign.targets if is_simple_reference(t.target))
+        for assign in statements:
+            call = assign.value
+            assert isinstance(call, cst.Call)
+            if self._is_sharded_loader(call, samplers):
+                loaders.update(code(t.target) for t in assign.targets if is_simple_reference(t.target))
+        return loaders
+
+    def _is_sharded_loader(self, call: cst.Call, samplers: set[str]) -> bool:
+        if hb.runtime_function(self, call) == "distributed_loader":
+            return True
+        if not self.qualified(call) & names.DATALOADER:
+            return False
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "sampler":
+                if isinstance(arg.value, cst.Call) and self.qualified(arg.value) & SAMPLER:
+                    return True
+                return code(arg.value) in samplers
+        return False
+
+    def _sharded_parameters(self, module: cst.Module, sharded: set[str]) -> set[tuple[cst.FunctionDef, str]]:
+        """(function, parameter) pairs that some call site passes a sharded loader to."""
+        functions: dict[str, list[cst.FunctionDef]] = {}
+        for function in hb.nodes(module, cst.FunctionDef):
+            functions.setdefault(function.name.value, []).append(function)
+        found: set[tuple[cst.FunctionDef, str]] = set()
+        for call in hb.calls(module):
+            name = hb.callee_name(call)
+            for function in functions.get(name or "", []):
+                params = [*function.params.posonly_params, *function.params.params]
+                offset = 1 if params and params[0].name.value in ("self", "cls") and isinstance(call.func, cst.Attribute) else 0
+                for index, arg in enumerate(call.args):
+                    if arg.star or code(arg.value) not in sharded:
+                        continue
+                    if arg.keyword is not None:
+                        found.add((function, arg.keyword.value))
+                    elif index + offset < len(params):
+                        found.add((function, params[index + offset].name.value))
+        return found
+
+    def _sharded_iterable(
+        self, loop: cst.For, sharded: set[str], parameters: set[tuple[cst.FunctionDef, str]]
+    ) -> Optional[str]:
+        mentioned = {code(n) for n in m.findall(loop.iter, m.Name() | m.Attribute())}
+        for key in sorted(mentioned & sharded):
+            return key
+        function = next((a for a in self.ancestors(loop) if isinstance(a, cst.FunctionDef)), None)
+        if function is not None:
+            for owner, parameter in parameters:
+                if owner is function and parameter in mentioned:
+                    return f"{parameter} (a sharded loader where {function.name.value}() is called)"
+        return None
+
+    # ------------------------------------------------------------ is it an evaluation loop
+    def _is_metric_loop(self, loop: cst.For) -> bool:
+        accumulates = False
+        for call in m.findall(loop.body, m.Call()):
+            assert isinstance(call, cst.Call)
+            name = hb.callee_name(call)
+            if name in self._training_functions or isinstance(call.func, cst.Attribute) and name in _TRAINING_CALLS:
+                return False  # a training loop (also through a step function of this file)
+            if not isinstance(call.func, cst.Attribute):
+                continue
+            if name == "update" and METER.search(code(call.func.value)):  # type: ignore[attr-defined]
+                accumulates = True
+        for augmented in m.findall(loop.body, m.AugAssign(operator=m.AddAssign())):
+            assert isinstance(augmented, cst.AugAssign)
+            target = augmented.target
+            while isinstance(target, cst.Subscript):
+                target = target.value
+            text = target.attr.value if isinstance(target, cst.Attribute) else code(target)
+            if METRIC.search(text):
+                accumulates = True
+        return accumulates

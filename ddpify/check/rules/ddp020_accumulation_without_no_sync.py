@@ -1,0 +1,148 @@
+from __future__ import annotations
+
+import re
+from typing import Optional, Union
+
+import libcst as cst
+import libcst.matchers as m
+
+from ddpify.check import helpers_b as hb
+from ddpify.check.helpers import is_ddp_wrap
+from ddpify.check.rule import Invalid, Rule
+from ddpify.convert import names
+from ddpify.convert.facts import code
+
+_OPTIMIZER_NAME = re.compile(r"(^|[._])(optim\w*|opt|opt_\w+|\w*_opt|\w*optimizer\w*)$", re.I)
+_NOT_OPTIMIZER = re.compile(r"sched|lr_|warmup", re.I)
+Loop = Union[cst.For, cst.While]
+
+
+class AccumulationWithoutNoSync(Rule):
+    code = "DDP020"
+    name = "accumulation-without-no-sync"
+    message = "gradient accumulation without no_sync(): every micro-step's backward all-reduces the gradients"
+    severity = "warning"
+    why = (
+        "Under DDP, each `backward()` launches the gradient all-reduce. With gradient accumulation "
+        "(`optimizer.step()` only every k-th iteration, under `if (i + 1) % k == 0`) the k-1 "
+        "intermediate all-reduces are wasted communication: the result is the same, the step is up to "
+        "k times slower on the network (pytorch/pytorch#43201). Run the forward and backward of the "
+        "non-final micro-steps inside `with model.no_sync():` — both of them: a `no_sync` around the "
+        "backward alone does not help (baidu-baige/LoongForge#163). Reported where an optimizer's "
+        "`step()` sits under an `if` whose test uses `%` inside a loop that calls `backward()` every "
+        "iteration, in a script that wraps a model in DDP and never mentions `no_sync`."
+    )
+    valid = (
+        """\
+import contextlib
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model, device_ids=[rank])
+for i, (x, y) in enumerate(loader):
+    last = (i + 1) % accumulation_steps == 0
+    with contextlib.nullcontext() if last else model.no_sync():
+        loss = criterion(model(x), y) / accumulation_steps
+        loss.backward()
+    if last:
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        """\
+import ddpify.runtime as ddpify
+
+model = ddpify.prepare_model(model)
+for i, (x, y) in enumerate(loader):
+    optimizer.zero_grad()
+    criterion(model(x), y).backward()
+    optimizer.step()
+    if i % 100 == 0:
+        scheduler.step()
+""",
+    )
+    invalid = (
+        Invalid(
+            """\
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model, device_ids=[rank])
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y) / accumulation_steps
+    loss.backward()
+    if (i + 1) % accumulation_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+        ),
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if not any(is_ddp_wrap(self, call) for call in hb.calls(node)):
+            return
+        if self._mentions_no_sync(node):
+            return
+        optimizers = self._optimizers(node)
+        reported: set[cst.If] = set()
+        for call in hb.calls(node):
+            if not self._is_optimizer_step(call, optimizers):
+                continue
+            boundary = self._modulo_if(call)
+            if boundary is None or boundary in reported:
+                continue
+            loop = self._loop_of(boundary)
+            if loop is not None and self._backward_outside(loop, boundary):
+                reported.add(boundary)
+                self.report(
+                    boundary,
+                    f"gradient accumulation (`{code(call)}` only when `{code(boundary.test)}`) without no_sync(): the "
+                    "backward of every micro-step all-reduces gradients; run the non-final micro-steps' forward and "
+                    "backward in `with model.no_sync():`",
+                )
+
+    def _mentions_no_sync(self, module: cst.Module) -> bool:
+        return any(n.value in ("no_sync", "require_backward_grad_sync", "sync_gradients") for n in hb.nodes(module, cst.Name))
+
+    def _optimizers(self, module: cst.Module) -> set[str]:
+        found: set[str] = set()
+        for assign in hb.nodes(module, cst.Assign):
+            if isinstance(assign.value, cst.Call) and names.is_optimizer(self.qualified(assign.value)):
+                found.update(code(t.target) for t in assign.targets)
+        return found
+
+    def _is_optimizer_step(self, call: cst.Call, optimizers: set[str]) -> bool:
+        if hb.callee_name(call) != "step" or not isinstance(call.func, cst.Attribute):
+            return False
+        owner = code(call.func.value)
+        if owner in optimizers:
+            return True
+        if call.args and code(call.args[0].value) in optimizers | {owner}:  # scaler.step(optimizer)
+            return True
+        if call.args and _OPTIMIZER_NAME.search(code(call.args[0].value)) and not _NOT_OPTIMIZER.search(code(call.args[0].value)):
+            return True
+        return bool(_OPTIMIZER_NAME.search(owner)) and not _NOT_OPTIMIZER.search(owner)
+
+    def _modulo_if(self, node: cst.CSTNode) -> Optional[cst.If]:
+        child = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
+                return None
+            if isinstance(ancestor, cst.If) and child is not ancestor.test:
+                if m.findall(ancestor.test, m.BinaryOperation(operator=m.Modulo())):
+                    return ancestor
+            child = ancestor
+        return None
+
+    def _loop_of(self, node: cst.CSTNode) -> Optional[Loop]:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.For, cst.While)):
+                return ancestor
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return None
+        return None
+
+    def _backward_outside(self, loop: Loop, boundary: cst.If) -> bool:
+        for call in m.findall(loop.body, m.Call(func=m.Attribute(attr=m.Name("backward")))):
+            if boundary not in set(self.ancestors(call)):
+                return True
+        return False

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.check import helpers_b as hb
+from ddpify.check.helpers import is_ddp_wrap
+from ddpify.check.rule import Invalid, Rule
+
+
+class FindUnusedParameters(Rule):
+    code = "DDP021"
+    name = "find-unused-parameters"
+    message = (
+        "find_unused_parameters=True makes DDP traverse the autograd graph after every forward: "
+        "drop it unless some parameters really get no gradient, or consider static_graph=True"
+    )
+    severity = "note"
+    why = (
+        "With `find_unused_parameters=True`, DDP walks the autograd graph from the outputs after "
+        "each forward to mark parameters that will get no gradient, so their buckets can be "
+        "reduced anyway. That costs a graph traversal every iteration and prevents some "
+        "communication overlap; when every parameter is used, PyTorch itself warns that the flag "
+        "is unnecessary (cszn/KAIR#103). It is needed only when some parameters are really skipped "
+        "in a forward (otherwise: 'Expected to have finished reduction in the prior iteration', "
+        "pytorch/pytorch#43259). If the set of used parameters does not change between iterations, "
+        "`static_graph=True` gives the same safety after the first iteration without the per-step "
+        "cost. Information only: whether parameters go unused is a property of the model."
+    )
+    valid = (
+        """\
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model, device_ids=[rank])
+""",
+        """\
+import ddpify.runtime as ddpify
+
+model = ddpify.prepare_model(model, static_graph=True)
+gan = ddpify.prepare_model(gan, find_unused_parameters=args.unused)
+""",
+    )
+    invalid = (
+        Invalid(
+            """\
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model, device_ids=[rank], find_unused_parameters=True)
+"""
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not is_ddp_wrap(self, node):
+            return
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "find_unused_parameters" and hb.is_true(arg.value):
+                self.report(arg)

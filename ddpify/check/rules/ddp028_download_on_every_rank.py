@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ddpify.check import helpers_b as hb
+from ddpify.check.helpers import rank_guard
+from ddpify.check.rule import Invalid, Rule
+
+_FIRST = re.compile(r"main_process_first|rank_zero_first|zero_first|master_first|rank0_first|local_main_process_first", re.I)
+_LOCAL_PATH = re.compile(r"""^[rRbBuU]?['"](\.{0,2}/|~|[A-Za-z]:\\)""")
+
+
+class DownloadOnEveryRank(Rule):
+    code = "DDP028"
+    name = "download-on-every-rank"
+    message = "download on every rank at once: concurrent writes to the same files can corrupt the dataset or cache"
+    severity = "warning"
+    why = (
+        "Every process runs the script, so `datasets.CIFAR10(..., download=True)` or "
+        "`AutoModel.from_pretrained(...)` starts N downloads into the same directory at the same time; "
+        "they overwrite each other's partial files and extract over each other, leaving a corrupt "
+        "dataset or cache that fails later or on the next run (pytorch/tutorials#3065 'corrupted "
+        "dataset due to simultaneous downloading'; Lightning-AI/pytorch-lightning#17732). Download on "
+        "one process first: `with ddpify.main_process_first():` runs the block on rank 0, then on the "
+        "others, which find the files in place (Accelerate's `main_process_first`, Fabric's "
+        "`rank_zero_first`). Calls inside a rank guard, such a block, or after a barrier under a rank guard in the same function (the "
+        "'others wait while rank 0 downloads' idiom) are not reported, nor `from_pretrained` of a "
+        "literal local path."
+    )
+    valid = (
+        """\
+import ddpify.runtime as ddpify
+from torchvision import datasets
+
+with ddpify.main_process_first():
+    train_set = datasets.MNIST("data", train=True, download=True)
+""",
+        """\
+import torch.distributed as dist
+from torchvision import datasets
+
+if dist.get_rank() == 0:
+    datasets.CIFAR10("data", download=True)
+dist.barrier()
+train_set = datasets.CIFAR10("data", download=False)
+""",
+        """\
+import torch.distributed as dist
+from transformers import AutoModel
+
+model = AutoModel.from_pretrained("./checkpoints/run1")
+""",
+        """\
+import torch.distributed as dist
+from transformers import AutoModel
+
+if args.local_rank not in [-1, 0]:
+    dist.barrier()  # the others wait while rank 0 downloads
+model = AutoModel.from_pretrained(args.model_name)
+if args.local_rank == 0:
+    dist.barrier()
+""",
+    )
+    invalid = (
+        Invalid(
+            """\
+import torch.distributed as dist
+from torchvision import datasets
+
+train_set = datasets.CIFAR10(root="./data", train=True, download=True)
+"""
+        ),
+        Invalid(
+            """\
+import ddpify.runtime as ddpify
+from transformers import AutoTokenizer
+
+tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+"""
+        ),
+    )
+
+    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(file)
+        # guarded barriers by scope: the "others wait while rank 0 downloads" idiom
+        self._held_back: dict[cst.CSTNode, list[tuple[int, int]]] = {}
+
+    def visit_Module(self, node: cst.Module) -> None:
+        for call in hb.calls(node):
+            if hb.collective(self, call) in ("dist.barrier", "ddpify.barrier") and hb.selecting_rank_guard(self, call) is not None:
+                self._held_back.setdefault(hb.scope_of(self, call), []).append(hb.start(self, call))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if hb.is_true(hb.keyword_value(node, "download")):
+            what = "download=True"
+        elif hb.callee_name(node) == "from_pretrained" and isinstance(node.func, cst.Attribute):
+            first = node.args[0].value if node.args and node.args[0].keyword is None else None
+            if isinstance(first, cst.SimpleString) and _LOCAL_PATH.match(first.value):
+                return
+            what = "from_pretrained"
+        else:
+            return
+        if rank_guard(self, node) is not None or hb.guarded_by_context(self, node, _FIRST):
+            return
+        where = hb.start(self, node)
+        if any(barrier < where for barrier in self._held_back.get(hb.scope_of(self, node), [])):
+            return
+        self.report(node, f"{what} runs on every rank at once: concurrent downloads into one directory can corrupt it; wrap it in `with ddpify.main_process_first():`")
