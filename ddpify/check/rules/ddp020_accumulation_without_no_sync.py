@@ -14,6 +14,9 @@ from ddpify.convert.facts import code
 
 _OPTIMIZER_NAME = re.compile(r"(^|[._])(optim\w*|opt|opt_\w+|\w*_opt|\w*optimizer\w*)$", re.I)
 _NOT_OPTIMIZER = re.compile(r"sched|lr_|warmup", re.I)
+# Ways to skip the all-reduce of non-final micro-steps: DDP's own, ddpify's
+# `with ddpify.sync_gradients(model, when=...)`, Accelerate's `accelerator.accumulate(model)`.
+_SYNC_CONTROL = frozenset({"no_sync", "require_backward_grad_sync", "sync_gradients", "accumulate"})
 Loop = Union[cst.For, cst.While]
 
 
@@ -30,7 +33,8 @@ class AccumulationWithoutNoSync(Rule):
         "non-final micro-steps inside `with model.no_sync():` — both of them: a `no_sync` around the "
         "backward alone does not help (baidu-baige/LoongForge#163). Reported where an optimizer's "
         "`step()` sits under an `if` whose test uses `%` inside a loop that calls `backward()` every "
-        "iteration, in a script that wraps a model in DDP and never mentions `no_sync`."
+        "iteration, in a script that wraps a model in DDP and never mentions `no_sync` (nor `ddpify.sync_gradients`, "
+        "which the converter inserts, nor Accelerate's `accumulate`)."
     )
     valid = (
         """\
@@ -45,6 +49,18 @@ for i, (x, y) in enumerate(loader):
         loss = criterion(model(x), y) / accumulation_steps
         loss.backward()
     if last:
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        """\
+import ddpify.runtime as ddpify
+
+model = ddpify.prepare_model(model)
+for i, (x, y) in enumerate(loader):
+    with ddpify.sync_gradients(model, when=(i + 1) % accumulation_steps == 0):
+        loss = criterion(model(x), y) / accumulation_steps
+        loss.backward()
+    if (i + 1) % accumulation_steps == 0:
         optimizer.step()
         optimizer.zero_grad()
 """,
@@ -101,7 +117,7 @@ for i, (x, y) in enumerate(loader):
                 )
 
     def _mentions_no_sync(self, module: cst.Module) -> bool:
-        return any(n.value in ("no_sync", "require_backward_grad_sync", "sync_gradients") for n in hb.nodes(module, cst.Name))
+        return any(n.value in _SYNC_CONTROL for n in hb.nodes(module, cst.Name))
 
     def _optimizers(self, module: cst.Module) -> set[str]:
         found: set[str] = set()
