@@ -9,7 +9,7 @@ import libcst.matchers as m
 from ddpify.check import helpers_b as hb
 from ddpify.check.helpers import is_ddp_wrap
 from ddpify.check.rule import Invalid, Rule
-from ddpify.convert import names
+from ddpify.convert import names, rewrites
 from ddpify.convert.facts import code
 
 _OPTIMIZER_NAME = re.compile(r"(^|[._])(optim\w*|opt|opt_\w+|\w*_opt|\w*optimizer\w*)$", re.I)
@@ -25,6 +25,7 @@ class AccumulationWithoutNoSync(Rule):
     name = "accumulation-without-no-sync"
     message = "gradient accumulation without no_sync(): every micro-step's backward all-reduces the gradients"
     severity = "warning"
+    fix = "safe"
     why = (
         "Under DDP, each `backward()` launches the gradient all-reduce. With gradient accumulation "
         "(`optimizer.step()` only every k-th iteration, under `if (i + 1) % k == 0`) the k-1 "
@@ -34,7 +35,11 @@ class AccumulationWithoutNoSync(Rule):
         "backward alone does not help (baidu-baige/LoongForge#163). Reported where an optimizer's "
         "`step()` sits under an `if` whose test uses `%` inside a loop that calls `backward()` every "
         "iteration, in a script that wraps a model in DDP and never mentions `no_sync` (nor `ddpify.sync_gradients`, "
-        "which the converter inserts, nor Accelerate's `accumulate`)."
+        "which the converter inserts, nor Accelerate's `accumulate`). The fix is the converter's: the "
+        "loop body runs under `with ddpify.sync_gradients(model, when=<the step test>):`, i.e. "
+        "`no_sync()` on the micro-batches that do not step (same gradients, one all-reduce per step); "
+        "it is offered where the converter can plan it (a `for` loop, one trained model) and the "
+        "step test reads no name the loop body rebinds (`step += 1` would make `when=` stale)."
     )
     valid = (
         """\
@@ -79,14 +84,49 @@ for i, (x, y) in enumerate(loader):
     invalid = (
         Invalid(
             """\
+import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 model = DDP(model, device_ids=[rank])
 for i, (x, y) in enumerate(loader):
     loss = criterion(model(x), y) / accumulation_steps
     loss.backward()
     if (i + 1) % accumulation_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+            """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+import ddpify.runtime as ddpify
+
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model = DDP(model, device_ids=[rank])
+for i, (x, y) in enumerate(loader):
+    with ddpify.sync_gradients(model, when=(i + 1) % accumulation_steps == 0):
+        loss = criterion(model(x), y) / accumulation_steps
+        loss.backward()
+        if (i + 1) % accumulation_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model = DDP(model, device_ids=[rank])
+step = 0
+for x, y in loader:
+    criterion(model(x), y).backward()
+    step += 1
+    if step % accumulation_steps == 0:  # decided by a value the body computes: no automatic fix
         optimizer.step()
         optimizer.zero_grad()
 """
@@ -100,6 +140,7 @@ for i, (x, y) in enumerate(loader):
             return
         optimizers = self._optimizers(node)
         reported: set[cst.If] = set()
+        fixed: set[cst.For] = set()
         for call in hb.calls(node):
             if not self._is_optimizer_step(call, optimizers):
                 continue
@@ -109,12 +150,20 @@ for i, (x, y) in enumerate(loader):
             loop = self._loop_of(boundary)
             if loop is not None and self._backward_outside(loop, boundary):
                 reported.add(boundary)
-                self.report(
-                    boundary,
+                message = (
                     f"gradient accumulation (`{code(call)}` only when `{code(boundary.test)}`) without no_sync(): the "
                     "backward of every micro-step all-reduces gradients; run the non-final micro-steps' forward and "
-                    "backward in `with model.no_sync():`",
+                    "backward in `with model.no_sync():`"
                 )
+                # the converter's own plan for this loop: which model, which test decides the step
+                plan = self.file.facts.accumulation.get(loop) if isinstance(loop, cst.For) else None
+                if plan is not None and _rebound_in(loop, boundary.test):
+                    plan = None  # `when=` is evaluated before the body changes what the test reads
+                if plan is None:
+                    self.report(boundary, message)
+                elif loop not in fixed:
+                    fixed.add(loop)
+                    self.report(loop, message, replacement=rewrites.synced_accumulation(loop, *plan))
 
     def _mentions_no_sync(self, module: cst.Module) -> bool:
         return any(n.value in _SYNC_CONTROL for n in hb.nodes(module, cst.Name))
@@ -162,3 +211,19 @@ for i, (x, y) in enumerate(loader):
             if boundary not in set(self.ancestors(call)):
                 return True
         return False
+
+
+def _rebound_in(loop: Loop, test: cst.BaseExpression) -> bool:
+    """Does the loop body rebind a name the step test reads (``step += 1``, ``i = ...``)?"""
+    read = {n.value for n in m.findall(test, m.Name())}  # type: ignore[attr-defined]
+    bound: set[str] = set()
+    for node in m.findall(loop.body, m.Assign() | m.AugAssign() | m.AnnAssign() | m.NamedExpr() | m.For()):
+        if isinstance(node, cst.Assign):
+            targets: list[cst.CSTNode] = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For)):
+            targets = [node.target]
+        else:
+            continue
+        for target in targets:
+            bound.update(n.value for n in m.findall(target, m.Name()))  # type: ignore[attr-defined]
+    return bool(read & bound)

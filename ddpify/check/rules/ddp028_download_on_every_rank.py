@@ -7,6 +7,7 @@ import libcst as cst
 from ddpify.check import helpers_b as hb
 from ddpify.check.helpers import rank_guard
 from ddpify.check.rule import Invalid, Rule
+from ddpify.convert import rewrites
 
 _FIRST = re.compile(r"main_process_first|rank_zero_first|zero_first|master_first|rank0_first|local_main_process_first", re.I)
 _LOCAL_PATH = re.compile(r"""^[rRbBuU]?['"](\.{0,2}/|~|[A-Za-z]:\\)""")
@@ -17,6 +18,7 @@ class DownloadOnEveryRank(Rule):
     name = "download-on-every-rank"
     message = "download on every rank at once: concurrent writes to the same files can corrupt the dataset or cache"
     severity = "warning"
+    fix = "unsafe"
     why = (
         "Every process runs the script, so `datasets.CIFAR10(..., download=True)` or "
         "`AutoModel.from_pretrained(...)` starts N downloads into the same directory at the same time; "
@@ -27,7 +29,11 @@ class DownloadOnEveryRank(Rule):
         "others, which find the files in place (Accelerate's `main_process_first`, Fabric's "
         "`rank_zero_first`). Calls inside a rank guard, such a block, or after a barrier under a rank guard in the same function (the "
         "'others wait while rank 0 downloads' idiom) are not reported, nor `from_pretrained` of a "
-        "literal local path."
+        "literal local path, nor downloads in a function that rank-guarded code calls (the hand-written "
+        "'rank 0 downloads' idiom). The fix is the converter's: the statement goes under `with "
+        "ddpify.main_process_first():`. It is unsafe because that block has barriers: if the statement "
+        "runs on only some ranks (a caller the linter cannot see), they wait forever. Statements that "
+        "are not plain lines of a block (a loop header, a one-line `if`) are reported without a fix."
     )
     valid = (
         """\
@@ -70,14 +76,46 @@ import torch.distributed as dist
 from torchvision import datasets
 
 train_set = datasets.CIFAR10(root="./data", train=True, download=True)
-"""
+""",
+            """\
+import torch.distributed as dist
+from torchvision import datasets
+import ddpify.runtime as ddpify
+
+with ddpify.main_process_first():
+    train_set = datasets.CIFAR10(root="./data", train=True, download=True)
+""",
         ),
         Invalid(
             """\
 import ddpify.runtime as ddpify
 from transformers import AutoTokenizer
 
-tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+
+def main():
+    # the vocabulary comes from the hub
+    tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+    return tokenizer
+""",
+            """\
+import ddpify.runtime as ddpify
+from transformers import AutoTokenizer
+
+
+def main():
+    # the vocabulary comes from the hub
+    with ddpify.main_process_first():
+        tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+    return tokenizer
+""",
+        ),
+        Invalid(
+            """\
+import torch.distributed as dist
+from torchvision import datasets
+
+for batch in datasets.MNIST("data", train=False, download=True):
+    pass
 """
         ),
     )
@@ -86,9 +124,14 @@ tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
         super().__init__(file)
         # guarded barriers by scope: the "others wait while rank 0 downloads" idiom
         self._held_back: dict[cst.CSTNode, list[tuple[int, int]]] = {}
+        self._guarded_calls: set[str] = set()  # names of functions called under a rank guard
+        self._fixed: set[cst.SimpleStatementLine] = set()
 
     def visit_Module(self, node: cst.Module) -> None:
         for call in hb.calls(node):
+            name = hb.callee_name(call)
+            if name is not None and rank_guard(self, call) is not None:
+                self._guarded_calls.add(name)
             if hb.collective(self, call) in ("dist.barrier", "ddpify.barrier") and hb.selecting_rank_guard(self, call) is not None:
                 self._held_back.setdefault(hb.scope_of(self, call), []).append(hb.start(self, call))
 
@@ -107,4 +150,18 @@ tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
         where = hb.start(self, node)
         if any(barrier < where for barrier in self._held_back.get(hb.scope_of(self, node), [])):
             return
-        self.report(node, f"{what} runs on every rank at once: concurrent downloads into one directory can corrupt it; wrap it in `with ddpify.main_process_first():`")
+        if self._in_guarded_function(node):
+            return
+        message = f"{what} runs on every rank at once: concurrent downloads into one directory can corrupt it; wrap it in `with ddpify.main_process_first():`"
+        statement = next((a for a in self.ancestors(node) if isinstance(a, cst.SimpleStatementLine)), None)
+        if statement is not None and statement in self.file.facts.downloads:  # the converter's own choice
+            if statement not in self._fixed:
+                self._fixed.add(statement)
+                self.report(statement, message, replacement=rewrites.downloaded_once(statement))
+        else:
+            self.report(node, message)
+
+    def _in_guarded_function(self, node: cst.CSTNode) -> bool:
+        """Inside a function that some rank-guarded code calls (``if rank == 0: prepare_data()``):
+        the hand-written "rank 0 downloads" idiom, and a barrier there would hang the others."""
+        return any(isinstance(a, cst.FunctionDef) and a.name.value in self._guarded_calls for a in self.ancestors(node))
