@@ -555,9 +555,12 @@ def _classify_loader(name: Optional[str], shuffle: Optional[cst.BaseExpression])
 
 
 def _targets(statement: cst.CSTNode) -> list[cst.BaseExpression]:
+    """Everything ``statement`` binds: plain, annotated and augmented (``step += 1``) targets."""
     targets: list[cst.BaseExpression] = []
-    for assign in findall(statement, m.Assign() | m.AnnAssign()):
-        if isinstance(assign, cst.Assign):
+    for assign in findall(statement, m.Assign() | m.AnnAssign() | m.AugAssign()):
+        if isinstance(assign, cst.AugAssign):
+            targets.append(assign.target)
+        elif isinstance(assign, cst.Assign):
             for target in assign.targets:
                 if isinstance(target.target, (cst.Tuple, cst.List)):
                     targets.extend(e.value for e in target.target.elements)

@@ -155,6 +155,12 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         return updated_node.with_changes(value=value)
 
     # ---------------------------------------------------------------- expressions
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False  # `import transformer.Models` is a module path, even if a model is called `transformer`
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         model = code(original_node.value)
         if model not in self.facts.model_keys:
