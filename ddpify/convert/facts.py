@@ -76,6 +76,8 @@ class Facts:
     set_epoch: dict[cst.For, list[str]] = field(default_factory=dict)
     # gradient accumulation loops: loop -> (model key, the test that decides the step)
     accumulation: dict[cst.For, tuple[str, str]] = field(default_factory=dict)
+    # arguments that hand a training loader to evaluation code (a loop without backward)
+    unsharded_args: set[cst.Arg] = field(default_factory=set)
     # statements that download data (download=True, from_pretrained): rank 0 goes first
     downloads: set[cst.SimpleStatementLine] = field(default_factory=set)
     main_guard: Optional[cst.If] = None
@@ -106,11 +108,13 @@ class FactCollector(m.MatcherDecoratableVisitor):
         self._loader_lines: dict[str, int] = {}
         self._loader_factories: dict[str, Role] = {}
         self._factory_calls: list[tuple[cst.Call, str]] = []
+        self._method_calls: list[tuple[cst.Call, str]] = []
         self._existing_set_epoch: list[tuple[cst.Call, str]] = []
         self._existing_wraps: set[str] = set()
         self._module: Optional[cst.Module] = None
         self._bootstrapped = False
         self._loops: list[cst.For] = []
+        self._function_defs: list[cst.FunctionDef] = []
         self._aliases: list[tuple[str, str, cst.Assign]] = []
         self._uses: dict[str, list[int]] = {}
         self._values_of: dict[str, list[cst.BaseExpression]] = {}  # variable -> assigned values
@@ -133,6 +137,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
+        self._function_defs.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._functions.pop()
@@ -248,6 +253,8 @@ class FactCollector(m.MatcherDecoratableVisitor):
             self._note_download(node)
         if isinstance(node.func, cst.Name):
             self._factory_calls.append((node, node.func.value))
+        elif m.matches(node.func, m.Attribute(value=m.Name("self"))):
+            self._method_calls.append((node, node.func.attr.value))  # type: ignore[attr-defined]
 
     def _note_download(self, call: cst.Call) -> None:
         statement: Optional[cst.CSTNode] = None
@@ -332,6 +339,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
         self._plan_model_wraps()
         self._plan_set_epoch()
         self._plan_accumulation()
+        self._plan_unsharded_evaluation()
         if self._bootstrapped:
             self.facts.main_guard = None
             self.facts.setup_after = None
@@ -431,6 +439,25 @@ class FactCollector(m.MatcherDecoratableVisitor):
                 continue
             self.facts.accumulation[loop] = (model, code(gate.test))
 
+    def _plan_unsharded_evaluation(self) -> None:
+        """``calc_accuracy(train_loader, model)``: evaluation code (a loop over a loader
+        parameter, no backward, no step) given a *training* loader would score one shard."""
+        evaluators = {f.name.value: _evaluated_parameters(f) for f in self._function_defs}
+        evaluators = {name: params for name, params in evaluators.items() if params}
+        if not evaluators:
+            return
+        train = {key.split(".")[-1] for key, role, _, _ in self._loader_keys if role == "train"}
+        for call, _ in self._factory_calls + self._method_calls:
+            function = call.func.value if isinstance(call.func, cst.Name) else call.func.attr.value  # type: ignore[attr-defined]
+            params = evaluators.get(function)
+            if not params:
+                continue
+            for position, arg in enumerate(call.args):
+                named = arg.keyword.value if arg.keyword is not None else None
+                evaluated = named in params.values() if named else position in params
+                if evaluated and is_simple_reference(arg.value) and code(arg.value).split(".")[-1] in train:
+                    self.facts.unsharded_args.add(arg)
+
     def _has_set_epoch(self, loop: cst.For, key: str) -> bool:
         inside = set(findall(loop, m.Call()))
         return any(call in inside and key in text for call, text in self._existing_set_epoch)
@@ -517,6 +544,24 @@ class FactCollector(m.MatcherDecoratableVisitor):
             ):
                 in_prefix = last_import is None
         self.facts.setup_after = last_import
+
+
+def _evaluated_parameters(function: cst.FunctionDef) -> dict[int, str]:
+    """Positions of the parameters an evaluation function loops over (no backward, no step)."""
+    body = function.body
+    if _find_outside_definitions(body, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step")))):
+        return {}
+    params = [p.name.value for p in function.params.params]
+    if params[:1] == ["self"]:
+        params = params[1:]
+    looped: set[str] = set()
+    for loop in _find_outside_definitions(body, m.For()):
+        iterated = loop.iter  # type: ignore[attr-defined]
+        if isinstance(iterated, cst.Call) and iterated.args:
+            iterated = iterated.args[0].value
+        if isinstance(iterated, cst.Name):
+            looped.add(iterated.value)
+    return {i: name for i, name in enumerate(params) if name in looped}
 
 
 def _steps_under_modulo(gate: cst.If) -> bool:

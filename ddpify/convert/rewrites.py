@@ -215,3 +215,9 @@ def main_process_guard(guard: cst.If) -> cst.If:
     """``if args.local_rank in [-1, 0]:`` → ``if ddpify.is_main_process():`` — the global rank,
     so a multi-node run saves and logs once, not once per node."""
     return guard.with_changes(test=snippets.expression("main_process_test", rt=RT))
+
+
+def unsharded(loader: cst.BaseExpression) -> cst.BaseExpression:
+    """A training loader handed to evaluation code → ``ddpify.unsharded(loader)``: the metric
+    then covers the whole dataset on every rank instead of this rank's shard."""
+    return snippets.expression("unsharded", rt=RT, loader=code(loader))

@@ -174,6 +174,12 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
             return updated_node.with_changes(value=rewrites.unwrapped(original_node.value))
         return updated_node
 
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        if original_node in self.facts.unsharded_args:
+            self.note(original_node, f"{code(original_node.value)} is evaluated here: passed unsharded (ddpify.unsharded) so the metric covers all the data on every rank")
+            return updated_node.with_changes(value=rewrites.unsharded(updated_node.value))
+        return updated_node
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         qualified = self.qualified(original_node)
         for rewrite in (

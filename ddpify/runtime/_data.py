@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
+import os
 import random
 import sys
 import warnings
@@ -19,6 +20,7 @@ from torch.utils.data import DataLoader, IterableDataset, Sampler
 from torch.utils.data.distributed import DistributedSampler
 
 from . import _seed
+from ._env import detect_env
 from ._process_group import is_main_process, rank, world_size
 
 __all__ = ["EpochDataLoader", "ShardedSampler", "ShardedBatchSampler", "distributed_loader", "set_epoch"]
@@ -252,7 +254,38 @@ def distributed_loader(*args: Any, per_process_batch: bool = False, **kwargs: An
         else:
             arguments["sampler"] = ShardedSampler(sampler, world, this_rank)
 
-    return EpochDataLoader(**arguments)
+    _cap_workers(arguments)
+    loader = EpochDataLoader(**arguments)
+    loader.single_process_arguments = (args, kwargs)
+    return loader
+
+
+def _cap_workers(arguments: dict[str, Any]) -> None:
+    """``num_workers`` is per process: N processes with ``os.cpu_count()`` workers each would
+    oversubscribe the node N times. Cap it at this process's share of the cores."""
+    workers = arguments.get("num_workers", _default("num_workers"))
+    cores = os.cpu_count() or 1
+    share = max(1, cores // max(1, detect_env().local_world_size))
+    if workers > share:
+        arguments["num_workers"] = share
+        _print_once(f"ddpify: num_workers {workers} -> {share} per process ({cores} cores shared by the processes of this node)")
+
+
+def unsharded(loader: Any) -> Any:
+    """The same loader without the distributed sampler: every rank iterates the whole dataset.
+
+    For evaluation code that runs over a *training* loader (accuracy on the training set): its
+    metrics then cover the full data and agree on every rank, like ddpify's unsharded evaluation
+    loaders. Built once per loader; a plain loader is returned as it is.
+    """
+    original = getattr(loader, "single_process_arguments", None)
+    if original is None:
+        return loader
+    plain = getattr(loader, "_unsharded", None)
+    if plain is None:
+        args, kwargs = original
+        plain = loader._unsharded = DataLoader(*args, **kwargs)
+    return plain
 
 
 def set_epoch(loader: Any, epoch: int) -> None:

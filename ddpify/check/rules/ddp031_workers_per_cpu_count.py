@@ -38,7 +38,8 @@ class WorkersPerCpuCount(Rule):
         "`os.cpu_count() // int(os.environ.get(\"LOCAL_WORLD_SIZE\", 1))`, as pytorch/examples "
         "imagenet/main.py divides `workers` by the GPUs per node (Horovod likewise sets "
         "`torch.set_num_threads(1)`). Reported for a loader's num_workers taken from a CPU count "
-        "(directly or through a variable) with no division by the processes per node."
+        "(directly or through a variable) with no division by the processes per node. "
+        "`ddpify.distributed_loader` caps num_workers at the process's share of the cores by itself."
     )
     valid = (
         """\
@@ -54,15 +55,22 @@ from torch.utils.data import DataLoader
 
 loader = DataLoader(train_set, batch_size=64, num_workers=4)
 """,
+        """\
+import os
+import ddpify.runtime as ddpify
+
+loader = ddpify.distributed_loader(train_set, batch_size=64, num_workers=os.cpu_count())  # capped at run time
+""",
     )
     invalid = (
         Invalid(
             """\
 import os
-import ddpify.runtime as ddpify
+import torch.distributed as dist
+from torch.utils.data import DataLoader
 
 workers = os.cpu_count()
-loader = ddpify.distributed_loader(train_set, batch_size=64, shuffle=True, num_workers=workers)
+loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=workers)
 """
         ),
         Invalid(
@@ -85,7 +93,7 @@ loader = DataLoader(train_set, batch_size=64, num_workers=multiprocessing.cpu_co
             self._values[target] = [s.value for s in statements]
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not (self.qualified(node) & names.DATALOADER or hb.runtime_function(self, node) == "distributed_loader"):
+        if not self.qualified(node) & names.DATALOADER:  # ddpify.distributed_loader caps it itself
             return
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "num_workers":
