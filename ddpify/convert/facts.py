@@ -114,6 +114,8 @@ class FactCollector(m.MatcherDecoratableVisitor):
         self._module: Optional[cst.Module] = None
         self._bootstrapped = False
         self._loops: list[cst.For] = []
+        self._loop_depth = 0
+        self._moves_in_loops: list[cst.Call] = []  # x.cpu() / x.to(...) / x.cuda() inside loops
         self._function_defs: list[cst.FunctionDef] = []
         self._aliases: list[tuple[str, str, cst.Assign]] = []
         self._uses: dict[str, list[int]] = {}
@@ -166,12 +168,20 @@ class FactCollector(m.MatcherDecoratableVisitor):
     # ---------------------------------------------------------------- loops
     def visit_For(self, node: cst.For) -> None:
         self._loops.append(node)
+        self._loop_depth += 1
         if isinstance(node.target, cst.Name) and names.EPOCH_VARIABLE.search(node.target.value):
             if self._epoch_depth == 0:
                 self._epoch_loops.append((node, self._function(), self._class()))
             self._epoch_depth += 1
 
+    def visit_While(self, node: cst.While) -> None:
+        self._loop_depth += 1
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._loop_depth -= 1
+
     def leave_For(self, original_node: cst.For) -> None:
+        self._loop_depth -= 1
         if isinstance(original_node.target, cst.Name) and names.EPOCH_VARIABLE.search(
             original_node.target.value
         ):
@@ -251,6 +261,8 @@ class FactCollector(m.MatcherDecoratableVisitor):
             self.facts.uses_torch_distributed = True
         if _downloads(node):
             self._note_download(node)
+        if self._loop_depth and m.matches(node.func, m.Attribute(attr=m.Name("cpu") | m.Name("to") | m.Name("cuda"))):
+            self._moves_in_loops.append(node)
         if isinstance(node.func, cst.Name):
             self._factory_calls.append((node, node.func.value))
         elif m.matches(node.func, m.Attribute(value=m.Name("self"))):
@@ -340,6 +352,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
         self._plan_set_epoch()
         self._plan_accumulation()
         self._plan_unsharded_evaluation()
+        self._report_moves_after_wrap()
         if self._bootstrapped:
             self.facts.main_guard = None
             self.facts.setup_after = None
@@ -438,6 +451,21 @@ class FactCollector(m.MatcherDecoratableVisitor):
                 ))
                 continue
             self.facts.accumulation[loop] = (model, code(gate.test))
+
+    def _report_moves_after_wrap(self) -> None:
+        """``model.cpu()`` ... ``model.to(device)`` inside the training loop (often around a
+        checkpoint): the wrap comes before the loop, and DDP's gradient buckets stay on the
+        device it was wrapped on."""
+        wrapped = {key for key, _, _ in self.facts.model_wraps}
+        for call in self._moves_in_loops:
+            receiver = call.func.value  # type: ignore[attr-defined]
+            while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+                receiver = receiver.func.value  # model.eval().cpu(): the chain's start
+            if code(receiver) in wrapped:
+                self.facts.manual.append(ManualItem(
+                    self.line(call), f"{code(receiver)} is moved between devices after the DDP wrap",
+                    f"keep it on its device: save ddpify.unwrap({code(receiver)}).state_dict() directly (load with map_location)",
+                ))
 
     def _plan_unsharded_evaluation(self) -> None:
         """``calc_accuracy(train_loader, model)``: evaluation code (a loop over a loader
