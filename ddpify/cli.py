@@ -7,6 +7,7 @@ answer instantly.
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -14,7 +15,7 @@ from typing import Optional
 import click
 
 from ddpify import __version__
-from ddpify.errors import DdpifyError
+from ddpify.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, DdpifyError
 
 EXIT_CODES_HELP = "Exit codes: 0 done, 2 bad input or usage, 3 internal error (nothing written on 2 or 3)."
 
@@ -41,7 +42,7 @@ def main() -> None:
 
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("src", type=str)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the result here (default: stdout).")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the result here (default: stdout).")
 @click.option("--in-place", is_flag=True, help="Rewrite SRC itself.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff and write nothing.")
 @click.option("--per-process-batch", is_flag=True, help="Keep each loader's batch size per process (effective batch x world size) instead of splitting the global batch.")
@@ -55,6 +56,19 @@ def convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, p
     except DdpifyError as error:
         click.echo(f"ddpify: error: {error}", err=True)
         sys.exit(error.exit_code)
+    except BrokenPipeError:  # `ddpify train.py | head`: the reader left, not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
+    except RecursionError:  # libcst recurses per nesting level / operand of a long operator chain
+        click.echo(f"ddpify: error: {src}: code nested too deeply for ddpify's parser (e.g. an operator chain of "
+                   f"hundreds of operands); nothing written", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except Exception as error:  # never a traceback: one line, exit 3, nothing written (writes come last)
+        if os.environ.get("DDPIFY_DEBUG"):
+            raise
+        click.echo(f"ddpify: internal error: {src}: {error.__class__.__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+                   f"; nothing written. This is a ddpify bug (DDPIFY_DEBUG=1 shows the traceback)", err=True)
+        sys.exit(EXIT_INTERNAL)
 
 
 def _convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, per_process_batch: bool, quiet: bool,
@@ -67,6 +81,8 @@ def _convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, 
         raise DdpifyError("--in-place rewrites SRC itself: it cannot be combined with -o or stdin")
     if show_diff and (output is not None or in_place):
         raise DdpifyError("--diff writes nothing: it cannot be combined with -o or --in-place")
+    if output is not None and output.is_dir():
+        raise DdpifyError(f"{output}: is a directory; -o takes the output file's name")
     if src == "-":
         source = source_io.decode(sys.stdin.buffer.read(), "<stdin>")
         source_name = "<stdin>"
@@ -78,6 +94,7 @@ def _convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, 
             raise DdpifyError(f"{output}: output is the input file; use --in-place to rewrite it")
     result = convert_source(source.text, per_process_batch=per_process_batch, filename=source_name, standalone=standalone, annotate=annotate)
     target = src if in_place else str(output) if output is not None else "<stdout>"
+    report = "" if quiet else conversion_report(result, source_name, target)  # before writing: nothing can fail after
     if show_diff:
         sys.stdout.write("".join(difflib.unified_diff(
             result.source.splitlines(keepends=True), result.output.splitlines(keepends=True),
@@ -90,13 +107,13 @@ def _convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, 
     else:
         sys.stdout.buffer.write(source_io.encode(source, result.output))
         sys.stdout.flush()
-    if not quiet:
-        click.echo(conversion_report(result, source_name, target), err=True, nl=False)
+    if report:
+        click.echo(report, err=True, nl=False)
 
 
 def _same_file(a: Path, b: Path) -> bool:
     try:
-        return b.exists() and a.resolve() == b.resolve()
+        return b.exists() and (a.resolve() == b.resolve() or os.path.samefile(a, b))  # symlinks, hard links
     except OSError:
         return False
 

@@ -39,7 +39,12 @@ def decode(data: bytes, name: str) -> SourceFile:
 
 
 def encode(source: SourceFile, text: str) -> bytes:
-    return (b"\xef\xbb\xbf" if source.bom else b"") + text.encode(source.encoding)
+    try:
+        body = text.encode(source.encoding)
+    except UnicodeEncodeError as exc:
+        raise DdpifyError(f"cannot encode the result as {source.encoding} (the input's encoding): "
+                          f"{exc.object[exc.start:exc.end]!r} at character {exc.start}") from None
+    return (b"\xef\xbb\xbf" if source.bom else b"") + body
 
 
 def read_source(path: Path) -> SourceFile:
@@ -55,19 +60,36 @@ def read_source(path: Path) -> SourceFile:
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file and a rename: old file or new, never half."""
+    """Write ``data`` to ``path`` via a temporary file and a rename: old file or new, never half.
+
+    A symlink is written through (its target gets the new content, the link stays); an existing
+    file keeps its permission bits, a new one gets the umask's, like ``open(path, "w")``. Any
+    failure, an interruption included, removes the temporary file and leaves ``path`` as it was.
+    """
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     directory = path.parent if str(path.parent) else Path(".")
     try:
-        mode = path.stat().st_mode & 0o7777 if path.exists() else None
+        mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
         fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".ddpify-tmp", dir=directory)
     except OSError as exc:
         raise DdpifyError(f"{path}: cannot write: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        if mode is not None:
-            os.chmod(temporary, mode)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
         os.replace(temporary, path)
-    except BaseException:
+    except OSError as exc:  # disk full, quota, a vanished directory: one line, nothing half-written
+        Path(temporary).unlink(missing_ok=True)
+        raise DdpifyError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    except BaseException:  # an interruption: the old file stays, the temporary goes
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
