@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run ddpify's converter and linter over every .py file below FOLDER, in-process, and count.
 
-    python scripts/crash_corpus.py FOLDER [-v] [--slowest N]
+    python scripts/crash_corpus.py FOLDER [-v] [--slowest N] [--cli]
 
 For each file: decode it as the CLI does, ``convert_source`` it, convert the output again
 (must change nothing), parse the output, render the report, and ``check_source`` both the
@@ -16,7 +16,9 @@ parse). Outcomes:
 
 and the failures that must stay at zero: crashes (convert or check), idempotency failures,
 outputs that do not parse, multi-line refusals, changed files that name no DataLoader and no
-optimizer. Exit status 1 when any of those is non-zero. Not a test: the folder (e.g. the
+optimizer. With ``--cli`` each file also goes through ``ddpify FILE -o OUT`` and ``ddpify check
+FILE`` (click's runner, in-process): exit 0 (1 for check findings) or one ``ddpify: error``
+line with exit 2, never a traceback. Exit status 1 when any of those is non-zero. Not a test: the folder (e.g. the
 .py files of pytorch/examples and torchvision) is not part of the repository.
 """
 
@@ -24,7 +26,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import shutil
 import sys
+import tempfile
 import time
 import traceback
 import warnings
@@ -56,6 +60,7 @@ class Tally:
     fix_unparsable: int = 0
     multiline_refusal: int = 0
     no_training_code_changed: int = 0
+    cli_failures: int = 0
     problems: list[str] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
     times: list[tuple[float, str]] = field(default_factory=list)
@@ -63,7 +68,7 @@ class Tally:
     @property
     def failures(self) -> int:
         return (self.crashed + self.check_crashed + self.not_idempotent + self.output_unparsable
-                + self.fix_unparsable + self.multiline_refusal + self.no_training_code_changed)
+                + self.fix_unparsable + self.multiline_refusal + self.no_training_code_changed + self.cli_failures)
 
 
 def _compiles(text: str) -> bool:
@@ -102,7 +107,7 @@ def _one(path: Path, name: str, tally: Tally) -> None:
         _refused(str(error), name, tally)
     except Exception:  # noqa: BLE001 - counting crashes is the point
         tally.crashed += 1
-        tally.problems.append(f"CRASH convert {name}\n{traceback.format_exc()}")
+        tally.problems.append(f"CRASH convert {name}\n{traceback.format_exc(limit=-6)}")
     else:
         if result.changed:
             tally.converted += 1
@@ -124,7 +129,7 @@ def _one(path: Path, name: str, tally: Tally) -> None:
                     tally.problems.append(f"NOT IDEMPOTENT: {name}")
             except Exception:  # noqa: BLE001
                 tally.crashed += 1
-                tally.problems.append(f"CRASH reconvert {name}\n{traceback.format_exc()}")
+                tally.problems.append(f"CRASH reconvert {name}\n{traceback.format_exc(limit=-6)}")
             _check(result.output, name + " (converted)", tally, fix=True, compiled=compiled)
     _check(text, name, tally, fix=False, compiled=compiled)
 
@@ -144,7 +149,24 @@ def _check(text: str, name: str, tally: Tally, *, fix: bool, compiled: bool) -> 
             tally.problems.append(f"MULTI-LINE REFUSAL (check) {name}: {error!r}")
     except Exception:  # noqa: BLE001
         tally.check_crashed += 1
-        tally.problems.append(f"CRASH check {name}\n{traceback.format_exc()}")
+        tally.problems.append(f"CRASH check {name}\n{traceback.format_exc(limit=-6)}")
+
+
+def _cli(path: Path, name: str, tally: Tally, scratch: Path) -> None:
+    from click.testing import CliRunner
+
+    from ddpify.cli import main
+
+    for args, allowed in (([str(path), "-o", str(scratch / "out.py"), "-q"], (0, 2)), (["check", str(path)], (0, 1, 2))):
+        result = CliRunner().invoke(main, args)
+        stderr = result.stderr.strip()
+        bad = (result.exit_code not in allowed or "Traceback" in result.output or result.exception is not None
+               and not isinstance(result.exception, SystemExit))
+        if result.exit_code == 2 and args[0] != "check":
+            bad = bad or len(stderr.splitlines()) != 1 or not stderr.startswith("ddpify: error:")
+        if bad:
+            tally.cli_failures += 1
+            tally.problems.append(f"CLI {' '.join(args[:1])} {name}: exit {result.exit_code}: {result.output[-500:]!r}")
 
 
 def _refused(message: str, name: str, tally: Tally) -> None:
@@ -160,17 +182,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", type=Path)
     parser.add_argument("-v", "--verbose", action="store_true", help="print every refusal message")
     parser.add_argument("--slowest", type=int, default=5, metavar="N", help="list the N slowest files")
+    parser.add_argument("--cli", action="store_true", help="also run `ddpify FILE -o OUT` and `ddpify check FILE` on each")
     args = parser.parse_args(argv)
     if not args.folder.is_dir():
         parser.error(f"{args.folder}: not a directory")
     files = sorted(p for p in args.folder.rglob("*.py") if p.is_file())
     tally = Tally()
     started = time.perf_counter()
+    scratch = Path(tempfile.mkdtemp(prefix="ddpify_crash_corpus."))
     for path in files:
         name = str(path.relative_to(args.folder))
         begin = time.perf_counter()
         _one(path, name, tally)
+        if args.cli:
+            _cli(path, name, tally, scratch)
         tally.times.append((time.perf_counter() - begin, name))
+    shutil.rmtree(scratch, ignore_errors=True)
     elapsed = time.perf_counter() - started
 
     for problem in tally.problems:
@@ -192,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         ("check --fix output does not parse", tally.fix_unparsable),
         ("multi-line refusals", tally.multiline_refusal),
         ("changed without training code", tally.no_training_code_changed),
-    ]
+    ] + ([("CLI failures (exit code, traceback, message)", tally.cli_failures)] if args.cli else [])
     width = max(len(label) for label, _ in rows)
     for label, value in rows:
         print(f"{label:<{width}}  {value}")
