@@ -78,6 +78,8 @@ class Facts:
     accumulation: dict[cst.For, tuple[str, str]] = field(default_factory=dict)
     # arguments that hand a training loader to evaluation code (a loop without backward)
     unsharded_args: set[cst.Arg] = field(default_factory=set)
+    # model.cpu() / model.to(device) inside the training loop, after the wrap: dropped
+    dropped_moves: set[cst.Call] = field(default_factory=set)
     # statements that download data (download=True, from_pretrained): rank 0 goes first
     downloads: set[cst.SimpleStatementLine] = field(default_factory=set)
     main_guard: Optional[cst.If] = None
@@ -453,15 +455,21 @@ class FactCollector(m.MatcherDecoratableVisitor):
             self.facts.accumulation[loop] = (model, code(gate.test))
 
     def _report_moves_after_wrap(self) -> None:
-        """``model.cpu()`` ... ``model.to(device)`` inside the training loop (often around a
-        checkpoint): the wrap comes before the loop, and DDP's gradient buckets stay on the
-        device it was wrapped on."""
+        """``model.eval().cpu()`` ... ``model.to(device).train()`` inside the training loop
+        (around a checkpoint): DDP's gradient buckets live on the device it wrapped the model
+        on, so the moves are dropped (the checkpoint keeps the training device; loads get
+        map_location) when the chain only moves and switches modes; otherwise reported."""
         wrapped = {key for key, _, _ in self.facts.model_wraps}
         for call in self._moves_in_loops:
-            receiver = call.func.value  # type: ignore[attr-defined]
+            receiver, links = call.func.value, [call]  # type: ignore[attr-defined]
             while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+                links.append(receiver)
                 receiver = receiver.func.value  # model.eval().cpu(): the chain's start
-            if code(receiver) in wrapped:
+            if code(receiver) not in wrapped:
+                continue
+            if all(c.func.attr.value in _MODE_OR_MOVE for c in links):  # type: ignore[attr-defined]
+                self.facts.dropped_moves.add(call)
+            else:
                 self.facts.manual.append(ManualItem(
                     self.line(call), f"{code(receiver)} is moved between devices after the DDP wrap",
                     f"keep it on its device: save ddpify.unwrap({code(receiver)}).state_dict() directly (load with map_location)",
@@ -572,6 +580,9 @@ class FactCollector(m.MatcherDecoratableVisitor):
             ):
                 in_prefix = last_import is None
         self.facts.setup_after = last_import
+
+
+_MODE_OR_MOVE = frozenset({"cpu", "to", "cuda", "eval", "train"})
 
 
 def _evaluated_parameters(function: cst.FunctionDef) -> dict[int, str]:

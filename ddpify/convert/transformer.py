@@ -131,7 +131,7 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> Union[cst.SimpleStatementLine, cst.With, cst.RemovalSentinel]:
-        body = [s for s in updated_node.body if not _is_self_assignment(s)]
+        body = [s for s in updated_node.body if not _is_self_assignment(s) and not _is_leftover_reference(s, original_node)]
         if len(body) == len(updated_node.body):
             if original_node in self.facts.downloads:
                 self.note(original_node, "download under ddpify.main_process_first(): rank 0 downloads, the others wait and reuse the files")
@@ -181,6 +181,9 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         return updated_node
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if original_node in self.facts.dropped_moves:
+            self.note(original_node, f"{code(original_node.func)}() dropped: the DDP-wrapped model stays on its device during training (checkpoints keep that device)")
+            return updated_node.func.value  # type: ignore[attr-defined]
         qualified = self.qualified(original_node)
         for rewrite in (
             self._loader,
@@ -335,6 +338,15 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         if rewritten is not None:
             self.note(original, "--local_rank keeps working under torchrun: both spellings accepted, default is LOCAL_RANK under a launcher")
         return rewritten
+
+
+def _is_leftover_reference(statement: cst.BaseSmallStatement, original: cst.SimpleStatementLine) -> bool:
+    """``model`` alone: what ``model.cpu()`` becomes once the move is dropped."""
+    return (
+        isinstance(statement, cst.Expr)
+        and is_simple_reference(statement.value)
+        and not any(isinstance(s, cst.Expr) and is_simple_reference(s.value) for s in original.body)
+    )
 
 
 def _is_self_assignment(statement: cst.BaseSmallStatement) -> bool:
