@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 
 import libcst as cst
@@ -41,12 +42,15 @@ def convert_source(source: str, *, per_process_batch: bool = False, filename: st
     if not facts.has_training_code:
         return ConversionResult(source, source)
     transformer = ConvertTransformer(facts, per_process_batch=per_process_batch, annotate=annotate)
-    converted = wrapper.visit(transformer)
-    if converted.code != source:
-        context = CodemodContext()
-        AddImportsVisitor.add_needed_import(context, RUNTIME_IMPORT[0], asname=RUNTIME_IMPORT[1])
-        converted = AddImportsVisitor(context).transform_module(converted)
-    output = converted.code
+    try:
+        converted = wrapper.visit(transformer)
+        if converted.code != source:
+            context = CodemodContext()
+            AddImportsVisitor.add_needed_import(context, RUNTIME_IMPORT[0], asname=RUNTIME_IMPORT[1])
+            converted = AddImportsVisitor(context).transform_module(converted)
+        output = converted.code
+    except RecursionError:
+        raise DdpifyError(f"{filename}: nested too deeply for the rewriter (recursion limit); nothing written") from None
     try:  # never hand out code that does not parse
         cst.parse_module(output)
     except cst.ParserSyntaxError as exc:
@@ -63,4 +67,17 @@ def parse(source: str, filename: str) -> cst.Module:
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        raise DdpifyError(f"{filename}:{exc.raw_line}:{exc.raw_column + 1}: syntax error: {exc.message}") from None
+        raise DdpifyError(syntax_error_message(source, filename, exc)) from None
+
+
+def syntax_error_message(source: str, filename: str, exc: cst.ParserSyntaxError) -> str:
+    """``file:line:col: syntax error: ...`` where CPython puts it (libcst reports the token
+    after the error, often the next line); libcst's own position when CPython accepts it."""
+    try:
+        ast.parse(source, filename)
+    except SyntaxError as python:
+        if python.lineno:
+            return f"{filename}:{python.lineno}:{python.offset or 1}: syntax error: {python.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return f"{filename}:{exc.raw_line}:{exc.raw_column + 1}: syntax error: {exc.message}"

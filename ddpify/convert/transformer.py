@@ -239,7 +239,7 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         if qualified & names.TORCH_DEVICE and len(updated.args) == 1 and updated.args[0].keyword is None:
             value = self._device_value(updated.args[0].value, allow_int=True)
             if value is updated.args[0].value:
-                if not isinstance(value, (cst.SimpleString, cst.Call)):
+                if not isinstance(value, (cst.SimpleString, cst.Call)) and f"{RT}.device()" not in code(value):
                     self.manual.append(ManualItem(self.line(original), f"device comes from {code(value)}", "make sure it names the local rank's GPU (ddpify.device()), not cuda:0 on every rank"))
                 return None
             self.note(original, "CUDA device → the local rank's device (cuda:LOCAL_RANK, else cpu)")

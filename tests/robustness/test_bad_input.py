@@ -103,8 +103,6 @@ def test_syntax_error_message_is_file_line_col(tmp_path: Path) -> None:
     assert re.match(rf"ddpify: error: {re.escape(str(bad))}:\d+:\d+: syntax error: \S", line), line
 
 
-@pytest.mark.xfail(strict=True, reason="api.parse reports libcst's position (4:1, the token after the error); "
-                                       "CPython's ast.parse knows 3:7 - asked of the converter's owner")
 def test_syntax_error_position_is_where_python_puts_it(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_bytes(BAD_INPUTS["syntax-error"][0])

@@ -163,8 +163,7 @@ FRAGMENTS = [
     "if dist.get_rank() == 0:\n    torch.save({model}.state_dict(), 'best.pt')",
     "{model} = nn.SyncBatchNorm.convert_sync_batchnorm({model})",
     "if torch.cuda.device_count() > 1:\n    {model} = nn.DataParallel({model})",
-    # "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')": back in once
-    # test_known_reconversion_of_conditional_device_is_idempotent passes (see there)
+    "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
     "{opt} = torch.optim.Adam({model}.parameters(), lr=1e-3)",
     "{opt} = torch.optim.SGD(list({model}.parameters()) + list({other}.parameters()), lr=0.1)",
     "sched = torch.optim.lr_scheduler.OneCycleLR({opt}, 0.1, total_steps=len({loader}) * 3)",
@@ -209,9 +208,7 @@ def test_shuffled_training_fragments_convert_safely(source: str, annotate: bool)
         assert_check_properties(output)
 
 
-@pytest.mark.xfail(strict=True, reason="converter: reconverting `torch.device(ddpify.device() if ... else 'cpu')` "
-                                       "reports 'device comes from ...' and --annotate adds a comment the second time")
-def test_known_reconversion_of_conditional_device_is_idempotent() -> None:
+def test_reconversion_of_conditional_device_is_idempotent() -> None:
     source = PRELUDE + "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n" + TRAINING_TAIL
     once = convert_source(source, annotate=True)
     twice = convert_source(once.output, annotate=True)
