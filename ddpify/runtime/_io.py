@@ -42,17 +42,25 @@ def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
     """``torch.save`` on the main process only, then a barrier so the file exists for all.
 
     Path targets are written atomically; file objects are written directly. A DDP or
-    DataParallel model passed as ``obj`` is unwrapped so the pickle does not depend on
-    ``torch.distributed`` state when loaded.
+    DataParallel model passed as ``obj``, or as a value of a dict ``obj`` (``{"net": net,
+    "epoch": e}``), is unwrapped so the pickle does not depend on ``torch.distributed`` state
+    when loaded and has the classes a single-process loader expects.
     """
-    if isinstance(obj, (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)):
-        obj = unwrap(obj)
+    obj = _unwrapped(obj)
+    if isinstance(obj, dict) and any(_unwrapped(value) is not value for value in obj.values()):
+        obj = type(obj)((key, _unwrapped(value)) for key, value in obj.items())
     if is_main_process():
         if isinstance(f, (str, os.PathLike)):
             _atomic_torch_save(obj, os.fspath(f), *args, **kwargs)
         else:
             torch.save(obj, f, *args, **kwargs)
     barrier()
+
+
+def _unwrapped(obj: Any) -> Any:
+    if isinstance(obj, (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)):
+        return unwrap(obj)
+    return obj
 
 
 def load(f: Any, *args: Any, map_location: Any = None, **kwargs: Any) -> Any:

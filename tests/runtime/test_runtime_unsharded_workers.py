@@ -38,3 +38,17 @@ def test_workers_capped_at_the_process_share_of_cores(as_rank, capsys) -> None: 
     assert "num_workers" in capsys.readouterr().err
     few = ddpify.distributed_loader(_data(), batch_size=8, num_workers=1)
     assert few.num_workers == 1
+
+
+def test_save_unwraps_models_inside_a_checkpoint_dict(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from ddpify.runtime import _io
+
+    class FakeDDP(torch.nn.DataParallel):  # DataParallel is enough to exercise the unwrap
+        pass
+
+    inner = torch.nn.Linear(2, 2)
+    path = tmp_path / "ckpt.pt"
+    ddpify.save({"net": FakeDDP(inner), "epoch": 3}, path)
+    saved = torch.load(path, weights_only=False)
+    assert type(saved["net"]) is torch.nn.Linear and saved["epoch"] == 3
+    assert _io._unwrapped(inner) is inner
