@@ -30,6 +30,7 @@ SEED_FUNCTIONS = frozenset(
     }
 )
 TORCH_SAVE = frozenset({"torch.save"})
+MAKE_DIRECTORY = frozenset({"os.mkdir", "os.makedirs"})
 TORCH_LOAD = frozenset({"torch.load"})
 PRINT = frozenset({"builtins.print"})
 TQDM = frozenset(

@@ -221,3 +221,17 @@ def unsharded(loader: cst.BaseExpression) -> cst.BaseExpression:
     """A training loader handed to evaluation code → ``ddpify.unsharded(loader)``: the metric
     then covers the whole dataset on every rank instead of this rank's shard."""
     return snippets.expression("unsharded", rt=RT, loader=code(loader))
+
+
+def makedirs_exist_ok(call: cst.Call) -> Optional[cst.Call]:
+    """``os.mkdir(d)`` / ``os.makedirs(d)`` → ``os.makedirs(d, exist_ok=True)``: every rank runs
+    the ``if not os.path.isdir(d): os.mkdir(d)`` idiom at once, and all but the first would
+    crash with FileExistsError. None when ``exist_ok`` is already given."""
+    if has_keyword(call, "exist_ok") or len(call.args) >= 3 or any(a.star for a in call.args):
+        return None
+    func = call.func
+    if isinstance(func, cst.Name) and func.value == "mkdir":
+        return None  # `from os import mkdir`: no makedirs in scope to switch to
+    if isinstance(func, cst.Attribute) and func.attr.value == "mkdir":
+        func = func.with_changes(attr=cst.Name("makedirs"))
+    return call.with_changes(func=func, args=fix_commas([*call.args, keyword("exist_ok", cst.Name("True"))]))

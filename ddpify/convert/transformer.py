@@ -297,6 +297,11 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
                 return None
             self.note(original, "torch.save → ddpify.save: written once by rank 0 (atomically), the other ranks wait for it")
             return rewrites.rank_zero_save(updated)
+        if qualified & names.MAKE_DIRECTORY:
+            race_free = rewrites.makedirs_exist_ok(updated)
+            if race_free is not None:
+                self.note(original, "directory creation tolerates the other ranks: os.makedirs(..., exist_ok=True)")
+            return race_free
         if qualified & names.TORCH_LOAD:
             located = rewrites.with_map_location(updated)
             if located is not None:
