@@ -117,6 +117,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
         self._bootstrapped = False
         self._loops: list[cst.For] = []
         self._loop_depth = 0
+        self._first_backward: Optional[cst.Call] = None
         self._moves_in_loops: list[cst.Call] = []  # x.cpu() / x.to(...) / x.cuda() inside loops
         self._function_defs: list[cst.FunctionDef] = []
         self._aliases: list[tuple[str, str, cst.Assign]] = []
@@ -263,6 +264,8 @@ class FactCollector(m.MatcherDecoratableVisitor):
             self.facts.uses_torch_distributed = True
         if _downloads(node):
             self._note_download(node)
+        if m.matches(node.func, m.Attribute(attr=m.Name("backward"))) and self._first_backward is None:
+            self._first_backward = node
         if self._loop_depth and m.matches(node.func, m.Attribute(attr=m.Name("cpu") | m.Name("to") | m.Name("cuda"))):
             self._moves_in_loops.append(node)
         if isinstance(node.func, cst.Name):
@@ -341,6 +344,14 @@ class FactCollector(m.MatcherDecoratableVisitor):
 
     # ---------------------------------------------------------------- finish
     def leave_Module(self, original_node: cst.Module) -> None:
+        if self._first_backward is not None and not self._optimizer_calls:
+            # hand-written updates (p.data -= lr * p.grad): training, but no optimizer tells
+            # ddpify which model it is
+            self.facts.has_training_code = True
+            self.facts.manual.append(ManualItem(
+                self.line(self._first_backward), "training without a torch.optim optimizer: ddpify cannot tell which model is trained",
+                "wrap it after it is built: model = ddpify.prepare_model(model) (the gradients are then averaged across ranks)",
+            ))
         for optimizer in self._optimizer_calls:
             for key in self._parameter_owners(optimizer):
                 self._optimizers.append((optimizer, key))

@@ -99,10 +99,11 @@ MODULE_API = frozenset(
 )
 
 
-_TRAINING_TEXT = re.compile(r"DataLoader|optim|" + OPTIMIZER_CLASS.pattern.replace("(^|\\.)", r"\b").rstrip("$"))
+_TRAINING_TEXT = re.compile(r"DataLoader|optim|\.backward\(|" + OPTIMIZER_CLASS.pattern.replace("(^|\\.)", r"\b").rstrip("$"))
 
 
 def may_have_training_code(source: str) -> bool:
-    """Cheap text test run before any parsing metadata: training code (a torch DataLoader or an
-    optimizer) cannot exist in a file whose text never names one, however it is imported."""
+    """Cheap text test run before any parsing metadata: training code (a torch DataLoader, an
+    optimizer, or a backward pass) cannot exist in a file whose text never names one, however
+    it is imported."""
     return "torch" in source and bool(_TRAINING_TEXT.search(source))
