@@ -4,25 +4,26 @@ traversal, drop suppressed findings, and optionally apply the fixes (re-checking
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Collection, Iterable, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
+from ddpify import cstutil
 from ddpify.check import noqa, scope
 from ddpify.check.rule import Report, Rule
 from ddpify.check.rules import ALL_RULES
-from ddpify.convert.facts import Facts, FactCollector
+from ddpify.convert import names
+from ddpify.convert.facts import Facts, FactCollector, code
 from ddpify.convert.rewrites import RT, RUNTIME_IMPORT
 from ddpify.errors import DdpifyError
 from ddpify.findings import CheckResult, Finding
 
 MAX_FIX_ROUNDS = 4
-NOT_DISTRIBUTED = "DDP000"
+NOT_DISTRIBUTED = scope.NOT_DISTRIBUTED
 
 
 @dataclass
@@ -44,9 +45,121 @@ class FileInfo:
         so lint rules judge a script exactly as the converter would convert it."""
         if self._facts is None:
             collector = FactCollector()
-            self.wrapper.visit(collector)
+            with collector.resolve(self.wrapper):
+                if _has_attribute_hooks(type(collector)):
+                    self.module.visit(collector)
+                else:
+                    cstutil.walk(self.module, collector)
             self._facts = collector.facts
         return self._facts
+
+    @property
+    def already_converted(self) -> bool:
+        """``facts.already_converted`` (the script imports ddpify.runtime), without the fact pass."""
+        if self._facts is not None:
+            return self._facts.already_converted
+        for node in cstutil.of_types(self.module, cst.Import, cst.ImportFrom):
+            if isinstance(node, cst.Import):
+                modules = [code(alias.name) for alias in node.names]
+            elif isinstance(node, cst.ImportFrom) and node.module is not None and node.relative == ():
+                modules = [code(node.module)]
+            else:
+                continue
+            if any(m == names.RUNTIME_MODULE or m.startswith(names.RUNTIME_MODULE + ".") for m in modules):
+                return True
+        return False
+
+
+class _FastMetadata(MetadataWrapper):
+    """A metadata wrapper that answers ``ParentNodeProvider`` from the flat tree (no extra
+    traversal) and computes ``PositionProvider`` (a full code generation) only when some rule,
+    the fact pass or a finding first asks for a position."""
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__(module, unsafe_skip_copy=True)
+        self._own: dict[type, Mapping[cst.CSTNode, object]] = {
+            ParentNodeProvider: cstutil.parents(module),
+            PositionProvider: _Lazy(lambda: MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)),
+        }
+
+    def resolve(self, provider):  # type: ignore[no-untyped-def, override]
+        if provider in self._own:
+            return self._own[provider]
+        return super().resolve(provider)
+
+    def resolve_many(self, providers: Collection) -> Mapping:  # type: ignore[override]
+        rest = [p for p in providers if p not in self._own]
+        resolved: dict = {}
+        if rest:
+            with cstutil.read_only_visits():  # scope analysis without rebuilding the tree
+                resolved = dict(super().resolve_many(rest))
+        resolved.update({p: self._own[p] for p in providers if p in self._own})
+        return resolved
+
+
+class _Lazy(Mapping):  # type: ignore[type-arg]
+    """A metadata mapping computed on first use."""
+
+    def __init__(self, compute: Callable[[], Mapping]) -> None:  # type: ignore[type-arg]
+        self._compute = compute
+        self._value: Optional[Mapping] = None  # type: ignore[type-arg]
+
+    @property
+    def value(self) -> Mapping:  # type: ignore[type-arg]
+        if self._value is None:
+            self._value = self._compute()
+        return self._value
+
+    def __getitem__(self, key):  # type: ignore[no-untyped-def]
+        return self.value[key]
+
+    def get(self, key, default=None):  # type: ignore[no-untyped-def, override]
+        return self.value.get(key, default)
+
+    def __iter__(self) -> Iterator:  # type: ignore[type-arg]
+        return iter(self.value)
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.value
+
+
+
+@functools.lru_cache(maxsize=None)
+def _visitor_names(kind: type) -> tuple[str, ...]:
+    """The ``visit_*`` / ``leave_*`` methods of a visitor class (what
+    ``BatchableCSTVisitor.get_visitors`` lists, found once per class instead of per file)."""
+    found: set[str] = set()
+    for klass in kind.__mro__:
+        if klass.__module__.startswith("libcst"):
+            continue  # libcst's visitor bases: only the no-op stubs of every visit_/leave_ name
+        for name in vars(klass):
+            if name.startswith(("visit_", "leave_")):
+                method = getattr(kind, name)
+                if callable(method) and not getattr(method, "_is_no_op", False):
+                    found.add(name)
+    return tuple(sorted(found))
+
+
+def _has_attribute_hooks(kind: type) -> bool:
+    return cstutil.has_attribute_hooks(_visitor_names(kind))
+
+
+def _run_rules(wrapper: MetadataWrapper, visitors: Sequence[Rule]) -> None:
+    """``wrapper.visit_batched(visitors)``, on the flat tree when no rule has attribute hooks."""
+    if any(_has_attribute_hooks(type(v)) for v in visitors):
+        wrapper.visit_batched(visitors)
+        return
+    methods: dict[str, list[cstutil.VisitorMethod]] = {}
+    for visitor in visitors:
+        for name in _visitor_names(type(visitor)):
+            methods.setdefault(name, []).append(getattr(visitor, name))
+    with contextlib.ExitStack() as stack:
+        for visitor in visitors:
+            stack.enter_context(visitor.resolve(wrapper))
+        cstutil.visit_batched(wrapper.module, methods)
 
 
 def select_rules(select: Optional[Sequence[str]] = None, ignore: Optional[Sequence[str]] = None) -> list[type[Rule]]:
@@ -90,17 +203,19 @@ def _check_once(
     source: str, path: str, active: Sequence[type[Rule]], require_ddp: bool
 ) -> tuple[list[Finding], list[Report], bool]:
     if not scope.mentions_distributed(source):
-        _parse(source, path)  # still refuse broken files
-        return _not_distributed(path, require_ddp), [], False
+        check_syntax(source, path)  # still refuse broken files
+        return scope.not_distributed(path, require_ddp), [], False
     module = _parse(source, path)
     if not scope.is_distributed_script(module):
-        return _not_distributed(path, require_ddp), [], False
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        return scope.not_distributed(path, require_ddp), [], False
+    wrapper = _FastMetadata(module)
     file = FileInfo(path, source, wrapper)
     visitors = [rule(file) for rule in active]
     if visitors:
-        wrapper.visit_batched(visitors)
+        _run_rules(wrapper, visitors)
     reports = [r for v in visitors for r in v.reports]
+    if not reports:
+        return [], [], True
     positions = wrapper.resolve(PositionProvider)
     parents = wrapper.resolve(ParentNodeProvider)
     table = noqa.suppressions(source)
@@ -122,12 +237,6 @@ def _check_once(
     return sorted(set(findings)), kept, True
 
 
-def _not_distributed(path: str, require_ddp: bool) -> list[Finding]:
-    if not require_ddp:
-        return []
-    return [Finding(path, 1, 1, NOT_DISTRIBUTED, "not a distributed script: convert it with `ddpify FILE -o OUT`")]
-
-
 def _statement_lines(node: cst.CSTNode, positions, parents) -> range:  # type: ignore[no-untyped-def]
     """Lines of the simple statement holding ``node`` (or of the node itself)."""
     current: Optional[cst.CSTNode] = node
@@ -139,6 +248,20 @@ def _statement_lines(node: cst.CSTNode, positions, parents) -> range:  # type: i
         return range(min(header, span.start.line), span.start.line + 1)
     span = positions[current if current is not None else node]
     return range(span.start.line, span.end.line + 1)
+
+
+def check_syntax(source: str, path: str) -> None:
+    """Refuse a file that does not parse, as ``_parse`` would, but through CPython's own
+    parser (20x faster than building a libcst tree). Only when CPython refuses it does libcst
+    parse it too, for the same message as ever (and to accept syntax newer than this Python
+    that libcst knows)."""
+    try:
+        compile(source, path, "exec", flags=_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        _parse(source, path)
+
+
+_ONLY_AST = 0x400  # ast.PyCF_ONLY_AST, without importing ast
 
 
 def _parse(source: str, path: str) -> cst.Module:
@@ -168,6 +291,9 @@ def _apply(module: cst.Module, reports: Iterable[Report]) -> str:
     nested = {t for t in targets for other in targets if other is not t and _contains(other, t)}
     fixed = module.visit(_Replace({k: v for k, v in chosen.items() if k not in nested}))
     if _needs_import(fixed):
+        from libcst.codemod import CodemodContext
+        from libcst.codemod.visitors import AddImportsVisitor
+
         context = CodemodContext()
         AddImportsVisitor.add_needed_import(context, RUNTIME_IMPORT[0], asname=RUNTIME_IMPORT[1])
         fixed = AddImportsVisitor(context).transform_module(fixed)

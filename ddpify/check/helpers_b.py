@@ -11,6 +11,7 @@ from typing import Iterator, Optional, TypeVar, Union
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from ddpify import cstutil
 from ddpify.check.helpers import RANK_TEST, is_ddp_wrap
 from ddpify.check.rule import Rule
 from ddpify.convert import names
@@ -140,27 +141,10 @@ def collective(rule: Rule, call: cst.Call) -> Optional[str]:
     return None
 
 
-class _Index(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.by_type: dict[type, list[cst.CSTNode]] = {}
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.by_type.setdefault(type(node), []).append(node)
-        return True
-
-
-_last_index: list[tuple[cst.Module, dict[type, list[cst.CSTNode]]]] = []
-
-
 def nodes(module: cst.Module, kind: type[N]) -> list[N]:
-    """Every node of type ``kind`` in ``module``, in source order. One traversal per module,
-    shared by all rules of the batch (libcst matchers walk the whole tree on every call)."""
-    if not _last_index or _last_index[0][0] is not module:
-        index = _Index()
-        module.visit(index)
-        _last_index[:] = [(module, index.by_type)]
-    return _last_index[0][1].get(kind, [])  # type: ignore[return-value]
+    """Every node of type ``kind`` in ``module``, in source order, from the flat tree that all
+    rules of the batch share (libcst matchers walk the whole tree on every call)."""
+    return cstutil.of_types(module, kind)  # type: ignore[return-value]
 
 
 def calls(module: cst.Module) -> Iterator[cst.Call]:

@@ -8,23 +8,38 @@ that into finding DDP000), because every DDP rule would be noise there.
 
 from __future__ import annotations
 
-import libcst as cst
-import libcst.matchers as m
+from typing import TYPE_CHECKING
 
-from ddpify.cstutil import findall
+from ddpify.findings import Finding
 
-from ddpify.convert.facts import code
+if TYPE_CHECKING:
+    import libcst as cst
 
+NOT_DISTRIBUTED = "DDP000"
 _DISTRIBUTED_MODULES = ("torch.distributed", "torch.nn.parallel.distributed", "ddpify.runtime", "ddpify")
 _DISTRIBUTED_NAMES = ("DistributedDataParallel",)
 
 
 def mentions_distributed(source: str) -> bool:
-    """Cheap text pre-filter: no parse for files that cannot be distributed scripts."""
+    """Cheap text pre-filter: no parse for files that cannot be distributed scripts (and no
+    libcst import: this module imports it only to look at a tree)."""
     return "distributed" in source or "DistributedDataParallel" in source or "ddpify" in source
 
 
+def not_distributed(path: str, require_ddp: bool) -> list[Finding]:
+    """The findings of a file that is not a distributed script: DDP000 with --require-ddp."""
+    if not require_ddp:
+        return []
+    return [Finding(path, 1, 1, NOT_DISTRIBUTED, "not a distributed script: convert it with `ddpify FILE -o OUT`")]
+
+
 def is_distributed_script(module: cst.Module) -> bool:
+    import libcst as cst
+    import libcst.matchers as m
+
+    from ddpify.convert.facts import code
+    from ddpify.cstutil import findall
+
     for node in findall(module, m.Import() | m.ImportFrom()):
         if isinstance(node, cst.Import):
             if any(_is_distributed(code(alias.name)) for alias in node.names):

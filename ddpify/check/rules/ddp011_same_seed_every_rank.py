@@ -3,6 +3,8 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from ddpify.cstutil import findall
+
 from ddpify.check.helpers_a import ANY_RANK_TERM, enclosing_function, is_data_parallel, name_values, short
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
@@ -131,7 +133,7 @@ ddpify.seed(np.random.seed, SEED)
     def _per_rank(self, call: cst.Call, seed: cst.BaseExpression) -> bool:
         if ANY_RANK_TERM.search(code(seed)):
             return True
-        for name in m.findall(seed, m.Name()):
+        for name in findall(seed, m.Name()):
             assert isinstance(name, cst.Name)
             if any(ANY_RANK_TERM.search(code(v)) for v in self._values.get(name.value, [])):
                 return True
@@ -148,7 +150,7 @@ ddpify.seed(np.random.seed, SEED)
         if parameter not in params:
             return False
         index = params.index(parameter)
-        for caller in m.findall(self._module, m.Call(func=m.Name(function.name.value) | m.Attribute(attr=m.Name(function.name.value)))):
+        for caller in findall(self._module, m.Call(func=m.Name(function.name.value) | m.Attribute(attr=m.Name(function.name.value)))):
             assert isinstance(caller, cst.Call)
             for position, arg in enumerate(caller.args):
                 matches = arg.keyword.value == parameter if arg.keyword is not None else position == index

@@ -5,6 +5,8 @@ from typing import Optional
 import libcst as cst
 import libcst.matchers as m
 
+from ddpify.cstutil import findall
+
 from ddpify.check.helpers import RANK_TEST, rank_guard
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
@@ -119,7 +121,7 @@ with mlflow.start_run():
 
     def visit_Module(self, node: cst.Module) -> None:
         self._mlflow_run = any(
-            self.qualified(call) & _MLFLOW_RUN for call in m.findall(node, m.Call(func=m.Attribute(attr=m.Name("start_run"))))
+            self.qualified(call) & _MLFLOW_RUN for call in findall(node, m.Call(func=m.Attribute(attr=m.Name("start_run"))))
         )
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -10,6 +10,7 @@ from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names
 from ddpify.convert.facts import code, is_simple_reference
+from ddpify.cstutil import findall
 
 SAMPLER = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 # Accumulators of an evaluation: `correct += ...`, `total += ...`, `val_loss += ...`.
@@ -138,7 +139,7 @@ print(test_loss / len(test_loader))
         self._training_functions = {
             f.name.value  # type: ignore[attr-defined]
             for f in hb.nodes(node, cst.FunctionDef)
-            if any(hb.callee_name(c) in _TRAINING_CALLS for c in m.findall(f, m.Call(func=m.Attribute())))  # type: ignore[arg-type]
+            if any(hb.callee_name(c) in _TRAINING_CALLS for c in findall(f, m.Call(func=m.Attribute())))  # type: ignore[arg-type]
         }
         for loop in hb.nodes(node, cst.For):
             loader = self._sharded_iterable(loop, sharded, parameters)
@@ -199,7 +200,7 @@ print(test_loss / len(test_loader))
     def _sharded_iterable(
         self, loop: cst.For, sharded: set[str], parameters: set[tuple[cst.FunctionDef, str]]
     ) -> Optional[str]:
-        mentioned = {code(n) for n in m.findall(loop.iter, m.Name() | m.Attribute())}
+        mentioned = {code(n) for n in findall(loop.iter, m.Name() | m.Attribute())}
         for key in sorted(mentioned & sharded):
             return key
         function = next((a for a in self.ancestors(loop) if isinstance(a, cst.FunctionDef)), None)
@@ -212,7 +213,7 @@ print(test_loss / len(test_loader))
     # ------------------------------------------------------------ is it an evaluation loop
     def _is_metric_loop(self, loop: cst.For) -> bool:
         accumulates = False
-        for call in m.findall(loop.body, m.Call()):
+        for call in findall(loop.body, m.Call()):
             assert isinstance(call, cst.Call)
             name = hb.callee_name(call)
             if name in self._training_functions or isinstance(call.func, cst.Attribute) and name in _TRAINING_CALLS:
@@ -221,7 +222,7 @@ print(test_loss / len(test_loader))
                 continue
             if name == "update" and METER.search(code(call.func.value)):  # type: ignore[attr-defined]
                 accumulates = True
-        for augmented in m.findall(loop.body, m.AugAssign(operator=m.AddAssign())):
+        for augmented in findall(loop.body, m.AugAssign(operator=m.AddAssign())):
             assert isinstance(augmented, cst.AugAssign)
             target = augmented.target
             while isinstance(target, cst.Subscript):

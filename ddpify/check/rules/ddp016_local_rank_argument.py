@@ -104,7 +104,7 @@ import torch.distributed as dist
         )
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        if self.file.facts.already_converted:
+        if self.file.already_converted:
             return  # its --local_rank argument accepts both launchers: the mention is harmless
         try:
             text = str(node.evaluated_value)
@@ -114,7 +114,7 @@ import torch.distributed as dist
             self.report(node, message="torch.distributed.launch is deprecated (and passes --local-rank since torch 2.0): launch with torchrun, which passes LOCAL_RANK in the environment")
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.module is None or node.relative or self.file.facts.already_converted:
+        if node.module is None or node.relative or self.file.already_converted:
             return
         base = code(node.module)
         imported = [] if isinstance(node.names, cst.ImportStar) else [f"{base}.{code(a.name)}" for a in node.names]
@@ -122,7 +122,7 @@ import torch.distributed as dist
             self.report(node, message="torch.distributed.launch is deprecated: launch with torchrun (torch.distributed.run)")
 
     def visit_Import(self, node: cst.Import) -> None:
-        if self.file.facts.already_converted:
+        if self.file.already_converted:
             return
         if any(code(a.name) == _LAUNCH or code(a.name).startswith(_LAUNCH + ".") for a in node.names):
             self.report(node, message="torch.distributed.launch is deprecated: launch with torchrun (torch.distributed.run)")

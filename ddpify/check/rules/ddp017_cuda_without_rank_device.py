@@ -3,6 +3,8 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from ddpify.cstutil import findall
+
 from ddpify.check.helpers_a import is_data_parallel, pins_device_per_rank, short
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
@@ -108,7 +110,7 @@ buffer = torch.zeros(4, device=ddpify.device())
 
     def visit_Module(self, node: cst.Module) -> None:
         self._active = (
-            is_data_parallel(self, node) and not self.file.facts.already_converted and not pins_device_per_rank(self, node)
+            is_data_parallel(self, node) and not self.file.already_converted and not pins_device_per_rank(self, node)
         )
 
     # ------------------------------------------------------------ calls
@@ -206,4 +208,4 @@ buffer = torch.zeros(4, device=ddpify.device())
 
 
 def _has_call(node: cst.CSTNode) -> bool:
-    return bool(m.findall(node, m.Call()))
+    return bool(findall(node, m.Call()))

@@ -8,6 +8,7 @@ import libcst.matchers as m
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert.facts import code
+from ddpify.cstutil import findall
 
 _MOVES = frozenset({"to", "cuda", "to_empty"})
 _DEVICE_WORDS = re.compile(r"device|cuda|gpu|rank", re.I)
@@ -137,7 +138,7 @@ def _constructed_on_cpu(value: cst.BaseExpression) -> bool:
 
 
 def _places_on_device(value: cst.BaseExpression) -> bool:
-    for call in m.findall(value, m.Call()):
+    for call in findall(value, m.Call()):
         assert isinstance(call, cst.Call)
         if hb.callee_name(call) in _MOVES or any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
             return True

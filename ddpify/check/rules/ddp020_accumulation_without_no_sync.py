@@ -11,6 +11,7 @@ from ddpify.check.helpers import is_ddp_wrap
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
 from ddpify.convert.facts import code
+from ddpify.cstutil import findall
 
 _OPTIMIZER_NAME = re.compile(r"(^|[._])(optim\w*|opt|opt_\w+|\w*_opt|\w*optimizer\w*)$", re.I)
 _NOT_OPTIMIZER = re.compile(r"sched|lr_|warmup", re.I)
@@ -193,7 +194,7 @@ for x, y in loader:
             if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
                 return None
             if isinstance(ancestor, cst.If) and child is not ancestor.test:
-                if m.findall(ancestor.test, m.BinaryOperation(operator=m.Modulo())):
+                if findall(ancestor.test, m.BinaryOperation(operator=m.Modulo())):
                     return ancestor
             child = ancestor
         return None
@@ -207,7 +208,7 @@ for x, y in loader:
         return None
 
     def _backward_outside(self, loop: Loop, boundary: cst.If) -> bool:
-        for call in m.findall(loop.body, m.Call(func=m.Attribute(attr=m.Name("backward")))):
+        for call in findall(loop.body, m.Call(func=m.Attribute(attr=m.Name("backward")))):
             if boundary not in set(self.ancestors(call)):
                 return True
         return False
@@ -215,9 +216,9 @@ for x, y in loader:
 
 def _rebound_in(loop: Loop, test: cst.BaseExpression) -> bool:
     """Does the loop body rebind a name the step test reads (``step += 1``, ``i = ...``)?"""
-    read = {n.value for n in m.findall(test, m.Name())}  # type: ignore[attr-defined]
+    read = {n.value for n in findall(test, m.Name())}  # type: ignore[attr-defined]
     bound: set[str] = set()
-    for node in m.findall(loop.body, m.Assign() | m.AugAssign() | m.AnnAssign() | m.NamedExpr() | m.For()):
+    for node in findall(loop.body, m.Assign() | m.AugAssign() | m.AnnAssign() | m.NamedExpr() | m.For()):
         if isinstance(node, cst.Assign):
             targets: list[cst.CSTNode] = [t.target for t in node.targets]
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For)):
@@ -225,5 +226,5 @@ def _rebound_in(loop: Loop, test: cst.BaseExpression) -> bool:
         else:
             continue
         for target in targets:
-            bound.update(n.value for n in m.findall(target, m.Name()))  # type: ignore[attr-defined]
+            bound.update(n.value for n in findall(target, m.Name()))  # type: ignore[attr-defined]
     return bool(read & bound)

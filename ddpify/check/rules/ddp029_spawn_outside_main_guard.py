@@ -7,6 +7,7 @@ import libcst.matchers as m
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
+from ddpify.cstutil import findall
 
 _SPAWN = frozenset(
     {
@@ -107,7 +108,7 @@ main()
             for function in functions:
                 if function.name.value in spawning:
                     continue
-                called = {hb.callee_name(c) for c in m.findall(function.body, m.Call(func=m.Name()))}  # type: ignore[arg-type]
+                called = {hb.callee_name(c) for c in findall(function.body, m.Call(func=m.Name()))}  # type: ignore[arg-type]
                 if called & spawning:
                     spawning.add(function.name.value)
                     changed = True
