@@ -5,13 +5,16 @@ Exit codes of ``check``: 0 clean, 1 findings (or, with --diff, fixes to apply), 
 
 from __future__ import annotations
 
-import difflib
 import sys
 from pathlib import Path
 
 import click
 
-CHECK_EXIT_HELP = "Exit codes: 0 no findings, 1 findings (or --diff would change files), 2 error."
+CHECK_EXIT_HELP = (
+    "Exit codes: 0 no findings, 1 findings (or --diff would change files), 2 error. "
+    "Results are cached per file content, rule selection and ddpify build (never stale; "
+    "safe to delete) in $DDPIFY_CACHE_DIR or the user cache folder (~/.cache/ddpify)."
+)
 
 
 def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -29,10 +32,14 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--require-ddp", is_flag=True, help="Report files that are not distributed scripts (DDP000).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N", help="Processes to check files with (default: one per core).")
 def check(paths: tuple[Path, ...], fix: bool, unsafe_fixes: bool, show_diff: bool, select: tuple[str, ...],
-          ignore: tuple[str, ...], output_format: str, exit_zero: bool, statistics: bool, require_ddp: bool) -> None:
+          ignore: tuple[str, ...], output_format: str, exit_zero: bool, statistics: bool, require_ddp: bool,
+          no_cache: bool, jobs: int | None) -> None:
     """Lint DDP training scripts (files or folders; default: the current folder)."""
     from ddpify.check import output
+    from ddpify.check.progress import ProgressBar
     from ddpify.check.run import Options, check_paths, missing
 
     targets = list(paths) or [Path(".")]
@@ -42,12 +49,18 @@ def check(paths: tuple[Path, ...], fix: bool, unsafe_fixes: bool, show_diff: boo
         sys.exit(2)
     options = Options(
         select=_codes(select), ignore=_codes(ignore), fix=fix or show_diff, unsafe_fixes=unsafe_fixes,
-        write=fix and not show_diff, require_ddp=require_ddp,
+        write=fix and not show_diff, require_ddp=require_ddp, cache=not no_cache, jobs=jobs,
     )
-    outcome = check_paths(targets, options)
+    progress = ProgressBar()
+    try:
+        outcome = check_paths(targets, options, progress)
+    finally:
+        progress.close()
     findings = [f for r in outcome.results for f in r.findings]
     changed = [r for r in outcome.results if r.fixed is not None]
     if show_diff:
+        import difflib
+
         for result in changed:
             sys.stdout.write("".join(difflib.unified_diff(
                 result.source.splitlines(keepends=True), result.fixed.splitlines(keepends=True),  # type: ignore[union-attr]

@@ -1,17 +1,35 @@
-"""Check many files: discovery, per-file config, reading, fixing and writing back."""
+"""Check many files: discovery, per-file config, the result cache, a process pool, fixing and
+writing back.
+
+Cheap work first, in this process, without importing libcst or the rules: read each file,
+look its findings up in the cache, and settle files that never mention distributed training
+(a syntax check by CPython's own parser is all they need). Only the files left are parsed and
+linted by the engine: here for one file, in a pool of processes when several need it and the
+machine has more than one core.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 from ddpify import source_io
+from ddpify.check import scope
+from ddpify.check.cache import Cache
 from ddpify.check.config import find_config
-from ddpify.check.engine import check_source, select_rules
 from ddpify.check.files import python_files
 from ddpify.errors import DdpifyError
 from ddpify.findings import CheckResult
+
+Progress = Callable[[int, int], None]  # (files done, files in all)
+
+# A pool pays for itself from this many files that need the engine (a fork is cheap; a spawned
+# worker first imports libcst and the rules, about half a second).
+POOL_MIN_FILES_FORK = 2
+POOL_MIN_FILES_SPAWN = 8
 
 
 @dataclass(frozen=True)
@@ -22,6 +40,9 @@ class Options:
     unsafe_fixes: bool = False
     write: bool = True  # False with --diff: compute fixes, write nothing
     require_ddp: bool = False
+    cache: bool = True
+    cache_dir: Optional[Path] = None  # None: cache.default_dir()
+    jobs: Optional[int] = None  # None: one per available core
 
 
 @dataclass
@@ -30,29 +51,163 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
 
 
-def check_paths(paths: Sequence[Path], options: Options) -> Outcome:
-    outcome = Outcome()
-    for path in python_files(paths):
+@dataclass(frozen=True)
+class _Task:
+    """One file for the engine (picklable: it may travel to a worker process)."""
+
+    path: Path
+    source: source_io.SourceFile
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    key: Optional[str]
+
+
+def check_paths(paths: Sequence[Path], options: Options, progress: Optional[Progress] = None) -> Outcome:
+    files = list(python_files(paths))
+    total = len(files)
+    done = 0
+    cache = Cache(options.cache_dir) if options.cache else None
+    slots: list[Optional[CheckResult | str]] = [None] * total  # a result, or an error message
+    tasks: list[tuple[int, _Task]] = []
+    for index, path in enumerate(files):
         try:
-            result = check_file(path, options)
+            settled, task = _prepare(path, options, cache)
         except DdpifyError as error:
-            outcome.errors.append(str(error))
+            settled, task = str(error), None
+        if task is None:
+            slots[index] = settled
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        else:
+            tasks.append((index, task))
+    for index, answer in _run(tasks, options):
+        slots[index] = answer
+        done += 1
+        if progress is not None:
+            progress(done, total)
+    outcome = Outcome()
+    by_index = dict(tasks)
+    for index, answer in enumerate(slots):
+        if isinstance(answer, str):
+            outcome.errors.append(answer)
             continue
-        outcome.results.append(result)
+        assert answer is not None
+        task = by_index.get(index)
+        if task is not None:
+            _finish(task, answer, options, cache)
+        outcome.results.append(answer)
     return outcome
 
 
 def check_file(path: Path, options: Options) -> CheckResult:
-    config = find_config(path)
-    rules = select_rules(options.select or config.select, (*options.ignore, *config.ignore, *config.ignored_for(path)))
-    source = source_io.read_source(path)
-    result = check_source(
-        source.text, str(path), rules=rules, fix=options.fix, unsafe_fixes=options.unsafe_fixes,
-        require_ddp=options.require_ddp,
-    )
-    if result.fixed is not None and options.write:
-        source_io.write_atomically(path, source_io.encode(source, result.fixed))
+    """Check (and with ``options.fix``, fix) one file, in this process."""
+    cache = Cache(options.cache_dir) if options.cache else None
+    settled, task = _prepare(path, options, cache)
+    if task is None:
+        assert isinstance(settled, CheckResult)
+        return settled
+    result = _engine(task, options)
+    _finish(task, result, options, cache)
     return result
+
+
+def _prepare(path: Path, options: Options, cache: Optional[Cache]) -> tuple[Optional[CheckResult], Optional[_Task]]:
+    """A result settled without the engine, or the task for it."""
+    config = find_config(path)
+    select = options.select or config.select
+    ignore = (*options.ignore, *config.ignore, *config.ignored_for(path))
+    source = source_io.read_source(path)
+    key = None
+    if cache is not None:
+        key = cache.key(source.text, select, ignore, options.require_ddp)
+        hit = cache.get(key, str(path))
+        if hit is not None:
+            findings, distributed = hit
+            fixable = any(f.fix == "safe" or (f.fix == "unsafe" and options.unsafe_fixes) for f in findings)
+            if not (options.fix and fixable):  # a fix run with nothing to fix is a check
+                return CheckResult(str(path), findings, source.text, None, distributed), None
+    if not scope.mentions_distributed(source.text) and _compiles(source.text, str(path)):
+        result = CheckResult(str(path), tuple(scope.not_distributed(str(path), options.require_ddp)), source.text, None, False)
+        if cache is not None and key is not None:
+            cache.put(key, result.findings, result.distributed)
+        return result, None
+    return None, _Task(path, source, tuple(select), tuple(ignore), key)
+
+
+def _compiles(text: str, name: str) -> bool:
+    """CPython parses it (the engine reports, through libcst, on files that do not)."""
+    try:
+        compile(text, name, "exec", flags=0x400, dont_inherit=True)  # 0x400: ast.PyCF_ONLY_AST
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _engine(task: _Task, options: Options) -> CheckResult:
+    from ddpify.check.engine import check_source, select_rules
+
+    return check_source(
+        task.source.text, str(task.path), rules=select_rules(task.select, task.ignore), fix=options.fix,
+        unsafe_fixes=options.unsafe_fixes, require_ddp=options.require_ddp,
+    )
+
+
+def _finish(task: _Task, result: CheckResult, options: Options, cache: Optional[Cache]) -> None:
+    """Write a fix back; remember the findings of an unfixed file."""
+    if result.fixed is not None:
+        if options.write:
+            source_io.write_atomically(task.path, source_io.encode(task.source, result.fixed))
+        return
+    if cache is not None and task.key is not None:
+        cache.put(task.key, result.findings, result.distributed)
+
+
+def _worker(item: tuple[int, _Task, Options]) -> tuple[int, CheckResult | str]:
+    index, task, options = item
+    try:
+        return index, _engine(task, options)
+    except DdpifyError as error:
+        return index, str(error)
+
+
+def _run(tasks: list[tuple[int, _Task]], options: Options) -> Iterable[tuple[int, CheckResult | str]]:
+    """Engine results as they come (in any order)."""
+    context, workers = _pool_plan(len(tasks), options.jobs)
+    if context is None:
+        for index, task in tasks:
+            yield _worker((index, task, options))
+        return
+    import ddpify.check.engine  # noqa: F401 - imported once here, inherited by forked workers
+
+    # Biggest files first, so no long file starts last and keeps one core busy alone.
+    ordered = sorted(tasks, key=lambda item: -len(item[1].source.text))
+    with context.Pool(workers) as pool:
+        yield from pool.imap_unordered(_worker, [(index, task, options) for index, task in ordered], chunksize=1)
+
+
+def _pool_plan(count: int, jobs: Optional[int]):  # type: ignore[no-untyped-def]
+    """The multiprocessing context and worker count for ``count`` files, or (None, 1)."""
+    workers = min(jobs or available_cores(), count)
+    if workers < 2:
+        return None, 1
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and sys.platform != "darwin":
+        if count < POOL_MIN_FILES_FORK:
+            return None, 1
+        return multiprocessing.get_context("fork"), workers
+    if count < POOL_MIN_FILES_SPAWN:
+        return None, 1
+    return multiprocessing.get_context("spawn"), workers
+
+
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 def missing(paths: Iterable[Path]) -> Optional[str]:
