@@ -49,6 +49,12 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
     def note(self, node: cst.CSTNode, what: str) -> None:
         self.changes.append(Change(self.line(node), what))
 
+    def _noted(self, node: cst.CSTNode, rewritten: Optional[cst.Call], what: str) -> Optional[cst.Call]:
+        """A rewrite that may not apply (None): noted in the report only when it did."""
+        if rewritten is not None:
+            self.note(node, what)
+        return rewritten
+
     def _plan_insertions(self) -> None:
         for key, anchor, where in self.facts.model_wraps:
             statement = snippets.statement("prepare_model", rt=RT, model=key)
@@ -298,15 +304,9 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
             self.note(original, "torch.save → ddpify.save: written once by rank 0 (atomically), the other ranks wait for it")
             return rewrites.rank_zero_save(updated)
         if qualified & names.MAKE_DIRECTORY:
-            race_free = rewrites.makedirs_exist_ok(updated)
-            if race_free is not None:
-                self.note(original, "directory creation tolerates the other ranks: os.makedirs(..., exist_ok=True)")
-            return race_free
+            return self._noted(original, rewrites.makedirs_exist_ok(updated), "directory creation tolerates the other ranks: os.makedirs(..., exist_ok=True)")
         if qualified & names.TORCH_LOAD:
-            located = rewrites.with_map_location(updated)
-            if located is not None:
-                self.note(original, "torch.load gets map_location=ddpify.device()")
-            return located
+            return self._noted(original, rewrites.with_map_location(updated), "torch.load gets map_location=ddpify.device()")
         return None
 
     def _output(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
@@ -314,10 +314,7 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
             self.note(original, "print → ddpify.print (rank 0 only)")
             return rewrites.rank_zero_print(updated)
         if qualified & names.TQDM:
-            quiet = rewrites.quiet_progress_bar(updated)
-            if quiet is not None:
-                self.note(original, "progress bar shown on rank 0 only")
-            return quiet
+            return self._noted(original, rewrites.quiet_progress_bar(updated), "progress bar shown on rank 0 only")
         if qualified & names.SUMMARY_WRITERS or any(q.startswith(names.WANDB_PREFIX) for q in qualified):
             self.note(original, f"{code(original.func)} runs on rank 0 only (other ranks get a no-op object)")
             return rewrites.rank_zero_factory(updated)
@@ -339,10 +336,7 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
     def _local_rank_argument(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
         if not m.matches(original.func, m.Attribute(attr=m.Name("add_argument"))) or not updated.args:
             return None
-        rewritten = rewrites.local_rank_argument(updated)
-        if rewritten is not None:
-            self.note(original, "--local_rank keeps working under torchrun: both spellings accepted, default is LOCAL_RANK under a launcher")
-        return rewritten
+        return self._noted(original, rewrites.local_rank_argument(updated), "--local_rank keeps working under torchrun: both spellings accepted, default is LOCAL_RANK under a launcher")
 
 
 def _is_leftover_reference(statement: cst.BaseSmallStatement, original: cst.SimpleStatementLine) -> bool:
