@@ -342,7 +342,30 @@ def findall(tree: cst.CSTNode, matcher: m.BaseMatcherNode) -> Sequence[cst.CSTNo
         candidates = flat.nodes[i:flat.ends[i]]
     else:
         candidates = flat.of_types(wanted, i, flat.ends[i])
+        if _bare(matcher):  # m.Call(), m.Name() | m.Attribute(): the type is the whole test
+            return candidates
     return [n for n in candidates if m.matches(n, matcher)]
+
+
+_DO_NOT_CARE = m.DoNotCare()
+_BARE: dict[int, tuple[object, bool]] = {}
+
+
+def _bare(matcher: object) -> bool:
+    """A node matcher that constrains no field (or a OneOf of such)."""
+    cached = _BARE.get(id(matcher))
+    if cached is not None and cached[0] is matcher:
+        return cached[1]
+    if isinstance(matcher, m.OneOf):
+        bare = all(_bare(option) for option in matcher.options)
+    else:
+        bare = dataclasses.is_dataclass(matcher) and all(
+            getattr(matcher, f.name) is _DO_NOT_CARE for f in dataclasses.fields(matcher)  # type: ignore[arg-type]
+        )
+    if len(_BARE) > 1024:
+        _BARE.clear()
+    _BARE[id(matcher)] = (matcher, bare)
+    return bare
 
 
 # ---------------------------------------------------------------- visitors
@@ -422,14 +445,43 @@ def visit_batched(tree: cst.CSTNode, methods: Mapping[str, Sequence[VisitorMetho
 # ---------------------------------------------------------------- libcst's own traversals
 _LIBCST_VISIT = cst.CSTNode.visit
 _FIELDS_OF_CLASS: dict[type, Optional[tuple[str, ...]]] = {}
+_VISITOR_CLASSES: dict[type, tuple[bool, bool, bool]] = {}  # class -> (read-only, batched, hooks)
+_BATCHED_HOOKS: dict[int, tuple[object, bool]] = {}
 _patch_depth = 0
+_SEQUENCES = (list, tuple)
+
+
+def _visitor_kind(visitor: object) -> tuple[bool, bool]:
+    """(a read-only ``CSTVisitor``?, can ``on_visit_attribute``/``on_leave_attribute`` do
+    anything on it?), found once per visitor class (per instance for libcst's batch of
+    metadata providers, whose attribute hooks depend on the providers in it)."""
+    kind = type(visitor)
+    known = _VISITOR_CLASSES.get(kind)
+    if known is None:
+        batched = kind.__name__ == "_BatchedCSTVisitor" and kind.__module__.startswith("libcst")
+        plain = (kind.on_visit_attribute is cst.CSTVisitor.on_visit_attribute
+                 and kind.on_leave_attribute is cst.CSTVisitor.on_leave_attribute
+                 and not has_attribute_hooks(dir(kind)))
+        known = _VISITOR_CLASSES[kind] = (isinstance(visitor, cst.CSTVisitor), batched, not plain)
+    read_only, batched, hooks = known
+    if batched:
+        cached = _BATCHED_HOOKS.get(id(visitor))
+        if cached is None or cached[0] is not visitor:
+            methods = getattr(visitor, "visitor_methods", None)
+            if len(_BATCHED_HOOKS) > 64:
+                _BATCHED_HOOKS.clear()
+            cached = _BATCHED_HOOKS[id(visitor)] = (visitor, methods is None or has_attribute_hooks(methods))
+        hooks = cached[1]
+    return read_only, hooks
 
 
 def _read_only_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
     """``CSTNode.visit`` for read-only visitors: the same calls in the same order (``on_visit``,
     per visited field ``on_visit_attribute`` / children / ``on_leave_attribute``, ``on_leave``)
-    without rebuilding the node from its visited children. Transformers get libcst's own."""
-    if not isinstance(visitor, cst.CSTVisitor):
+    without rebuilding the node from its visited children. Transformers get libcst's own.
+    Attribute hooks are skipped only for visitors on which they do nothing."""
+    read_only, hooks = _visitor_kind(visitor)
+    if not read_only:
         return _LIBCST_VISIT(self, visitor)
     kind = type(self)
     fields = _FIELDS_OF_CLASS.get(kind, ())
@@ -440,15 +492,22 @@ def _read_only_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def
     if visitor.on_visit(self):
         for name in fields:
             value = getattr(self, name)
-            if value is None and (kind.__name__, name) in _VISITED_IF_SET:
+            if value is None:
+                if (kind.__name__, name) in _VISITED_IF_SET:
+                    continue
+                if hooks:
+                    visitor.on_visit_attribute(self, name)
+                    visitor.on_leave_attribute(self, name)
                 continue
-            visitor.on_visit_attribute(self, name)
-            if isinstance(value, cst.CSTNode):
-                value.visit(visitor)
-            elif isinstance(value, (list, tuple)):
+            if hooks:
+                visitor.on_visit_attribute(self, name)
+            if type(value) in _SEQUENCES:
                 for item in value:
                     item.visit(visitor)
-            visitor.on_leave_attribute(self, name)
+            elif value is not cst.MaybeSentinel.DEFAULT:
+                value.visit(visitor)
+            if hooks:
+                visitor.on_leave_attribute(self, name)
     visitor.on_leave(self)
     return self
 
