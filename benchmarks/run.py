@@ -21,7 +21,8 @@ run round-robin, ``--repeat`` rounds, so load changes hit every command alike):
 
 TorchFix is installed into ``benchmarks/.venv`` (git-ignored) on first use; it is never a
 dependency of ddpify. Options: ``--repeat N``, ``--rounds N`` (runtime), ``--skip-torchfix``,
-``--skip-runtime``, ``--json PATH`` (raw numbers).
+``--skip-runtime``, ``--only runtime,cli`` (some sections), ``--torchfix-repeat N`` (fewer TorchFix rounds on a big corpus), ``--json PATH``
+(raw numbers).
 """
 
 from __future__ import annotations
@@ -91,10 +92,14 @@ def run_timed(cmd: Sequence[str], env: Optional[dict] = None, ok: Sequence[int] 
     return elapsed
 
 
-def round_robin(commands: dict[str, tuple[list[str], dict, Sequence[int]]], repeat: int, label: str) -> dict[str, Result]:
+def round_robin(commands: dict[str, tuple[list[str], dict, Sequence[int]]], repeat: int, label: str,
+                limits: Optional[dict[str, int]] = None) -> dict[str, Result]:
+    """Every command once per round; a command named in ``limits`` only in its first rounds."""
     results = {name: Result(name) for name in commands}
     for round_index in range(repeat):
         for name, (cmd, env, ok) in commands.items():
+            if limits and name in limits and round_index >= limits[name]:
+                continue
             results[name].times.append(run_timed(cmd, env, ok))
         print(f"  [{label}] round {round_index + 1}/{repeat}", file=sys.stderr, flush=True)
     return results
@@ -130,7 +135,7 @@ def ensure_torchfix() -> Optional[list[str]]:
 
 # --------------------------------------------------------------------------- sections
 def corpus_section(folders: list[Path], repeat: int, torchfix: Optional[list[str]], cores: int,
-                   numbers: dict, cache_env: dict) -> str:
+                   numbers: dict, cache_env: dict, torchfix_repeat: Optional[int] = None) -> str:
     sys.path.insert(0, str(ROOT))
     from ddpify.check.files import python_files
 
@@ -151,13 +156,13 @@ def corpus_section(folders: list[Path], repeat: int, torchfix: Optional[list[str
     if torchfix:
         commands["torchfix"] = ([*torchfix, *paths], os.environ.copy(), (0, 1))
     run_timed(ddpify_cmd("check", "--exit-zero", *paths), cache_env)  # fill the cache
-    results = round_robin(commands, repeat, "corpus")
+    results = round_robin(commands, repeat, "corpus", {"torchfix": torchfix_repeat} if torchfix_repeat else None)
     check = results["ddpify check --no-cache"].median
     rows = []
     for name, result in results.items():
         median = result.median
         ratio = f"{median / check:.2f}x" if name != "ddpify check --no-cache" else "1.00x"
-        rows.append([name, fmt_s(median), f"{count / median:.1f}", f"{1000 * median / count:.1f}", ratio])
+        rows.append([f"{name} (n={len(result.times)})", fmt_s(median), f"{count / median:.1f}", f"{1000 * median / count:.1f}", ratio])
     parse_n = results[f"parse-only, {cores} processes"].median
     parse_1 = results["parse-only, 1 process"].median
     numbers["corpus"] = {
@@ -260,6 +265,7 @@ def runtime_section(repeat: int, rounds: int, numbers: dict, scratch: Path) -> s
         "import_inside_s": inside, "import_torch_s": results['python -c "import torch"'].times,
         "import_torch_runtime_s": results['python -c "import torch, ddpify.runtime"'].times,
         "step_ms": steps, "step_ratio": conv / hand, "import_ms": 1000 * statistics.median(inside),
+        "step_ratio_min": min(steps["converted by ddpify"]) / min(steps["hand-written DDP"]),
     }
     rows = [
         ['python -c "import torch"', fmt_s(torch_only), ""],
@@ -267,6 +273,9 @@ def runtime_section(repeat: int, rounds: int, numbers: dict, scratch: Path) -> s
         ["import ddpify.runtime after torch (in process)", f"{1000 * statistics.median(inside):.1f} ms", ""],
         ["train step, hand-written DDP (median of runs)", f"{hand:.1f} ms", "1.00x"],
         ["train step, converted by ddpify (median of runs)", f"{conv:.1f} ms", f"{conv / hand:.3f}x"],
+        ["train step, least-disturbed run: hand-written / converted",
+         f"{min(steps['hand-written DDP']):.1f} / {min(steps['converted by ddpify']):.1f} ms",
+         f"{min(steps['converted by ddpify']) / min(steps['hand-written DDP']):.3f}x"],
     ]
     text = table(["measurement", "median", "ratio / delta"], rows)
     return (f"### Runtime (torchrun --nproc_per_node=2, CPU/gloo, {rounds} runs each, "
@@ -303,7 +312,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="ddpify benchmarks (see the module docstring)")
     parser.add_argument("folders", nargs="*", type=Path, help="code to lint (default: examples/ and tests/fixtures/)")
     parser.add_argument("--repeat", type=int, default=5, help="rounds per table (default 5)")
-    parser.add_argument("--rounds", type=int, default=4, help="training runs per script for the step time (default 4)")
+    parser.add_argument("--rounds", type=int, default=8, help="training runs per script for the step time (default 8)")
+    parser.add_argument("--only", default="corpus,one-file,cli,runtime", help="comma-separated sections to run")
+    parser.add_argument("--torchfix-repeat", type=int, help="rounds for TorchFix over the folder (default: --repeat; "
+                        "it is slow on big corpora)")
     parser.add_argument("--skip-torchfix", action="store_true")
     parser.add_argument("--skip-runtime", action="store_true")
     parser.add_argument("--json", type=Path, help="write the raw numbers here")
@@ -322,13 +334,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ddpify-bench-") as scratch_name:
         scratch = Path(scratch_name)
         cache_env = {**os.environ, "DDPIFY_CACHE_DIR": str(scratch / "cache")}
-        sections.append(corpus_section(folders, args.repeat, torchfix, cores, numbers, cache_env))
-        print(sections[-1], flush=True)
-        sections.append(one_file_section(args.repeat, torchfix, numbers, cache_env, scratch))
-        print(sections[-1], flush=True)
-        sections.append(cli_section(max(args.repeat, 9), numbers))
-        print(sections[-1], flush=True)
-        if not args.skip_runtime:
+        only = {name.strip() for name in args.only.split(",")}
+        if "corpus" in only:
+            sections.append(corpus_section(folders, args.repeat, torchfix, cores, numbers, cache_env, args.torchfix_repeat))
+            print(sections[-1], flush=True)
+        if "one-file" in only:
+            sections.append(one_file_section(args.repeat, torchfix, numbers, cache_env, scratch))
+            print(sections[-1], flush=True)
+        if "cli" in only:
+            sections.append(cli_section(max(args.repeat, 9), numbers))
+            print(sections[-1], flush=True)
+        if "runtime" in only and not args.skip_runtime:
             sections.append(runtime_section(max(args.repeat, 7), args.rounds, numbers, scratch))
             print(sections[-1], flush=True)
     print(targets_section(numbers), flush=True)

@@ -6,7 +6,6 @@ answer instantly.
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from pathlib import Path
@@ -96,6 +95,8 @@ def _convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, 
     target = src if in_place else str(output) if output is not None else "<stdout>"
     report = "" if quiet else conversion_report(result, source_name, target)  # before writing: nothing can fail after
     if show_diff:
+        import difflib  # only for --diff: --help/--version stay light
+
         sys.stdout.write("".join(difflib.unified_diff(
             result.source.splitlines(keepends=True), result.output.splitlines(keepends=True),
             fromfile=source_name, tofile=f"{source_name} (ddpify)")))
