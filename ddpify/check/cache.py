@@ -67,12 +67,18 @@ def package_fingerprint(package: Path) -> str:
 
 
 def _libcst_version() -> str:
-    try:
-        from importlib.metadata import version
+    """libcst's version file, read without importing libcst (or importlib.metadata: each
+    costs more than a cache hit)."""
+    import importlib.util
 
-        return version("libcst")
-    except Exception:  # noqa: BLE001 - not installed the usual way: the modules still count
-        return "?"
+    try:
+        spec = importlib.util.find_spec("libcst")
+        origin = spec.origin if spec is not None else None
+        if origin:
+            return (Path(origin).parent / "_version.py").read_text(encoding="utf-8")
+    except (ImportError, OSError, ValueError):
+        pass
+    return "?"
 
 
 class Cache:
