@@ -13,6 +13,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from ddpify import cstutil
+from ddpify.positions import Positions
 from ddpify.check import noqa, scope
 from ddpify.check.rule import Report, Rule
 from ddpify.check.rules import ALL_RULES
@@ -72,14 +73,14 @@ class FileInfo:
 
 class _FastMetadata(MetadataWrapper):
     """A metadata wrapper that answers ``ParentNodeProvider`` from the flat tree (no extra
-    traversal) and computes ``PositionProvider`` (a full code generation) only when some rule,
-    the fact pass or a finding first asks for a position."""
+    traversal) and computes ``PositionProvider``'s positions (``ddpify.positions``) only when
+    some rule, the fact pass or a finding first asks for a position."""
 
     def __init__(self, module: cst.Module) -> None:
         super().__init__(module, unsafe_skip_copy=True)
         self._own: dict[type, Mapping[cst.CSTNode, object]] = {
             ParentNodeProvider: cstutil.parents(module),
-            PositionProvider: _Lazy(lambda: MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)),
+            PositionProvider: _Lazy(lambda: Positions(module)),
         }
 
     def resolve(self, provider):  # type: ignore[no-untyped-def, override]
