@@ -8,15 +8,14 @@ import dataclasses
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
-from libcst.metadata import MetadataWrapper
 
 from ddpify import standalone as embedding
 from ddpify.convert import names
-from ddpify.convert.facts import FactCollector
 from ddpify.convert.rewrites import RUNTIME_IMPORT
 from ddpify.convert.transformer import ConvertTransformer
 from ddpify.errors import DdpifyError, InternalError
 from ddpify.findings import ConversionResult
+from ddpify.metadata import FastMetadata, collect_facts
 
 
 def convert_source(source: str, *, per_process_batch: bool = False, filename: str = "<string>",
@@ -35,10 +34,8 @@ def convert_source(source: str, *, per_process_batch: bool = False, filename: st
     module = parse(source, filename)  # refuse broken input even when there is nothing to do
     if not names.may_have_training_code(source):  # no metadata pass for library code
         return ConversionResult(source, source)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    collector = FactCollector()
-    wrapper.visit(collector)
-    facts = collector.facts
+    wrapper = FastMetadata(module)
+    facts = collect_facts(wrapper)
     if not facts.has_training_code:
         return ConversionResult(source, source)
     transformer = ConvertTransformer(facts, per_process_batch=per_process_batch, annotate=annotate)

@@ -7,21 +7,21 @@ from __future__ import annotations
 import contextlib
 import functools
 from dataclasses import dataclass, field
-from typing import Callable, Collection, Iterable, Iterator, Mapping, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from ddpify import cstutil
-from ddpify.positions import Positions
 from ddpify.check import noqa, scope
 from ddpify.check.rule import Report, Rule
 from ddpify.check.rules import ALL_RULES
 from ddpify.convert import names
-from ddpify.convert.facts import Facts, FactCollector, code
+from ddpify.convert.facts import Facts, code
 from ddpify.convert.rewrites import RT, RUNTIME_IMPORT
 from ddpify.errors import DdpifyError
 from ddpify.findings import CheckResult, Finding
+from ddpify.metadata import FastMetadata, collect_facts, visitor_names
 
 MAX_FIX_ROUNDS = 4
 NOT_DISTRIBUTED = scope.NOT_DISTRIBUTED
@@ -45,13 +45,7 @@ class FileInfo:
         """The converter's own analysis (loaders and their roles, trained models, epoch loops),
         so lint rules judge a script exactly as the converter would convert it."""
         if self._facts is None:
-            collector = FactCollector()
-            with collector.resolve(self.wrapper):
-                if _has_attribute_hooks(type(collector)):
-                    self.module.visit(collector)
-                else:
-                    cstutil.walk(self.module, collector)
-            self._facts = collector.facts
+            self._facts = collect_facts(self.wrapper)
         return self._facts
 
     @property
@@ -71,81 +65,8 @@ class FileInfo:
         return False
 
 
-class _FastMetadata(MetadataWrapper):
-    """A metadata wrapper that answers ``ParentNodeProvider`` from the flat tree (no extra
-    traversal) and computes ``PositionProvider``'s positions (``ddpify.positions``) only when
-    some rule, the fact pass or a finding first asks for a position."""
-
-    def __init__(self, module: cst.Module) -> None:
-        super().__init__(module, unsafe_skip_copy=True)
-        self._own: dict[type, Mapping[cst.CSTNode, object]] = {
-            ParentNodeProvider: cstutil.parents(module),
-            PositionProvider: _Lazy(lambda: Positions(module)),
-        }
-
-    def resolve(self, provider):  # type: ignore[no-untyped-def, override]
-        if provider in self._own:
-            return self._own[provider]
-        return super().resolve(provider)
-
-    def resolve_many(self, providers: Collection) -> Mapping:  # type: ignore[override]
-        rest = [p for p in providers if p not in self._own]
-        resolved: dict = {}
-        if rest:
-            with cstutil.read_only_visits():  # scope analysis without rebuilding the tree
-                resolved = dict(super().resolve_many(rest))
-        resolved.update({p: self._own[p] for p in providers if p in self._own})
-        return resolved
-
-
-class _Lazy(Mapping):  # type: ignore[type-arg]
-    """A metadata mapping computed on first use."""
-
-    def __init__(self, compute: Callable[[], Mapping]) -> None:  # type: ignore[type-arg]
-        self._compute = compute
-        self._value: Optional[Mapping] = None  # type: ignore[type-arg]
-
-    @property
-    def value(self) -> Mapping:  # type: ignore[type-arg]
-        if self._value is None:
-            self._value = self._compute()
-        return self._value
-
-    def __getitem__(self, key):  # type: ignore[no-untyped-def]
-        return self.value[key]
-
-    def get(self, key, default=None):  # type: ignore[no-untyped-def, override]
-        return self.value.get(key, default)
-
-    def __iter__(self) -> Iterator:  # type: ignore[type-arg]
-        return iter(self.value)
-
-    def __len__(self) -> int:
-        return len(self.value)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.value
-
-
-
-@functools.lru_cache(maxsize=None)
-def _visitor_names(kind: type) -> tuple[str, ...]:
-    """The ``visit_*`` / ``leave_*`` methods of a visitor class (what
-    ``BatchableCSTVisitor.get_visitors`` lists, found once per class instead of per file)."""
-    found: set[str] = set()
-    for klass in kind.__mro__:
-        if klass.__module__.startswith("libcst"):
-            continue  # libcst's visitor bases: only the no-op stubs of every visit_/leave_ name
-        for name in vars(klass):
-            if name.startswith(("visit_", "leave_")):
-                method = getattr(kind, name)
-                if callable(method) and not getattr(method, "_is_no_op", False):
-                    found.add(name)
-    return tuple(sorted(found))
-
-
 def _has_attribute_hooks(kind: type) -> bool:
-    return cstutil.has_attribute_hooks(_visitor_names(kind))
+    return cstutil.has_attribute_hooks(visitor_names(kind))
 
 
 def _run_rules(wrapper: MetadataWrapper, visitors: Sequence[Rule]) -> None:
@@ -155,7 +76,7 @@ def _run_rules(wrapper: MetadataWrapper, visitors: Sequence[Rule]) -> None:
         return
     methods: dict[str, list[cstutil.VisitorMethod]] = {}
     for visitor in visitors:
-        for name in _visitor_names(type(visitor)):
+        for name in visitor_names(type(visitor)):
             methods.setdefault(name, []).append(getattr(visitor, name))
     with contextlib.ExitStack() as stack:
         for visitor in visitors:
@@ -209,7 +130,7 @@ def _check_once(
     module = _parse(source, path)
     if not scope.is_distributed_script(module):
         return scope.not_distributed(path, require_ddp), [], False
-    wrapper = _FastMetadata(module)
+    wrapper = FastMetadata(module)
     file = FileInfo(path, source, wrapper)
     visitors = [rule(file) for rule in active]
     if visitors:

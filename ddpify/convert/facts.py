@@ -29,8 +29,25 @@ _EMPTY = cst.Module([])
 
 
 def code(node: cst.CSTNode) -> str:
-    """Source text of ``node`` (used to compare simple expressions such as ``self.model``)."""
+    """Source text of ``node`` (used to compare simple expressions such as ``self.model``).
+    Plain names and dotted names, most of the calls, are spelled without a code generation."""
+    if isinstance(node, cst.Name) and not node.lpar:
+        return node.value
+    if isinstance(node, cst.Attribute) and _plain_dot(node):
+        return f"{code(node.value)}.{node.attr.value}"
     return _EMPTY.code_for_node(node)
+
+
+def _plain_dot(node: cst.Attribute) -> bool:
+    dot = node.dot
+    return (
+        not node.lpar
+        and isinstance(node.value, (cst.Name, cst.Attribute))
+        and isinstance(dot.whitespace_before, cst.SimpleWhitespace)
+        and isinstance(dot.whitespace_after, cst.SimpleWhitespace)
+        and not dot.whitespace_before.value
+        and not dot.whitespace_after.value
+    )
 
 
 def is_simple_reference(node: cst.CSTNode) -> bool:

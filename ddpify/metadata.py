@@ -1,0 +1,102 @@
+"""Metadata for one module at a fraction of libcst's cost, shared by the converter and the
+checker: parents from the flat tree (``ddpify.cstutil``), positions (``ddpify.positions``) and
+qualified names (``ddpify.qualified_names``) computed when first asked for, and the converter's
+fact pass driven without libcst's node-rebuilding traversal."""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, Collection, Iterator, Mapping, Optional
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
+
+from ddpify import cstutil
+from ddpify.convert.facts import Facts, FactCollector
+from ddpify.positions import Positions
+from ddpify.qualified_names import QualifiedNames
+
+
+def collect_facts(wrapper: MetadataWrapper) -> Facts:
+    """The converter's read-only fact pass over ``wrapper.module``."""
+    collector = FactCollector()
+    with collector.resolve(wrapper):
+        if cstutil.has_attribute_hooks(visitor_names(FactCollector)):
+            wrapper.module.visit(collector)
+        else:
+            cstutil.walk(wrapper.module, collector)
+    return collector.facts
+
+
+@functools.lru_cache(maxsize=None)
+def visitor_names(kind: type) -> tuple[str, ...]:
+    """The ``visit_*`` / ``leave_*`` methods of a visitor class (what
+    ``BatchableCSTVisitor.get_visitors`` lists, found once per class instead of per file)."""
+    found: set[str] = set()
+    for klass in kind.__mro__:
+        if klass.__module__.startswith("libcst"):
+            continue  # libcst's visitor bases: only the no-op stubs of every visit_/leave_ name
+        for name in vars(klass):
+            if name.startswith(("visit_", "leave_")):
+                method = getattr(kind, name)
+                if callable(method) and not getattr(method, "_is_no_op", False):
+                    found.add(name)
+    return tuple(sorted(found))
+
+
+class FastMetadata(MetadataWrapper):
+    """A ``MetadataWrapper`` whose parents, positions and qualified names come from ddpify's
+    own providers (equal answers, tested), each computed on first request; any other provider
+    is libcst's, run with read-only visits."""
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__(module, unsafe_skip_copy=True)
+        parents = cstutil.parents(module)
+        self._own: dict[type, Mapping[cst.CSTNode, object]] = {
+            ParentNodeProvider: parents,
+            PositionProvider: Lazy(lambda: Positions(module)),
+            QualifiedNameProvider: Lazy(lambda: QualifiedNames(module, parents)),
+        }
+
+    def resolve(self, provider):  # type: ignore[no-untyped-def, override]
+        if provider in self._own:
+            return self._own[provider]
+        return super().resolve(provider)
+
+    def resolve_many(self, providers: Collection) -> Mapping:  # type: ignore[override]
+        rest = [p for p in providers if p not in self._own]
+        resolved: dict = {}
+        if rest:
+            with cstutil.read_only_visits():  # scope analysis without rebuilding the tree
+                resolved = dict(super().resolve_many(rest))
+        resolved.update({p: self._own[p] for p in providers if p in self._own})
+        return resolved
+
+
+class Lazy(Mapping):  # type: ignore[type-arg]
+    """A metadata mapping computed on first use."""
+
+    def __init__(self, compute: Callable[[], Mapping]) -> None:  # type: ignore[type-arg]
+        self._compute = compute
+        self._value: Optional[Mapping] = None  # type: ignore[type-arg]
+
+    @property
+    def value(self) -> Mapping:  # type: ignore[type-arg]
+        if self._value is None:
+            self._value = self._compute()
+        return self._value
+
+    def __getitem__(self, key):  # type: ignore[no-untyped-def]
+        return self.value[key]
+
+    def get(self, key, default=None):  # type: ignore[no-untyped-def, override]
+        return self.value.get(key, default)
+
+    def __iter__(self) -> Iterator:  # type: ignore[type-arg]
+        return iter(self.value)
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.value
