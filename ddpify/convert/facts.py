@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from typing import Literal, Optional, Sequence, Union
 
 import libcst as cst
-import libcst.matchers as m
 
-from ddpify.cstutil import findall
+from ddpify.cstutil import of_types
 from libcst.metadata import (
     ParentNodeProvider,
     PositionProvider,
@@ -108,7 +107,7 @@ class Facts:
     manual: list[ManualItem] = field(default_factory=list)
 
 
-class FactCollector(m.MatcherDecoratableVisitor):
+class FactCollector(cst.CSTVisitor):
     """Collects :class:`Facts`; needs qualified names, parents and positions."""
 
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ParentNodeProvider, PositionProvider)
@@ -257,7 +256,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
             self._no_use_depth -= 1
 
     def _ignores_uses(self, node: cst.Call) -> bool:
-        return bool(self.qualified(node) & names.DATALOADER) or m.matches(node.func, m.Attribute(attr=m.Name("add_argument")))
+        return bool(self.qualified(node) & names.DATALOADER) or attribute_name(node.func) == "add_argument"
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._ignores_uses(node):
@@ -275,19 +274,19 @@ class FactCollector(m.MatcherDecoratableVisitor):
             self._bootstrapped = True
         elif "ddpify.runtime.prepare_model" in qualified and node.args:
             self._existing_wraps.add(code(node.args[0].value))
-        elif m.matches(node.func, m.Attribute(attr=m.Name("set_epoch"))) or "ddpify.runtime.set_epoch" in qualified:
+        elif attribute_name(node.func) == "set_epoch" or "ddpify.runtime.set_epoch" in qualified:
             self._existing_set_epoch.append((node, code(node)))
         if any(q.startswith(names.DISTRIBUTED_PREFIXES) for q in qualified):
             self.facts.uses_torch_distributed = True
         if _downloads(node):
             self._note_download(node)
-        if m.matches(node.func, m.Attribute(attr=m.Name("backward"))) and self._first_backward is None:
+        if attribute_name(node.func) == "backward" and self._first_backward is None:
             self._first_backward = node
-        if self._loop_depth and m.matches(node.func, m.Attribute(attr=m.Name("cpu") | m.Name("to") | m.Name("cuda"))):
+        if self._loop_depth and attribute_name(node.func) in ("cpu", "to", "cuda"):
             self._moves_in_loops.append(node)
         if isinstance(node.func, cst.Name):
             self._factory_calls.append((node, node.func.value))
-        elif m.matches(node.func, m.Attribute(value=m.Name("self"))):
+        elif (isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
             self._method_calls.append((node, node.func.attr.value))  # type: ignore[attr-defined]
 
     def _note_download(self, call: cst.Call) -> None:
@@ -312,16 +311,17 @@ class FactCollector(m.MatcherDecoratableVisitor):
         """Models whose ``.parameters()`` an optimizer receives (these are the trained ones),
         also through variables: ``params = list(a.parameters()) + ...; Adam(params)``."""
         owners: list[str] = []
-        pattern = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
         pending: list[cst.CSTNode] = [arg.value for arg in optimizer.args]
         followed: set[str] = set()
         while pending:
             expression = pending.pop()
-            for call in findall(expression, pattern):
+            for call in of_types(expression, cst.Call):
+                if attribute_name(call.func) not in ("parameters", "named_parameters"):
+                    continue
                 owner = call.func.value  # type: ignore[attr-defined]
                 if is_simple_reference(owner) and code(owner) not in owners:
                     owners.append(code(owner))
-            for name in findall(expression, m.Name()):
+            for name in of_types(expression, cst.Name):
                 variable = name.value  # type: ignore[attr-defined]
                 if variable not in followed:
                     followed.add(variable)
@@ -462,7 +462,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
             if not isinstance(loop.body, cst.IndentedBlock):
                 continue
             statements = list(loop.body.body)
-            if not _find_outside_definitions(loop.body, m.Call(func=m.Attribute(attr=m.Name("backward")))):
+            if not [c for c in _find_outside_definitions(loop.body, cst.Call) if attribute_name(c.func) == "backward"]:
                 continue
             gate = next((s for s in statements if isinstance(s, cst.If) and _steps_under_modulo(s)), None)
             if gate is None:
@@ -471,8 +471,8 @@ class FactCollector(m.MatcherDecoratableVisitor):
             if "no_sync" in text or "sync_gradients" in text:
                 continue
             assigned = {code(t) for s in statements for t in _targets(s)}
-            used = {n.value for n in findall(gate.test, m.Name())}  # type: ignore[attr-defined]
-            forwarded = [k for k in self.facts.model_keys if any(code(c.func) == k for c in findall(loop.body, m.Call()))]  # type: ignore[attr-defined]
+            used = {n.value for n in of_types(gate.test, cst.Name)}  # type: ignore[attr-defined]
+            forwarded = [k for k in self.facts.model_keys if any(code(c.func) == k for c in of_types(loop.body, cst.Call))]  # type: ignore[attr-defined]
             model = forwarded[0] if len(forwarded) == 1 else next(iter(self.facts.model_keys)) if len(self.facts.model_keys) == 1 else None
             if used & assigned or model is None:
                 self.facts.manual.append(ManualItem(
@@ -523,7 +523,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
                     self.facts.unsharded_args.add(arg)
 
     def _has_set_epoch(self, loop: cst.For, key: str) -> bool:
-        inside = set(findall(loop, m.Call()))
+        inside = set(of_types(loop, cst.Call))
         return any(call in inside and key in text for call, text in self._existing_set_epoch)
 
     def _plan_model_wraps(self) -> None:
@@ -588,24 +588,16 @@ class FactCollector(m.MatcherDecoratableVisitor):
         return found
 
     def _find_bootstrap_points(self, module: cst.Module) -> None:
-        main_guard = m.If(
-            test=m.Comparison(
-                left=m.Name("__name__"),
-                comparisons=[m.ComparisonTarget(operator=m.Equal(), comparator=m.SimpleString())],
-            )
-        )
         last_import: Optional[cst.CSTNode] = None
         in_prefix = True
         for statement in module.body:
-            if m.matches(statement, main_guard):
+            if _is_main_guard(statement):
                 self.facts.main_guard = statement  # type: ignore[assignment]
             if not in_prefix:
                 continue
-            if m.matches(statement, m.SimpleStatementLine(body=[m.Import() | m.ImportFrom()])):
+            if _only_statement(statement, cst.Import, cst.ImportFrom):
                 last_import = statement
-            elif last_import is not None or not m.matches(
-                statement, m.SimpleStatementLine(body=[m.Expr(m.SimpleString())])
-            ):
+            elif last_import is not None or not _is_docstring(statement):
                 in_prefix = last_import is None
         self.facts.setup_after = last_import
 
@@ -616,13 +608,13 @@ _MODE_OR_MOVE = frozenset({"cpu", "to", "cuda", "eval", "train"})
 def _evaluated_parameters(function: cst.FunctionDef) -> dict[int, str]:
     """Positions of the parameters an evaluation function loops over (no backward, no step)."""
     body = function.body
-    if _find_outside_definitions(body, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step")))):
+    if any(attribute_name(c.func) in ("backward", "step") for c in _find_outside_definitions(body, cst.Call)):
         return {}
     params = [p.name.value for p in function.params.params]
     if params[:1] == ["self"]:
         params = params[1:]
     looped: set[str] = set()
-    for loop in _find_outside_definitions(body, m.For()):
+    for loop in _find_outside_definitions(body, cst.For):
         iterated = loop.iter  # type: ignore[attr-defined]
         if isinstance(iterated, cst.Call) and iterated.args:
             iterated = iterated.args[0].value
@@ -633,8 +625,8 @@ def _evaluated_parameters(function: cst.FunctionDef) -> dict[int, str]:
 
 def _steps_under_modulo(gate: cst.If) -> bool:
     """``if (i + 1) % accumulate == 0: optimizer.step()``."""
-    return bool(findall(gate.test, m.BinaryOperation(operator=m.Modulo()))) and bool(
-        findall(gate.body, m.Call(func=m.Attribute(attr=m.Name("step"))))
+    return bool([b for b in of_types(gate.test, cst.BinaryOperation) if isinstance(b.operator, cst.Modulo)]) and bool(
+        [c for c in of_types(gate.body, cst.Call) if attribute_name(c.func) == "step"]
     )
 
 
@@ -643,7 +635,7 @@ def _downloads(call: cst.Call) -> bool:
     download = _keyword(call, "download")
     if download is not None:
         return not (isinstance(download, cst.Name) and download.value == "False")
-    return m.matches(call.func, m.Attribute(attr=m.Name("from_pretrained")))
+    return attribute_name(call.func) == "from_pretrained"
 
 
 def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
@@ -669,7 +661,7 @@ def _classify_loader(name: Optional[str], shuffle: Optional[cst.BaseExpression])
 def _targets(statement: cst.CSTNode) -> list[cst.BaseExpression]:
     """Everything ``statement`` binds: plain, annotated and augmented (``step += 1``) targets."""
     targets: list[cst.BaseExpression] = []
-    for assign in findall(statement, m.Assign() | m.AnnAssign() | m.AugAssign()):
+    for assign in of_types(statement, cst.Assign, cst.AnnAssign, cst.AugAssign):
         if isinstance(assign, cst.AugAssign):
             targets.append(assign.target)
         elif isinstance(assign, cst.Assign):
@@ -721,9 +713,9 @@ def _is_stop(statement: cst.CSTNode, key: str) -> bool:
     their bodies do not run there. Moving (``.to``) and configuring the model are not either."""
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
         return False
-    if _find_outside_definitions(statement, m.For() | m.While() | m.Return()):
+    if _find_outside_definitions(statement, cst.For, cst.While, cst.Return):
         return True
-    for call in _find_outside_definitions(statement, m.Call()):
+    for call in _find_outside_definitions(statement, cst.Call):
         assert isinstance(call, cst.Call)
         if code(call.func) in (key, f"{key}.forward"):
             return True
@@ -733,10 +725,41 @@ def _is_stop(statement: cst.CSTNode, key: str) -> bool:
     return False
 
 
-def _find_outside_definitions(statement: cst.CSTNode, matcher: m.BaseMatcherNode) -> list[cst.CSTNode]:
-    definitions = findall(statement, m.FunctionDef() | m.ClassDef() | m.Lambda())
-    inside = {id(n) for d in definitions for n in findall(d, matcher)}
-    return [n for n in findall(statement, matcher) if id(n) not in inside]
+def _find_outside_definitions(statement: cst.CSTNode, *kinds: type) -> list[cst.CSTNode]:
+    """Nodes of these classes in ``statement`` that run there: not inside a nested def,
+    class or lambda."""
+    definitions = of_types(statement, cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    inside = {id(n) for d in definitions for n in of_types(d, *kinds)}
+    return [n for n in of_types(statement, *kinds) if id(n) not in inside]
+
+
+def attribute_name(node: cst.BaseExpression) -> Optional[str]:
+    """``x.y.name`` -> ``"name"``; None for anything but an attribute (``call.func`` of a method
+    call gives the method's name)."""
+    return node.attr.value if isinstance(node, cst.Attribute) else None
+
+
+def _only_statement(line: cst.CSTNode, *kinds: type) -> bool:
+    """A simple statement line holding exactly one statement of these classes."""
+    return isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], kinds)
+
+
+def _is_docstring(line: cst.CSTNode) -> bool:
+    return _only_statement(line, cst.Expr) and isinstance(line.body[0].value, cst.SimpleString)  # type: ignore[union-attr]
+
+
+def _is_main_guard(statement: cst.CSTNode) -> bool:
+    """``if __name__ == "__main__":`` (any string on the right, as written)."""
+    if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
+        return False
+    test = statement.test
+    return (
+        isinstance(test.left, cst.Name)
+        and test.left.value == "__name__"
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Equal)
+        and isinstance(test.comparisons[0].comparator, cst.SimpleString)
+    )
 
 
 def _before_first_stop(body: Sequence[cst.CSTNode], anchor: int, key: str) -> tuple[cst.CSTNode, str]:
