@@ -15,11 +15,14 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import re
+import sys
 from collections import OrderedDict
-from typing import Callable, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional, Sequence
 
 import libcst as cst
-import libcst.matchers as m
+
+if TYPE_CHECKING:  # imported only where a caller passes a matcher: it costs ~0.25 s
+    import libcst.matchers as m
 
 # The fields libcst's own traversal visits on each node class, in its order (each class's
 # ``_visit_and_replace_children``; string fields such as ``Name.value`` are not visited).
@@ -318,8 +321,28 @@ def of_types(tree: cst.CSTNode, *kinds: type) -> list[cst.CSTNode]:
     return flat.of_types([kind.__name__ for kind in kinds], i, flat.ends[i])
 
 
+# ---------------------------------------------------------------- node predicates
+# Plain tests for the shapes the check rules ask about, so that the check path never imports
+# libcst.matchers (~0.25 s of a cold start).
+def is_name(node: cst.CSTNode, *values: str) -> bool:
+    """A bare name, one of ``values`` when any are given (``None`` for ``is_name(x, "None")``)."""
+    return isinstance(node, cst.Name) and (not values or node.value in values)
+
+
+def is_method_call(node: cst.CSTNode, *names: str) -> bool:
+    """A call of an attribute, ``x.<name>(...)`` with ``name`` in ``names`` when any are given."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (not names or node.func.attr.value in names)
+
+
+def has_binary_operator(tree: cst.CSTNode, *operators: type) -> bool:
+    """Whether ``tree`` holds a binary operation by one of these operators (``cst.Modulo``: ``%``)."""
+    return any(isinstance(node.operator, operators) for node in of_types(tree, cst.BinaryOperation))  # type: ignore[attr-defined]
+
+
 def _types(matcher: object) -> tuple[str, ...] | None:
     """Node class names a matcher can match (None: any)."""
+    import libcst.matchers as m
+
     if isinstance(matcher, m.OneOf):
         names: list[str] = []
         for option in matcher.options:
@@ -336,6 +359,8 @@ def findall(tree: cst.CSTNode, matcher: m.BaseMatcherNode) -> Sequence[cst.CSTNo
     """Like ``libcst.matchers.findall`` (same nodes, same order), much faster, for the
     matchers ``libcst.matchers.matches`` takes: node matchers and ``OneOf``/``AllOf`` of them,
     without metadata."""
+    import libcst.matchers as m
+
     flat, i = flatten(tree)
     wanted = _types(matcher)
     if wanted is None:
@@ -347,20 +372,22 @@ def findall(tree: cst.CSTNode, matcher: m.BaseMatcherNode) -> Sequence[cst.CSTNo
     return [n for n in candidates if m.matches(n, matcher)]
 
 
-_DO_NOT_CARE = m.DoNotCare()
 _BARE: dict[int, tuple[object, bool]] = {}
 
 
 def _bare(matcher: object) -> bool:
     """A node matcher that constrains no field (or a OneOf of such)."""
+    import libcst.matchers as m
+
     cached = _BARE.get(id(matcher))
     if cached is not None and cached[0] is matcher:
         return cached[1]
     if isinstance(matcher, m.OneOf):
         bare = all(_bare(option) for option in matcher.options)
     else:
+        do_not_care = m.DoNotCare()  # a singleton (an enum member)
         bare = dataclasses.is_dataclass(matcher) and all(
-            getattr(matcher, f.name) is _DO_NOT_CARE for f in dataclasses.fields(matcher)  # type: ignore[arg-type]
+            getattr(matcher, f.name) is do_not_care for f in dataclasses.fields(matcher)  # type: ignore[arg-type]
         )
     if len(_BARE) > 1024:
         _BARE.clear()
@@ -381,8 +408,10 @@ def has_attribute_hooks(names: Iterable[str]) -> bool:
 def _plain_hooks(visitor: cst.CSTVisitor) -> tuple[Callable[[cst.CSTNode], bool], Callable[[cst.CSTNode], None]]:
     """The visitor's ``on_visit`` / ``on_leave``; for a matcher-decoratable visitor that uses no
     matcher decorators, ``CSTVisitor``'s own, which then do the same thing (the matcher
-    bookkeeping has nothing to track) at a fraction of the cost."""
-    if isinstance(visitor, m.MatcherDecoratableVisitor):
+    bookkeeping has nothing to track) at a fraction of the cost. No visitor can be one unless
+    ``libcst.matchers`` was imported, which this module does not do on its own."""
+    matchers = sys.modules.get("libcst.matchers")
+    if matchers is not None and isinstance(visitor, matchers.MatcherDecoratableVisitor):
         try:
             plain = not visitor._matchers and not visitor._extra_visit_funcs and not visitor._extra_leave_funcs
         except AttributeError:  # another libcst: keep its own behaviour

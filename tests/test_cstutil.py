@@ -115,6 +115,31 @@ def test_findall_is_matchers_findall(name: str, source: str) -> None:
             assert cstutil.findall(statement, matcher) == m.findall(statement, matcher)
 
 
+# Each plain predicate of cstutil beside the matcher it replaces in the check rules.
+NODE_PREDICATES = [
+    (lambda n: cstutil.is_name(n), m.Name()),
+    (lambda n: cstutil.is_name(n, "None"), m.Name("None")),
+    (lambda n: cstutil.is_name(n, "self", "cls"), m.Name("self") | m.Name("cls")),
+    (lambda n: cstutil.is_method_call(n), m.Call(func=m.Attribute())),
+    (lambda n: cstutil.is_method_call(n, "state_dict"), m.Call(func=m.Attribute(attr=m.Name("state_dict")))),
+    (lambda n: cstutil.is_method_call(n, "step", "backward"), m.Call(func=m.Attribute(attr=m.Name("step") | m.Name("backward")))),
+]
+SUBTREE_PREDICATES = [  # whether a subtree holds a match
+    (lambda n: cstutil.has_binary_operator(n, cst.Modulo), m.BinaryOperation(operator=m.Modulo())),
+    (lambda n: cstutil.has_binary_operator(n, cst.FloorDivide, cst.Divide), m.BinaryOperation(operator=m.FloorDivide() | m.Divide())),
+]
+
+
+@pytest.mark.parametrize("name, source", SOURCES, ids=IDS)
+def test_predicates_are_their_matchers(name: str, source: str) -> None:
+    module = cst.parse_module(source)
+    for index, (predicate, matcher) in enumerate(NODE_PREDICATES):
+        assert [n for n in cstutil.descendants(module) if predicate(n)] == m.findall(module, matcher), index
+    for index, (predicate, matcher) in enumerate(SUBTREE_PREDICATES):
+        for statement in cstutil.of_types(module, cst.SimpleStatementLine, cst.If, cst.For):
+            assert predicate(statement) == bool(m.findall(statement, matcher)), index
+
+
 @pytest.mark.parametrize("name, source", SOURCES, ids=IDS)
 def test_parents_are_parent_node_provider(name: str, source: str) -> None:
     module = cst.parse_module(source)

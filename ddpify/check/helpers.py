@@ -7,9 +7,8 @@ import re
 from typing import Optional
 
 import libcst as cst
-import libcst.matchers as m
 
-from ddpify.cstutil import findall
+from ddpify.cstutil import of_types
 
 from ddpify.check.rule import Rule
 from ddpify.convert import names
@@ -47,11 +46,15 @@ def is_ddp_wrap(rule: Rule, call: cst.Call) -> bool:
     return bool(rule.qualified(call) & DDP_WRAPPERS)
 
 
+def call_assignments(module: cst.Module) -> list[cst.Assign]:
+    """Assignments of a call's result (``x = f(...)``): where a wrap or a loader is made."""
+    return [a for a in of_types(module, cst.Assign) if isinstance(a, cst.Assign) and isinstance(a.value, cst.Call)]
+
+
 def wrapped_names(rule: Rule, module: cst.Module) -> set[str]:
     """Names assigned the result of a DDP wrap: ``model = DDP(model, ...)``."""
     names: set[str] = set()
-    for assign in findall(module, m.Assign(value=m.Call())):
-        assert isinstance(assign, cst.Assign)
+    for assign in call_assignments(module):
         if is_ddp_wrap(rule, assign.value) and len(assign.targets) == 1:  # type: ignore[arg-type]
             target = assign.targets[0].target
             if is_simple_reference(target):

@@ -12,14 +12,13 @@ import re
 from typing import Iterable, Optional
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.metadata import PositionProvider
 
-from ddpify.check.helpers import is_ddp_wrap
+from ddpify.check.helpers import call_assignments, is_ddp_wrap
 from ddpify.check.rule import Rule
 from ddpify.convert import names
 from ddpify.convert.facts import code, is_simple_reference
-from ddpify.cstutil import findall
+from ddpify.cstutil import is_method_call, is_name, of_types
 
 # ---------------------------------------------------------------- names
 DDP_CLASSES = frozenset(
@@ -159,7 +158,7 @@ def _leaf_selects(test: cst.BaseExpression) -> bool:
 def name_values(module: cst.Module) -> dict[str, list[cst.BaseExpression]]:
     """Every value assigned to each plain name anywhere in the module."""
     values: dict[str, list[cst.BaseExpression]] = {}
-    for assign in findall(module, m.Assign()):
+    for assign in of_types(module, cst.Assign):
         assert isinstance(assign, cst.Assign)
         for target in assign.targets:
             if isinstance(target.target, cst.Name):
@@ -216,8 +215,7 @@ def is_ddp_class_call(rule: Rule, call: cst.Call) -> bool:
 def wrap_sites(rule: Rule, module: cst.Module) -> dict[str, list[cst.Assign]]:
     """``name -> [assignments of a DDP wrap to it]`` (``model = DDP(model)``, ``prepare_model``)."""
     sites: dict[str, list[cst.Assign]] = {}
-    for assign in findall(module, m.Assign(value=m.Call())):
-        assert isinstance(assign, cst.Assign)
+    for assign in call_assignments(module):
         if len(assign.targets) == 1 and is_ddp_wrap(rule, assign.value):  # type: ignore[arg-type]
             target = assign.targets[0].target
             if is_simple_reference(target):
@@ -263,8 +261,16 @@ def _called_before(
     if callee is None or caller is None:
         return False
     target = callee.name.value
-    pattern = m.Call(func=m.Name(target) | m.Attribute(value=m.Name("self"), attr=m.Name(target)))
-    return any(line_of(rule, call) < line for call in findall(caller, pattern))
+    return any(_is_call_of(call, target) and line_of(rule, call) < line for call in of_types(caller, cst.Call))
+
+
+def _is_call_of(node: cst.CSTNode, function: str) -> bool:
+    """``function(...)`` or ``self.function(...)``: a call of a module function or a method."""
+    if not isinstance(node, cst.Call):
+        return False
+    if isinstance(node.func, cst.Attribute):
+        return is_name(node.func.value, "self") and node.func.attr.value == function
+    return is_name(node.func, function)
 
 
 def wrapped_state_dict_saves(rule: Rule, module: cst.Module, sites: dict[str, list[cst.Assign]]) -> list[cst.Call]:
@@ -272,14 +278,15 @@ def wrapped_state_dict_saves(rule: Rule, module: cst.Module, sites: dict[str, li
     (``torch.save(model.state_dict(), p)``), or through a variable or dict the save receives
     (``ckpt = {"model": model.state_dict()}; torch.save(ckpt, p)``)."""
     saved_names: set[str] = set()
-    for call in findall(module, m.Call()):
+    for call in of_types(module, cst.Call):
         assert isinstance(call, cst.Call)
         if is_save_call(rule, call):
             for arg in call.args:
-                saved_names.update(n.value for n in findall(arg.value, m.Name()))  # type: ignore[attr-defined]
+                saved_names.update(n.value for n in of_types(arg.value, cst.Name))  # type: ignore[attr-defined]
     found: list[cst.Call] = []
-    pattern = m.Call(func=m.Attribute(attr=m.Name("state_dict")))
-    for call in findall(module, pattern):
+    for call in of_types(module, cst.Call):
+        if not is_method_call(call, "state_dict"):
+            continue
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
         receiver = code(call.func.value)
         if receiver not in sites or not wrapped_when(rule, call, receiver, sites):
@@ -315,7 +322,7 @@ def is_data_parallel(rule: Rule, module: cst.Module) -> bool:
     """Whether the script trains data-parallel: it names DistributedDataParallel, FSDP,
     ``init_process_group``, a DistributedSampler or ddpify.runtime. Scripts that only use
     ``torch.distributed.rpc`` (parameter servers) or tensor parallelism are not DDP scripts."""
-    for node in findall(module, m.Name() | m.Attribute()):
+    for node in of_types(module, cst.Name, cst.Attribute):
         for name in rule.qualified(node):
             if name in DATA_PARALLEL_NAMES or name.startswith(("torch.distributed.fsdp", "ddpify.runtime")):
                 return True
@@ -327,7 +334,7 @@ def pins_device_per_rank(rule: Rule, module: cst.Module) -> bool:
     """Whether the script gives each rank its own GPU: ``torch.cuda.set_device``, a
     ``torch.cuda.device`` context, ``CUDA_VISIBLE_DEVICES`` set in code, or a project helper
     that sets distributed training up elsewhere (``utils.init_distributed_mode(args)``)."""
-    for call in findall(module, m.Call()):
+    for call in of_types(module, cst.Call):
         assert isinstance(call, cst.Call)
         if rule.qualified(call) & SET_DEVICE:
             return True
@@ -337,7 +344,7 @@ def pins_device_per_rank(rule: Rule, module: cst.Module) -> bool:
             return True
         if last in {"setdefault", "putenv", "update"} and any(_mentions_visible_devices(a.value) for a in call.args):
             return True  # os.environ.setdefault("CUDA_VISIBLE_DEVICES", ...), os.putenv(...)
-    for assign in findall(module, m.Assign()):
+    for assign in of_types(module, cst.Assign):
         assert isinstance(assign, cst.Assign)
         if any(isinstance(t.target, cst.Subscript) and _mentions_visible_devices(t.target) for t in assign.targets):
             return True
@@ -347,7 +354,7 @@ def pins_device_per_rank(rule: Rule, module: cst.Module) -> bool:
 def _mentions_visible_devices(node: cst.CSTNode) -> bool:
     return any(
         "CUDA_VISIBLE_DEVICES" in str(s.evaluated_value)  # type: ignore[attr-defined]
-        for s in findall(node, m.SimpleString())
+        for s in of_types(node, cst.SimpleString)
     ) or (isinstance(node, cst.SimpleString) and "CUDA_VISIBLE_DEVICES" in str(node.evaluated_value))
 
 
@@ -361,7 +368,7 @@ def cpu_only(source: str) -> bool:
 
 def gloo_backend(rule: Rule, module: cst.Module) -> Optional[cst.Call]:
     """The ``init_process_group("gloo")`` / ``init_process_group(backend="gloo")`` call, if any."""
-    for call in findall(module, m.Call()):
+    for call in of_types(module, cst.Call):
         assert isinstance(call, cst.Call)
         if not rule.qualified(call) & INIT_PROCESS_GROUP:
             continue
@@ -379,7 +386,7 @@ ITERABLE_PREFIXES = ("webdataset.", "torchdata.datapipes.iter.", "torchdata.node
 
 def iterable_dataset_classes(rule: Rule, module: cst.Module) -> set[str]:
     """Classes of this module that derive (directly or through one another) from IterableDataset."""
-    classes = [c for c in findall(module, m.ClassDef()) if isinstance(c, cst.ClassDef)]
+    classes = [c for c in of_types(module, cst.ClassDef) if isinstance(c, cst.ClassDef)]
     found: set[str] = set()
     changed = True
     while changed:

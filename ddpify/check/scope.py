@@ -35,12 +35,11 @@ def not_distributed(path: str, require_ddp: bool) -> list[Finding]:
 
 def is_distributed_script(module: cst.Module) -> bool:
     import libcst as cst
-    import libcst.matchers as m
 
     from ddpify.convert.facts import code
-    from ddpify.cstutil import findall
+    from ddpify.cstutil import is_name, of_types
 
-    for node in findall(module, m.Import() | m.ImportFrom()):
+    for node in of_types(module, cst.Import, cst.ImportFrom):
         if isinstance(node, cst.Import):
             if any(_is_distributed(code(alias.name)) for alias in node.names):
                 return True
@@ -53,7 +52,7 @@ def is_distributed_script(module: cst.Module) -> bool:
             for alias in node.names:
                 if _is_distributed(f"{base}.{code(alias.name)}") or code(alias.name) in _DISTRIBUTED_NAMES:
                     return True
-    return bool(findall(module, m.Attribute(value=m.Name("torch"), attr=m.Name("distributed"))))
+    return any(is_name(a.value, "torch") and a.attr.value == "distributed" for a in of_types(module, cst.Attribute))  # type: ignore[attr-defined]
 
 
 def _is_distributed(dotted: str) -> bool:

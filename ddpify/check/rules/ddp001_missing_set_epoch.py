@@ -3,9 +3,8 @@ from __future__ import annotations
 from typing import Optional
 
 import libcst as cst
-import libcst.matchers as m
 
-from ddpify.cstutil import findall
+from ddpify.cstutil import is_method_call, of_types
 
 from ddpify.check.helpers import is_epoch_loop
 from ddpify.check.rule import Invalid, Rule
@@ -101,7 +100,7 @@ for epoch in range(10):
     def leave_For(self, original_node: cst.For) -> None:
         if not self._loaders and not self._samplers or not is_epoch_loop(original_node):
             return
-        if findall(original_node.body, m.Call(func=m.Attribute(attr=m.Name("set_epoch")))):
+        if any(is_method_call(call, "set_epoch") for call in of_types(original_node.body, cst.Call)):
             return
         if isinstance(original_node.body, cst.IndentedBlock) and self._loaders:
             self.report(original_node, replacement=rewrites.with_set_epoch(original_node, [self._pick(original_node)]))

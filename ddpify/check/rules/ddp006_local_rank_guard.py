@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
-from ddpify.cstutil import findall
+from ddpify.cstutil import of_types
 
 from ddpify.check.helpers_a import name_values, selects_local_rank_zero, short, singleton_io
 from ddpify.check.rule import Invalid, Rule
@@ -105,7 +104,7 @@ if is_master:
 
     def _guarded_io(self, body: cst.BaseSuite) -> list[str]:
         found: list[str] = []
-        for call in findall(body, m.Call()):
+        for call in of_types(body, cst.Call):
             assert isinstance(call, cst.Call)
             what = singleton_io(self, call)
             if what and what not in found:

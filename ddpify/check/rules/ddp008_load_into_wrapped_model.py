@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
+
+from ddpify.cstutil import is_method_call
 
 from ddpify.check.helpers_a import wrap_sites, wrapped_state_dict_saves, wrapped_when
 from ddpify.check.rule import Invalid, Rule
@@ -115,7 +116,7 @@ def main():
         }
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not m.matches(node.func, m.Attribute(attr=m.Name("load_state_dict"))) or not node.args:
+        if not is_method_call(node, "load_state_dict") or not node.args:
             return
         model = code(node.func.value)  # type: ignore[attr-defined]
         if model not in self._sites:

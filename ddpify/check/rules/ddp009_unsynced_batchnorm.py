@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
-from ddpify.cstutil import findall
+from ddpify.cstutil import of_types
 
 from ddpify.check.helpers_a import (
     BATCHNORM,
@@ -91,7 +90,7 @@ model = DistributedDataParallel(resnet50().cuda(), device_ids=[local_rank])
             return
         if cpu_only(source) or gloo_backend(self, node) is not None:
             return  # SyncBatchNorm is not an option there (DDP010)
-        self._batchnorm = any(self._is_batchnorm(n) for n in findall(node, m.Name() | m.Attribute() | m.Call()))
+        self._batchnorm = any(self._is_batchnorm(n) for n in of_types(node, cst.Name, cst.Attribute, cst.Call))
 
     def _is_batchnorm(self, node: cst.CSTNode) -> bool:
         for name in self.qualified(node):

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
-from ddpify.cstutil import findall
+from ddpify.cstutil import of_types
 
+from ddpify.check import helpers_b as hb
 from ddpify.check.helpers_a import ANY_RANK_TERM, enclosing_function, is_data_parallel, name_values, short
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
@@ -133,7 +133,7 @@ ddpify.seed(np.random.seed, SEED)
     def _per_rank(self, call: cst.Call, seed: cst.BaseExpression) -> bool:
         if ANY_RANK_TERM.search(code(seed)):
             return True
-        for name in findall(seed, m.Name()):
+        for name in of_types(seed, cst.Name):
             assert isinstance(name, cst.Name)
             if any(ANY_RANK_TERM.search(code(v)) for v in self._values.get(name.value, [])):
                 return True
@@ -150,8 +150,9 @@ ddpify.seed(np.random.seed, SEED)
         if parameter not in params:
             return False
         index = params.index(parameter)
-        for caller in findall(self._module, m.Call(func=m.Name(function.name.value) | m.Attribute(attr=m.Name(function.name.value)))):
-            assert isinstance(caller, cst.Call)
+        for caller in hb.calls(self._module):
+            if hb.callee_name(caller) != function.name.value:
+                continue
             for position, arg in enumerate(caller.args):
                 matches = arg.keyword.value == parameter if arg.keyword is not None else position == index
                 if matches and ANY_RANK_TERM.search(code(arg.value)):

@@ -3,9 +3,8 @@ from __future__ import annotations
 from typing import Optional
 
 import libcst as cst
-import libcst.matchers as m
 
-from ddpify.cstutil import findall
+from ddpify.cstutil import is_method_call, of_types
 
 from ddpify.check.helpers import RANK_TEST, rank_guard
 from ddpify.check.rule import Invalid, Rule
@@ -121,7 +120,7 @@ with mlflow.start_run():
 
     def visit_Module(self, node: cst.Module) -> None:
         self._mlflow_run = any(
-            self.qualified(call) & _MLFLOW_RUN for call in findall(node, m.Call(func=m.Attribute(attr=m.Name("start_run"))))
+            is_method_call(call, "start_run") and self.qualified(call) & _MLFLOW_RUN for call in of_types(node, cst.Call)
         )
 
     def visit_Call(self, node: cst.Call) -> None:

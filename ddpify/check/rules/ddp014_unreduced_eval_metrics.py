@@ -4,13 +4,12 @@ import re
 from typing import Optional
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names
 from ddpify.convert.facts import code, is_simple_reference
-from ddpify.cstutil import findall
+from ddpify.cstutil import is_method_call, of_types
 
 SAMPLER = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 # Accumulators of an evaluation: `correct += ...`, `total += ...`, `val_loss += ...`.
@@ -139,7 +138,7 @@ print(test_loss / len(test_loader))
         self._training_functions = {
             f.name.value  # type: ignore[attr-defined]
             for f in hb.nodes(node, cst.FunctionDef)
-            if any(hb.callee_name(c) in _TRAINING_CALLS for c in findall(f, m.Call(func=m.Attribute())))  # type: ignore[arg-type]
+            if any(is_method_call(c, *_TRAINING_CALLS) for c in of_types(f, cst.Call))
         }
         for loop in hb.nodes(node, cst.For):
             loader = self._sharded_iterable(loop, sharded, parameters)
@@ -200,7 +199,7 @@ print(test_loss / len(test_loader))
     def _sharded_iterable(
         self, loop: cst.For, sharded: set[str], parameters: set[tuple[cst.FunctionDef, str]]
     ) -> Optional[str]:
-        mentioned = {code(n) for n in findall(loop.iter, m.Name() | m.Attribute())}
+        mentioned = {code(n) for n in of_types(loop.iter, cst.Name, cst.Attribute)}
         for key in sorted(mentioned & sharded):
             return key
         function = next((a for a in self.ancestors(loop) if isinstance(a, cst.FunctionDef)), None)
@@ -213,7 +212,7 @@ print(test_loss / len(test_loader))
     # ------------------------------------------------------------ is it an evaluation loop
     def _is_metric_loop(self, loop: cst.For) -> bool:
         accumulates = False
-        for call in findall(loop.body, m.Call()):
+        for call in of_types(loop.body, cst.Call):
             assert isinstance(call, cst.Call)
             name = hb.callee_name(call)
             if name in self._training_functions or isinstance(call.func, cst.Attribute) and name in _TRAINING_CALLS:
@@ -222,8 +221,10 @@ print(test_loss / len(test_loader))
                 continue
             if name == "update" and METER.search(code(call.func.value)):  # type: ignore[attr-defined]
                 accumulates = True
-        for augmented in findall(loop.body, m.AugAssign(operator=m.AddAssign())):
+        for augmented in of_types(loop.body, cst.AugAssign):
             assert isinstance(augmented, cst.AugAssign)
+            if not isinstance(augmented.operator, cst.AddAssign):
+                continue
             target = augmented.target
             while isinstance(target, cst.Subscript):
                 target = target.value

@@ -3,7 +3,8 @@ from __future__ import annotations
 from typing import Optional
 
 import libcst as cst
-import libcst.matchers as m
+
+from ddpify.cstutil import is_name
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
@@ -133,7 +134,7 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
         return None
 
     def _check_runtime_loader(self, call: cst.Call) -> None:
-        if hb.is_true(hb.keyword_value(call, "drop_last")) or m.matches(call, m.Call(args=[m.ZeroOrMore(), m.Arg(keyword=m.Name("sampler") | m.Name("batch_sampler")), m.ZeroOrMore()])):
+        if hb.is_true(hb.keyword_value(call, "drop_last")) or any(is_name(a.keyword, "sampler", "batch_sampler") for a in call.args):  # type: ignore[arg-type]
             return
         target = hb.assigned_to(self, call) or ""
         if hb.is_eval_name(target):

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
+
+from ddpify.cstutil import is_method_call
 
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
@@ -85,7 +86,7 @@ import torch.distributed as dist
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not m.matches(node.func, m.Attribute(attr=m.Name("add_argument"))) or not node.args:
+        if not is_method_call(node, "add_argument") or not node.args:
             return
         fixed = rewrites.local_rank_argument(node)
         if fixed is None:

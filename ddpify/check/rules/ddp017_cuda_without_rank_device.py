@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
-from ddpify.cstutil import findall
+from ddpify.cstutil import of_types
 
 from ddpify.check.helpers_a import is_data_parallel, pins_device_per_rank, short
 from ddpify.check.rule import Invalid, Rule
@@ -208,4 +207,4 @@ buffer = torch.zeros(4, device=ddpify.device())
 
 
 def _has_call(node: cst.CSTNode) -> bool:
-    return bool(findall(node, m.Call()))
+    return bool(of_types(node, cst.Call))

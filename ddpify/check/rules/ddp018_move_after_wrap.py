@@ -3,12 +3,11 @@ from __future__ import annotations
 import re
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert.facts import code
-from ddpify.cstutil import findall
+from ddpify.cstutil import is_name, of_types
 
 _MOVES = frozenset({"to", "cuda", "to_empty"})
 _DEVICE_WORDS = re.compile(r"device|cuda|gpu|rank", re.I)
@@ -117,7 +116,7 @@ def main(rank):
         if not self.qualified(wrap.call) & _TORCH_DDP:
             return
         device_ids = hb.keyword_value(wrap.call, "device_ids")
-        if device_ids is None or m.matches(device_ids, m.Name("None")):
+        if device_ids is None or is_name(device_ids, "None"):
             return
         model = wrap.model
         if model is None or model in moved:
@@ -138,7 +137,7 @@ def _constructed_on_cpu(value: cst.BaseExpression) -> bool:
 
 
 def _places_on_device(value: cst.BaseExpression) -> bool:
-    for call in findall(value, m.Call()):
+    for call in of_types(value, cst.Call):
         assert isinstance(call, cst.Call)
         if hb.callee_name(call) in _MOVES or any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
             return True

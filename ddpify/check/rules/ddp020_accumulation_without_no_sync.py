@@ -4,14 +4,13 @@ import re
 from typing import Optional, Union
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.helpers import is_ddp_wrap
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
 from ddpify.convert.facts import code
-from ddpify.cstutil import findall
+from ddpify.cstutil import has_binary_operator, is_method_call, of_types
 
 _OPTIMIZER_NAME = re.compile(r"(^|[._])(optim\w*|opt|opt_\w+|\w*_opt|\w*optimizer\w*)$", re.I)
 _NOT_OPTIMIZER = re.compile(r"sched|lr_|warmup", re.I)
@@ -194,7 +193,7 @@ for x, y in loader:
             if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
                 return None
             if isinstance(ancestor, cst.If) and child is not ancestor.test:
-                if findall(ancestor.test, m.BinaryOperation(operator=m.Modulo())):
+                if has_binary_operator(ancestor.test, cst.Modulo):
                     return ancestor
             child = ancestor
         return None
@@ -208,17 +207,17 @@ for x, y in loader:
         return None
 
     def _backward_outside(self, loop: Loop, boundary: cst.If) -> bool:
-        for call in findall(loop.body, m.Call(func=m.Attribute(attr=m.Name("backward")))):
-            if boundary not in set(self.ancestors(call)):
+        for call in of_types(loop.body, cst.Call):
+            if is_method_call(call, "backward") and boundary not in set(self.ancestors(call)):
                 return True
         return False
 
 
 def _rebound_in(loop: Loop, test: cst.BaseExpression) -> bool:
     """Does the loop body rebind a name the step test reads (``step += 1``, ``i = ...``)?"""
-    read = {n.value for n in findall(test, m.Name())}  # type: ignore[attr-defined]
+    read = {n.value for n in of_types(test, cst.Name)}  # type: ignore[attr-defined]
     bound: set[str] = set()
-    for node in findall(loop.body, m.Assign() | m.AugAssign() | m.AnnAssign() | m.NamedExpr() | m.For()):
+    for node in of_types(loop.body, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For):
         if isinstance(node, cst.Assign):
             targets: list[cst.CSTNode] = [t.target for t in node.targets]
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For)):
@@ -226,5 +225,5 @@ def _rebound_in(loop: Loop, test: cst.BaseExpression) -> bool:
         else:
             continue
         for target in targets:
-            bound.update(n.value for n in findall(target, m.Name()))  # type: ignore[attr-defined]
+            bound.update(n.value for n in of_types(target, cst.Name))  # type: ignore[attr-defined]
     return bool(read & bound)

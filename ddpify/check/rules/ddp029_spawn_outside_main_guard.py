@@ -3,11 +3,10 @@ from __future__ import annotations
 from typing import Optional
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
-from ddpify.cstutil import findall
+from ddpify.cstutil import of_types
 
 _SPAWN = frozenset(
     {
@@ -108,7 +107,7 @@ main()
             for function in functions:
                 if function.name.value in spawning:
                     continue
-                called = {hb.callee_name(c) for c in findall(function.body, m.Call(func=m.Name()))}  # type: ignore[arg-type]
+                called = {c.func.value for c in of_types(function.body, cst.Call) if isinstance(c.func, cst.Name)}  # type: ignore[attr-defined]
                 if called & spawning:
                     spawning.add(function.name.value)
                     changed = True

@@ -4,13 +4,12 @@ import re
 from typing import Optional
 
 import libcst as cst
-import libcst.matchers as m
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names
 from ddpify.convert.facts import code
-from ddpify.cstutil import findall
+from ddpify.cstutil import has_binary_operator, of_types
 
 _CPU_COUNT = frozenset(
     {
@@ -103,9 +102,9 @@ loader = DataLoader(train_set, batch_size=64, num_workers=multiprocessing.cpu_co
                     self.report(arg, f"num_workers={code(arg.value)} comes from {source} in every process: divide it by the processes per node (LOCAL_WORLD_SIZE)")
 
     def _cpu_count_source(self, value: cst.BaseExpression, depth: int = 0) -> Optional[str]:
-        if depth > 3 or _PER_PROCESS.search(code(value)) or findall(value, m.BinaryOperation(operator=m.FloorDivide() | m.Divide() | m.RightShift())):
+        if depth > 3 or _PER_PROCESS.search(code(value)) or has_binary_operator(value, cst.FloorDivide, cst.Divide, cst.RightShift):
             return None
-        for call in findall(value, m.Call()):
+        for call in of_types(value, cst.Call):
             if self.qualified(call) & _CPU_COUNT:
                 return code(call)
         if isinstance(value, (cst.Name, cst.Attribute)):
