@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 # The modules of the check path that must not import libcst.matchers themselves.
 CHECK_MODULES = (
@@ -50,7 +51,18 @@ def test_cstutil_and_scope_leave_matchers_unloaded() -> None:
     assert _import("ddpify.cstutil", "ddpify.check.scope") == {"importers": [], "loaded": False}
 
 
-def test_rules_and_helpers_do_not_import_matchers() -> None:
-    # ddpify.convert.facts (which every rule imports, for ``code``) is the one importer left:
-    # facts.py is next. Once it is migrated, this asserts {"importers": [], "loaded": False}.
-    assert _import(*CHECK_MODULES)["importers"] == ["ddpify.convert.facts"]
+def test_rules_helpers_and_fact_pass_do_not_import_matchers() -> None:
+    assert _import(*CHECK_MODULES, "ddpify.convert.facts", "ddpify.metadata") == {"importers": [], "loaded": False}
+
+
+def test_checking_a_file_leaves_matchers_unloaded() -> None:
+    """The whole cold path: engine, every rule, the fact pass and the findings' positions."""
+    code = (
+        "import sys; from pathlib import Path; from ddpify.check.engine import check_source\n"
+        "path = Path(sys.argv[1]); result = check_source(path.read_text(), str(path))\n"
+        "assert result.findings, 'the benchmark script has findings'\n"
+        "print('libcst.matchers' in sys.modules)"
+    )
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "train_ddp.py"
+    done = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
