@@ -15,7 +15,7 @@ import functools
 import importlib.machinery
 import os
 import sys
-from typing import TYPE_CHECKING, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 import libcst.matchers as m
@@ -47,16 +47,16 @@ OPEN = frozenset({"builtins.open"})
 # Calls that serialize the model given first: a DDP wrapper there would be pickled or traced.
 SERIALIZERS = names.TORCH_SAVE | {"torch.onnx.export"}
 RUNTIME_COLLECTIVES = frozenset({"ddpify.runtime.save", "ddpify.runtime.barrier"})
-
-Guardable = Union[cst.SimpleStatementLine, cst.With]
+_CANDIDATE_NAMES = WRITERS.keys() | OPEN | SERIALIZERS
+_CANDIDATE_METHODS = WRITE_METHODS | CSV_WRITE_METHODS
 
 
 def is_candidate(call: cst.Call, qualified: set[str]) -> bool:
     """Cheap first filter in the collector's ``visit_Call``: may this call write once-only output?"""
-    if qualified & (WRITERS.keys() | OPEN | SERIALIZERS):
+    if qualified & _CANDIDATE_NAMES:
         return True
     if isinstance(call.func, cst.Attribute):
-        return call.func.attr.value in WRITE_METHODS | CSV_WRITE_METHODS
+        return call.func.attr.value in _CANDIDATE_METHODS
     return isinstance(call.func, cst.Name) and "progress" in call.func.value.lower()
 
 
