@@ -358,11 +358,19 @@ def grade(name: str, source: str, key: dict) -> Graded:
         tokens = ("ddpify.print(", "is_main_process()", "rank_zero(", "disable=")
         if any(t in out for t in tokens) or "is_main_process()" in context or "get_rank() == 0" in context:
             add(Verdict("rank0", line, code, MADE, note))
+        elif _MKDIR.search(code) and "exist_ok=True" in out and "exist_ok" not in "\n".join(script.lines[start - 1:end]):
+            # the item is the check-then-create race; a directory every rank creates with
+            # exist_ok=True has none, and each rank then finds it before writing into it.
+            # Only when the conversion added exist_ok: one already there is not this item's fix
+            add(Verdict("rank0", line, code, MADE, "; ".join(x for x in (note, "exist_ok=True on every rank") if x)))
         elif reports := script.manual_for(start, end):
             add(Verdict("rank0", line, code, REPORTED, "; ".join(reports)))
         else:
             add(Verdict("rank0", line, code, MISSED, str(entry.get("note", ""))[:120]))
     return graded
+
+
+_MKDIR = re.compile(r"\b(mkdir|makedirs)\(")
 
 
 def _loop_body_output(script: Script, line: int) -> str:
@@ -384,7 +392,28 @@ def _loop_body_output(script: Script, line: int) -> str:
 
 
 def _enclosing_output(script: Script, line: int) -> str:
-    """The output lines of the compound statements (if/with headers) enclosing input ``line``."""
+    """The output lines of the compound statements (if/with headers) enclosing input ``line``,
+    and the header the conversion put around it (an inserted ``if ddpify.is_main_process():``
+    that the line diff may have attached to a changed neighbour instead)."""
+    return "\n".join((_inserted_header(script, line), _input_headers(script, line)))
+
+
+def _inserted_header(script: Script, line: int) -> str:
+    """The nearest output line above input ``line``'s output that is indented less than it."""
+    for tag, i1, i2, j1, _ in script.opcodes:
+        if tag == "equal" and i1 < line <= i2:
+            j = j1 + line - 1 - i1
+            text = script.out_lines[j]
+            indent = len(text) - len(text.lstrip())
+            for above in reversed(script.out_lines[:j]):
+                if above.strip() and len(above) - len(above.lstrip()) < indent:
+                    return above
+            break
+    return ""
+
+
+def _input_headers(script: Script, line: int) -> str:
+    """The output of the input's own headers enclosing ``line``."""
     text = script.lines[line - 1]
     indent = len(text) - len(text.lstrip())
     headers = []

@@ -17,7 +17,7 @@ from libcst.metadata import (
     QualifiedNameProvider,
 )
 
-from ddpify.convert import names
+from ddpify.convert import names, side_effects
 from ddpify.findings import Change, ManualItem
 
 Role = Literal["train", "eval"]
@@ -98,6 +98,12 @@ class Facts:
     dropped_moves: set[cst.Call] = field(default_factory=set)
     # statements that download data (download=True, from_pretrained): rank 0 goes first
     downloads: set[cst.SimpleStatementLine] = field(default_factory=set)
+    # writes one process makes (save_image, savefig, csv/log files...): statement -> what it writes
+    main_process_only: dict[cst.CSTNode, str] = field(default_factory=dict)
+    # open(path, "w") whose block also computes: ddpify.rank_zero(open)(...)
+    rank_zero_opens: set[cst.Call] = field(default_factory=set)
+    # models saved whole (torch.save(model, f), {"net": net}): the Arg / DictElement to unwrap
+    unwrapped_values: set[cst.CSTNode] = field(default_factory=set)
     main_guard: Optional[cst.If] = None
     setup_after: Optional[cst.CSTNode] = None
     has_training_code: bool = False
@@ -140,6 +146,7 @@ class FactCollector(cst.CSTVisitor):
         self._uses: dict[str, list[int]] = {}
         self._values_of: dict[str, list[cst.BaseExpression]] = {}  # variable -> assigned values
         self._no_use_depth = 0  # inside DataLoader(...) / add_argument(...): not a "use"
+        self._side_effect_calls: list[cst.Call] = []  # candidates for side_effects.plan
 
     # ---------------------------------------------------------------- helpers
     def qualified(self, node: cst.CSTNode) -> set[str]:
@@ -150,6 +157,14 @@ class FactCollector(cst.CSTVisitor):
 
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         return self.get_metadata(ParentNodeProvider, node, None)
+
+    def values_of(self, variable: str) -> list[cst.BaseExpression]:
+        """Every value assigned to the plain name ``variable`` anywhere in the script."""
+        return self._values_of.get(variable, [])
+
+    def function_of(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+        """The innermost function around ``node`` (None at module or class level)."""
+        return self._owners_of(node)[0]
 
     # ---------------------------------------------------------------- scopes
     def visit_Module(self, node: cst.Module) -> None:
@@ -280,6 +295,8 @@ class FactCollector(cst.CSTVisitor):
             self.facts.uses_torch_distributed = True
         if _downloads(node):
             self._note_download(node)
+        if side_effects.is_candidate(node, qualified):
+            self._side_effect_calls.append(node)
         if attribute_name(node.func) == "backward" and self._first_backward is None:
             self._first_backward = node
         if self._loop_depth and attribute_name(node.func) in ("cpu", "to", "cuda"):
@@ -383,6 +400,7 @@ class FactCollector(cst.CSTVisitor):
         self._plan_accumulation()
         self._plan_unsharded_evaluation()
         self._report_moves_after_wrap()
+        side_effects.plan(self, self._side_effect_calls)
         if self._bootstrapped:
             self.facts.main_guard = None
             self.facts.setup_after = None

@@ -200,6 +200,17 @@ def downloaded_once(statement: cst.SimpleStatementLine) -> cst.With:
     )
 
 
+def main_process_only(statement: cst.BaseStatement) -> cst.If:
+    """``save_image(...)`` → the same under ``if ddpify.is_main_process():``: one process writes
+    the file (or the terminal line) that the single-GPU script wrote once."""
+    guard = snippets.statement("main_process_only", rt=RT)
+    assert isinstance(guard, cst.If) and isinstance(guard.body, cst.IndentedBlock)
+    return guard.with_changes(
+        leading_lines=statement.leading_lines,
+        body=guard.body.with_changes(body=[statement.with_changes(leading_lines=())]),
+    )
+
+
 def synced_accumulation(loop: cst.For, model: str, when: str) -> cst.For:
     """Gradient accumulation: the loop body runs under ``ddpify.sync_gradients(model, when=...)``,
     ``when`` being the test that decides the optimizer step, so the other micro-batches skip

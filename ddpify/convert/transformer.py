@@ -7,7 +7,7 @@ what makes converting twice a no-op.
 
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import Optional, TypeVar, Union
 
 import libcst as cst
 import libcst.matchers as m
@@ -21,6 +21,7 @@ from ddpify.findings import Change, ManualItem
 
 
 _NodeOrRemoval = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+_Valued = TypeVar("_Valued", cst.Arg, cst.DictElement)
 
 
 class ConvertTransformer(m.MatcherDecoratableTransformer):
@@ -142,10 +143,32 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
             if original_node in self.facts.downloads:
                 self.note(original_node, "download under ddpify.main_process_first(): rank 0 downloads, the others wait and reuse the files")
                 return rewrites.downloaded_once(updated_node)  # type: ignore[return-value]
-            return updated_node
+            return self._main_process_only(original_node, updated_node)  # type: ignore[return-value]
         if not body:
             return cst.RemoveFromParent()
         return updated_node.with_changes(body=body)
+
+    def leave_With(self, original_node: cst.With, updated_node: cst.With) -> cst.BaseStatement:
+        return self._main_process_only(original_node, updated_node)
+
+    def _main_process_only(self, original: cst.BaseStatement, updated: cst.BaseStatement) -> cst.BaseStatement:
+        """A write the single-GPU script made once goes under ``if ddpify.is_main_process():``."""
+        what = self.facts.main_process_only.get(original)
+        if what is None:
+            return updated
+        self.note(original, f"{what} on rank 0 only: under `if ddpify.is_main_process():` (every rank would write the same output)")
+        return rewrites.main_process_only(updated)
+
+    def leave_DictElement(self, original_node: cst.DictElement, updated_node: cst.DictElement) -> cst.DictElement:
+        if original_node not in self.facts.unwrapped_values:
+            return updated_node
+        return self._saved_unwrapped(original_node, updated_node)
+
+    def _saved_unwrapped(self, original: _Valued, updated: _Valued) -> _Valued:
+        """A model saved or exported whole: ``ddpify.unwrap(model)``, the plain module."""
+        model = code(original.value)
+        self.note(original, f"{model} saved whole: ddpify.unwrap({model}) is written, not the DDP wrapper")
+        return updated.with_changes(value=rewrites.unwrapped(original.value))
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         if len(original_node.targets) != 1:
@@ -181,6 +204,8 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         return updated_node
 
     def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        if original_node in self.facts.unwrapped_values:
+            return self._saved_unwrapped(original_node, updated_node)
         if original_node in self.facts.unsharded_args:
             self.note(original_node, f"{code(original_node.value)} is evaluated here: passed unsharded (ddpify.unsharded) so the metric covers all the data on every rank")
             return updated_node.with_changes(value=rewrites.unsharded(updated_node.value))
@@ -315,6 +340,9 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
             return rewrites.rank_zero_print(updated)
         if qualified & names.TQDM:
             return self._noted(original, rewrites.quiet_progress_bar(updated), "progress bar shown on rank 0 only")
+        if original in self.facts.rank_zero_opens:
+            self.note(original, "file opened for writing on rank 0 only: ddpify.rank_zero(open) (other ranks get a no-op file; the code around it still runs everywhere)")
+            return rewrites.rank_zero_factory(updated)
         if qualified & names.SUMMARY_WRITERS or any(q.startswith(names.WANDB_PREFIX) for q in qualified):
             self.note(original, f"{code(original.func)} runs on rank 0 only (other ranks get a no-op object)")
             return rewrites.rank_zero_factory(updated)

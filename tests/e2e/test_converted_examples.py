@@ -122,3 +122,17 @@ def test_converted_example_resumes_from_a_module_prefixed_checkpoint(tmp_path: P
     run.assert_params_equal()
     resumed = torch.load(tmp_path / "checkpoint.pt")
     assert resumed["epoch"] == 1 and not any(k.startswith("module.") for k in resumed["model"])
+
+
+@pytest.mark.torchrun
+def test_once_only_writes_happen_once_on_two_ranks(tmp_path: Path) -> None:
+    """Logs the single-process script wrote once are written once, by rank 0, not once per rank;
+    the whole-model pickle holds the plain module, not the DDP wrapper."""
+    converted = tmp_path / "once_only_writes_ddp.py"
+    converted.write_text(convert_source((DATA / "once_only_writes.py").read_text()).output)
+    run = run_script(converted, ["--epochs", "3", "--out-dir", str(tmp_path)], cwd=tmp_path).assert_ok()
+    rows = (tmp_path / "log.csv").read_text().splitlines()
+    assert rows[0] == "epoch,loss" and [r.split(",")[0] for r in rows[1:]] == ["0", "1", "2"]
+    assert (tmp_path / "history.txt").read_text().splitlines() == ["epoch 0", "epoch 1", "epoch 2"]
+    assert run.stdout.count("progress-line") == 3 * 4, "4 batches per rank and epoch, written by rank 0 only"
+    assert type(torch.load(tmp_path / "model.pt", weights_only=False)) is torch.nn.Linear

@@ -1,0 +1,286 @@
+"""Per-rank side effects beyond checkpoints and prints: image, figure, ONNX, CSV and log-file
+writes, progress lines, and the models pickled into checkpoints.
+
+Every rank of a DDP run executes the whole script, so a write that the single-GPU script
+made once happens N times, to the same file, at once. :func:`plan` decides, from facts the
+:class:`~ddpify.convert.facts.FactCollector` gathered, which statements move under
+``if ddpify.is_main_process():``, which ``open(..., "w")`` calls become
+``ddpify.rank_zero(open)(...)`` (the body still runs everywhere, other ranks write nowhere),
+and which writes need a human because the statement also computes something every rank must.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.machinery
+import os
+import sys
+from typing import TYPE_CHECKING, Iterator, Optional
+
+import libcst as cst
+from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
+
+from ddpify.convert import names
+from ddpify.cstutil import of_types
+from ddpify.findings import ManualItem
+
+if TYPE_CHECKING:
+    from ddpify.convert.facts import FactCollector
+
+# Calls that write a file or the terminal: one process should make them.
+WRITERS = {
+    "torchvision.utils.save_image": "save_image",
+    "matplotlib.pyplot.savefig": "plt.savefig",
+    "matplotlib.pyplot.show": "plt.show",
+    "torch.onnx.export": "torch.onnx.export",
+    "sys.stdout.write": "sys.stdout.write",
+}
+# Methods of objects whose type libcst cannot see (a pandas DataFrame, a matplotlib Figure):
+# recognised by the method name alone, a documented heuristic.
+WRITE_METHODS = frozenset({"to_csv", "savefig"})
+# Data files that scripts typically read back (a split written, then loaded by every rank).
+READ_BACK = frozenset({".to_csv()"})
+CSV_WRITERS = frozenset({"csv.writer", "csv.DictWriter"})
+CSV_WRITE_METHODS = frozenset({"writerow", "writerows", "writeheader"})
+OPEN = frozenset({"builtins.open"})
+# Calls that serialize the model given first: a DDP wrapper there would be pickled or traced.
+SERIALIZERS = names.TORCH_SAVE | {"torch.onnx.export"}
+RUNTIME_COLLECTIVES = frozenset({"ddpify.runtime.save", "ddpify.runtime.barrier"})
+_CANDIDATE_NAMES = WRITERS.keys() | OPEN | SERIALIZERS
+_CANDIDATE_METHODS = WRITE_METHODS | CSV_WRITE_METHODS
+
+
+def is_candidate(call: cst.Call, qualified: set[str]) -> bool:
+    """Cheap first filter in the collector's ``visit_Call``: may this call write once-only output?"""
+    if qualified & _CANDIDATE_NAMES:
+        return True
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value in _CANDIDATE_METHODS
+    return isinstance(call.func, cst.Name) and "progress" in call.func.value.lower()
+
+
+def plan(collector: FactCollector, calls: list[cst.Call]) -> None:
+    """Fill ``collector.facts`` with the guards, rank-zero opens and unwraps for ``calls``."""
+    guarded_withs = _plan_opens(collector, [c for c in calls if _is_write_open(collector, c)])
+    for call in calls:
+        label = _write_label(collector, call)
+        if label is not None and not any(a in guarded_withs for a in _ancestors(collector, call)):
+            _plan_write(collector, call, label)
+        if collector.qualified(call) & SERIALIZERS:
+            _plan_unwrapped_save(collector, call)
+
+
+# ---------------------------------------------------------------- what writes
+def _write_label(collector: FactCollector, call: cst.Call) -> Optional[str]:
+    """A short name for what ``call`` writes, or None when it writes nothing we guard."""
+    for name in collector.qualified(call):
+        if name in WRITERS:
+            return WRITERS[name]
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in WRITE_METHODS:
+        return f".{func.attr.value}()"
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in CSV_WRITE_METHODS:
+        writer = func.value.value  # type: ignore[attr-defined]
+        values = collector.values_of(writer)
+        if any(isinstance(v, cst.Call) and collector.qualified(v) & CSV_WRITERS for v in values):
+            return f"{writer}.{func.attr.value}"  # type: ignore[attr-defined]
+    if isinstance(func, cst.Name) and "progress" in func.value.lower() and _imported_from_local_module(collector, func):
+        return f"{func.value} (a progress helper from a local module)"
+    return None
+
+
+def _imported_from_local_module(collector: FactCollector, name: cst.Name) -> bool:
+    """``from utils import progress_bar``: the module is the project's own, not an installed one."""
+    for qualified in collector.get_metadata(QualifiedNameProvider, name, set()):
+        if qualified.source is QualifiedNameSource.IMPORT:
+            return qualified.name.startswith(".") or not _installed(qualified.name.split(".")[0])
+    return False
+
+
+@functools.lru_cache(maxsize=64)
+def _installed(module: str) -> bool:
+    """Whether ``module`` is the standard library's or installed; the working directory is left
+    out of the search, so a ``utils.py`` beside the script counts as local wherever ddpify runs."""
+    if module in sys.stdlib_module_names:
+        return True
+    here = {"", os.getcwd()}
+    path = [p for p in sys.path if p not in here]
+    return importlib.machinery.PathFinder.find_spec(module, path) is not None
+
+
+def _is_write_open(collector: FactCollector, call: cst.Call) -> bool:
+    """``open(path, "w" | "a" | "x" [+ "b"])``: creates or appends to a file (no reading)."""
+    if not collector.qualified(call) & OPEN:
+        return False
+    mode = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "mode"), None)
+    if mode is None and len(call.args) > 1 and call.args[1].keyword is None:
+        mode = call.args[1].value
+    if not isinstance(mode, cst.SimpleString):
+        return False
+    text = str(mode.evaluated_value)
+    return bool(set(text) & set("wax")) and not set(text) & set("r+")
+
+
+# ---------------------------------------------------------------- log files
+def _plan_opens(collector: FactCollector, opens: list[cst.Call]) -> set[cst.With]:
+    """A ``with open(p, "w") as f:`` block that only writes is guarded whole; a handle kept in a
+    variable (a log) or given to a checkpoint save is opened on rank 0 only,
+    ``ddpify.rank_zero(open)(...)``; any other write ``open`` is reported (its block computes,
+    and other ranks may read the file back). Returns the blocks guarded whole."""
+    guarded: set[cst.With] = set()
+    for call in opens:
+        if _already_guarded(collector, call):
+            continue
+        item = collector.parent(call)
+        block = collector.parent(item) if isinstance(item, cst.WithItem) else None
+        if isinstance(block, cst.With) and _only_writes(collector, block):
+            guarded.add(block)
+            collector.facts.main_process_only[block] = "log file written"
+        elif isinstance(item, cst.Assign) or isinstance(block, cst.With) and _saves_checkpoint(collector, block):
+            collector.facts.rank_zero_opens.add(call)
+        else:
+            collector.facts.manual.append(ManualItem(
+                collector.line(call), "file opened for writing on every rank, in code that also computes",
+                "if one process should write it, open it with ddpify.rank_zero(open)(...) (the others write nowhere); "
+                "if the ranks read it back, call ddpify.barrier() after rank 0 has written it",
+            ))
+    return guarded
+
+
+def _saves_checkpoint(collector: FactCollector, block: cst.With) -> bool:
+    """``with open(p, "wb") as f: torch.save(model, f)``: the save is rank 0's already, but
+    every rank's ``open`` would truncate the file rank 0 writes."""
+    return any(collector.qualified(c) & names.TORCH_SAVE for c in of_types(block.body, cst.Call))
+
+
+def _only_writes(collector: FactCollector, block: cst.With) -> bool:
+    """Every item opens a file for writing and every statement of the body is a call (or binds
+    a csv writer) with no forward pass or collective in it."""
+    items = [i.item for i in block.items]
+    if not all(isinstance(i, cst.Call) and _is_write_open(collector, i) for i in items):
+        return False
+    if not isinstance(block.body, cst.IndentedBlock):
+        return False
+    for statement in block.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                if not (isinstance(small.value, cst.Call) and collector.qualified(small.value) & CSV_WRITERS):
+                    return False
+            elif not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+                return False
+    return _must_run_everywhere(collector, block.body) is None
+
+
+# ---------------------------------------------------------------- statements
+def _plan_write(collector: FactCollector, call: cst.Call, label: str) -> None:
+    """Guard the statement that is just this call; report one that does more."""
+    if _already_guarded(collector, call):
+        return
+    statement = _statement_of(collector, call)
+    line = collector.line(call)
+    if statement is None:
+        return  # a write in a loop header, a condition, ...: nothing to move
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is call):
+        collector.facts.manual.append(ManualItem(
+            line, f"{label} runs on every rank and shares its statement with other code",
+            "put the write on its own line under `if ddpify.is_main_process():`",
+        ))
+        return
+    blocker = _must_run_everywhere(collector, statement)
+    if blocker is not None:
+        collector.facts.manual.append(ManualItem(
+            line, f"{label} runs on every rank, but its statement also calls {blocker}, which every rank must run "
+            "(guarded, a forward through DDP or a collective on rank 0 alone hangs)",
+            "compute the value on every rank first, then write it under `if ddpify.is_main_process():`",
+        ))
+        return
+    collector.facts.main_process_only[statement] = label
+    if label in READ_BACK:
+        collector.facts.manual.append(ManualItem(
+            line, f"{label} is now written by rank 0 alone: a rank that reads the file back may find it missing or incomplete",
+            "if the file is read back, call ddpify.barrier() after the `if ddpify.is_main_process():` block",
+        ))
+
+
+def _statement_of(collector: FactCollector, call: cst.Call) -> Optional[cst.CSTNode]:
+    """The simple statement (line or one-line suite) holding ``call``, or None."""
+    for ancestor in _ancestors(collector, call):
+        if isinstance(ancestor, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            return ancestor
+        if isinstance(ancestor, (cst.BaseCompoundStatement, cst.Lambda)):
+            return None
+    return None
+
+
+def _must_run_everywhere(collector: FactCollector, node: cst.CSTNode) -> Optional[str]:
+    """The first forward of a trained model or collective in ``node``, as text, or None."""
+    models = collector.facts.model_keys
+    for call in of_types(node, cst.Call):
+        assert isinstance(call, cst.Call)
+        func = _text(call.func)
+        if func in models or func.removesuffix(".forward") in models:
+            return f"{func}(...)"
+        qualified = collector.qualified(call)
+        if qualified & (names.TORCH_SAVE | RUNTIME_COLLECTIVES) or any(q.startswith(names.DISTRIBUTED_PREFIXES) for q in qualified):
+            return f"{func}(...)"
+    return None
+
+
+def _already_guarded(collector: FactCollector, node: cst.CSTNode) -> bool:
+    """Inside an ``if`` on the rank (``if rank == 0:``, ``if ddpify.is_main_process():``)."""
+    child = node
+    for ancestor in _ancestors(collector, node):
+        if isinstance(ancestor, cst.If) and child is not ancestor.test and names.RANK_TEST.search(_text(ancestor.test)):
+            return True
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        child = ancestor
+    return False
+
+
+# ---------------------------------------------------------------- whole-model checkpoints
+def _plan_unwrapped_save(collector: FactCollector, call: cst.Call) -> None:
+    """``torch.save(model, f)``, ``state = {"net": net}; torch.save(state, f)`` and
+    ``torch.onnx.export(model, ...)`` would pickle or trace the DDP wrapper; the value becomes
+    ``ddpify.unwrap(model)``, written out in the code so it also holds where the save stays
+    ``torch.save`` (behind a rank test) and so a rank-0-only export runs no DDP forward."""
+    if not call.args:
+        return
+    first = call.args[0]
+    models = collector.facts.model_keys
+    if _text(first.value) in models:
+        collector.facts.unwrapped_values.add(first)
+        return
+    for value in _dict_literals(collector, first.value, call):
+        for element in value.elements:
+            if isinstance(element, cst.DictElement) and _text(element.value) in models:
+                collector.facts.unwrapped_values.add(element)
+
+
+def _dict_literals(collector: FactCollector, value: cst.BaseExpression, save: cst.Call) -> Iterator[cst.Dict]:
+    """The dict literal saved: written in the call, or assigned to the saved name in the same function."""
+    if isinstance(value, cst.Dict):
+        yield value
+    elif isinstance(value, cst.Name):
+        function = collector.function_of(save)
+        for assigned in collector.values_of(value.value):
+            if isinstance(assigned, cst.Dict) and collector.function_of(assigned) is function:
+                yield assigned
+
+
+def _ancestors(collector: FactCollector, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    current = collector.parent(node)
+    while current is not None:
+        yield current
+        current = collector.parent(current)
+
+
+_EMPTY = cst.Module([])
+
+
+def _text(node: cst.CSTNode) -> str:
+    """Source text of ``node`` (``facts.code``; facts imports this module, so not from there)."""
+    return _EMPTY.code_for_node(node)
