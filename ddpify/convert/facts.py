@@ -16,6 +16,7 @@ from libcst.metadata import (
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
+    QualifiedNameSource,
 )
 
 from ddpify.convert import names
@@ -54,6 +55,17 @@ class LoaderFact:
 
 
 @dataclass
+class HelperLoader:
+    """A training loader returned by a function this file does not define (a helper in another
+    module): it cannot be rewritten where it is built, so it is rebuilt after ``statement``."""
+
+    statement: cst.SimpleStatementLine
+    key: str
+    helper: str
+    line: int
+
+
+@dataclass
 class Insertions:
     """Statements to splice in before or after an original statement node."""
 
@@ -70,6 +82,7 @@ class Insertions:
 @dataclass
 class Facts:
     loaders: dict[cst.Call, LoaderFact] = field(default_factory=dict)
+    helper_loaders: list[HelperLoader] = field(default_factory=list)
     # model wrap: model key -> (statement to insert before / after, "before" | "after")
     model_wraps: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
     model_keys: set[str] = field(default_factory=set)
@@ -113,6 +126,9 @@ class FactCollector(m.MatcherDecoratableVisitor):
         self._method_calls: list[tuple[cst.Call, str]] = []
         self._existing_set_epoch: list[tuple[cst.Call, str]] = []
         self._existing_wraps: set[str] = set()
+        self._existing_shards: set[str] = set()
+        self._defined: set[str] = set()  # names of the functions and classes this file defines
+        self._opaque_calls: list[tuple[cst.Assign, cst.SimpleStatementLine]] = []
         self._module: Optional[cst.Module] = None
         self._bootstrapped = False
         self._loops: list[cst.For] = []
@@ -143,12 +159,14 @@ class FactCollector(m.MatcherDecoratableVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
         self._function_defs.append(node)
+        self._defined.add(node.name.value)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._functions.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node)
+        self._defined.add(node.name.value)
         for base in node.bases:
             if self.qualified(base.value) & names.ITERABLE_DATASET:
                 self.facts.manual.append(
@@ -215,6 +233,9 @@ class FactCollector(m.MatcherDecoratableVisitor):
                 self._values_of.setdefault(target.target.value, []).append(node.value)
         if len(node.targets) == 1 and is_simple_reference(node.targets[0].target) and is_simple_reference(node.value):
             self._aliases.append((code(node.targets[0].target), code(node.value), node))
+        statement = self.parent(node)
+        if isinstance(node.value, cst.Call) and isinstance(statement, cst.SimpleStatementLine):
+            self._opaque_calls.append((node, statement))
 
     def visit_Name(self, node: cst.Name) -> None:
         parent = self.parent(node)
@@ -258,6 +279,8 @@ class FactCollector(m.MatcherDecoratableVisitor):
             self._bootstrapped = True
         elif "ddpify.runtime.prepare_model" in qualified and node.args:
             self._existing_wraps.add(code(node.args[0].value))
+        elif "ddpify.runtime.shard" in qualified and node.args:
+            self._existing_shards.add(code(node.args[0].value))
         elif m.matches(node.func, m.Attribute(attr=m.Name("set_epoch"))) or "ddpify.runtime.set_epoch" in qualified:
             self._existing_set_epoch.append((node, code(node)))
         if any(q.startswith(names.DISTRIBUTED_PREFIXES) for q in qualified):
@@ -360,6 +383,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
             if fact.role == "train" and fact.batch_expression in self._uses:
                 fact.batch_used_at = self._uses[fact.batch_expression][0]
         self._resolve_loader_factories()
+        self._collect_helper_loaders()
         self._follow_loader_aliases()
         self._plan_model_wraps()
         self._plan_set_epoch()
@@ -391,6 +415,55 @@ class FactCollector(m.MatcherDecoratableVisitor):
                                 "evaluation on this loader sees 1/world_size of the data: reduce the metric sums with torch.distributed.all_reduce, or build it with a plain DataLoader",
                             )
                         )
+
+    def _collect_helper_loaders(self) -> None:
+        """``train_loader, val_loader = get_loaders(...)`` with ``get_loaders`` imported: the
+        DataLoader is built in another file, so the training one is rebuilt here at run time
+        (``ddpify.shard``). Loader-named targets only; in a tuple only the one named for
+        training, a single target is classified like a DataLoader (name, then the ``shuffle=``
+        given to the helper)."""
+        for assign, statement in self._opaque_calls:
+            call = assign.value
+            assert isinstance(call, cst.Call)
+            helper = self._opaque_helper(call)
+            if helper is None:
+                continue
+            for key, role, reason in self._helper_loader_targets(assign, call):
+                if role == "eval":
+                    self.facts.changes.append(Change(self.line(call), f"{key} is an evaluation loader ({reason}): left unsharded, every rank evaluates the full set"))
+                elif key not in self._existing_shards:
+                    self.facts.helper_loaders.append(HelperLoader(statement, key, helper, self.line(call)))
+                    self._loader_keys.append((key, "train", *self._owners_of(call)))
+                    self._loader_lines.setdefault(key, self.line(call))
+
+    def _opaque_helper(self, call: cst.Call) -> Optional[str]:
+        """``get_loaders`` for a call of a function this file does not define (imported, or a
+        method of an object built elsewhere); None for local code, builtins, DataLoader itself
+        and ddpify's own helpers."""
+        func = call.func
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        if name is None or name in self._defined:
+            return None
+        qualified = self.get_metadata(QualifiedNameProvider, call, set())
+        if any(q.source is QualifiedNameSource.BUILTIN or q.name in names.DATALOADER or q.name.startswith(names.RUNTIME_MODULE + ".") for q in qualified):
+            return None
+        return code(func)
+
+    def _helper_loader_targets(self, assign: cst.Assign, call: cst.Call) -> list[tuple[str, Role, str]]:
+        """(key, role, why) for the loader-named targets a helper's result is stored in."""
+        found: list[tuple[str, Role, str]] = []
+        for target in assign.targets:
+            if isinstance(target.target, (cst.Tuple, cst.List)):
+                for element in target.target.elements:
+                    key = code(element.value)
+                    last = key.split(".")[-1]
+                    named = names.TRAIN_LOADER.search(last) or names.EVAL_LOADER.search(last)
+                    if is_simple_reference(element.value) and names.LOADER_VARIABLE.search(last) and named:
+                        found.append((key, *_classify_loader(key, None)))
+            elif is_simple_reference(target.target) and names.LOADER_VARIABLE.search(code(target.target).split(".")[-1]):
+                key = code(target.target)
+                found.append((key, *_classify_loader(key, _keyword(call, "shuffle"))))
+        return found
 
     def _follow_loader_aliases(self) -> None:
         """``self.train_loader = train_loader`` (e.g. a constructor argument) is the same loader.

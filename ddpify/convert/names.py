@@ -69,6 +69,8 @@ CUDA_STRING = re.compile(r"^cuda(:\d+)?$")
 EPOCH_VARIABLE = re.compile(r"epoch|^ep$|^e$", re.I)
 EVAL_LOADER = re.compile(r"val|test|eval|dev(?!ice)", re.I)
 TRAIN_LOADER = re.compile(r"train", re.I)
+# Variables that hold a loader returned by a helper ddpify cannot see into.
+LOADER_VARIABLE = re.compile(r"loader|(^|_)dl$", re.I)
 LOCAL_RANK_FLAGS = ("--local_rank", "--local-rank")
 # `local_rank == 0`, `args.local_rank in [-1, 0]`, `local_rank <= 0`, `not args.local_rank`: meant
 # as "the main process", but true once per node.

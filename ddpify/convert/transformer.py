@@ -33,8 +33,9 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         self.annotate = annotate
         self.changes: list[Change] = list(facts.changes)
         self.manual: list[ManualItem] = list(facts.manual)
-        self._before: dict[cst.CSTNode, list[cst.BaseStatement]] = {}
-        self._after: dict[cst.CSTNode, list[cst.BaseStatement]] = {}
+        # statements to insert before / after an original one, each with its report line
+        self._before: dict[cst.CSTNode, list[tuple[cst.BaseStatement, str]]] = {}
+        self._after: dict[cst.CSTNode, list[tuple[cst.BaseStatement, str]]] = {}
         self._tests: list[str] = []  # tests of the enclosing ifs
         self._plan_insertions()
 
@@ -58,9 +59,15 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
     def _plan_insertions(self) -> None:
         for key, anchor, where in self.facts.model_wraps:
             statement = snippets.statement("prepare_model", rt=RT, model=key)
-            (self._before if where == "before" else self._after).setdefault(anchor, []).append(statement)
+            what = f"wrap the model for DDP: {code(statement).strip()}"
+            (self._before if where == "before" else self._after).setdefault(anchor, []).append((statement, what))
+        for loader in self.facts.helper_loaders:
+            statement = rewrites.sharded(loader.key, per_process_batch=self.per_process_batch)
+            what = f"{loader.key} is built in another file ({loader.helper}()): rebuilt with a DistributedSampler at runtime ({code(statement).strip()})"
+            self._after.setdefault(loader.statement, []).append((statement, what))
         if self.facts.main_guard is None and self.facts.setup_after is not None:
-            self._after.setdefault(self.facts.setup_after, []).insert(0, snippets.statement("setup", rt=RT))
+            setup = snippets.statement("setup", rt=RT)
+            self._after.setdefault(self.facts.setup_after, []).insert(0, (setup, "set up the process group after the imports (torn down at exit)"))
 
     # ---------------------------------------------------------------- statements
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> _NodeOrRemoval:  # type: ignore[override]
@@ -71,17 +78,14 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         after = self._after.get(original_node, [])
         if not before and not after:
             return result
-        for statement in before + after:
-            if m.matches(statement, m.SimpleStatementLine(body=[m.Assign()])):
-                self.note(original_node, f"wrap the model for DDP: {code(statement).strip()}")
-            else:
-                self.note(original_node, "set up the process group after the imports (torn down at exit)")
+        for _, what in before + after:
+            self.note(original_node, what)
         kept: list[cst.CSTNode] = []
         if isinstance(result, cst.FlattenSentinel):
             kept = list(result.nodes)
         elif isinstance(result, cst.CSTNode):
             kept = [result]
-        return cst.FlattenSentinel([*before, *kept, *after])
+        return cst.FlattenSentinel([*(s for s, _ in before), *kept, *(s for s, _ in after)])
 
     def _annotated(self, original_node: cst.CSTNode, statement: cst.BaseStatement) -> cst.BaseStatement:
         """``# ddpify: why -> what to do`` above the statement an item is about (once)."""

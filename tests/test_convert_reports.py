@@ -1,0 +1,58 @@
+"""Report lines (input line + reason) of rewrites whose golden output alone does not show why."""
+
+from __future__ import annotations
+
+import textwrap
+
+from ddpify.api import convert_source
+
+
+def convert(source: str):
+    return convert_source(textwrap.dedent(source))
+
+
+HELPER_LOADERS = """\
+    import torch
+    from loaders import get_loaders
+
+    def main():
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        train_loader, val_loader = get_loaders("data")
+        for epoch in range(2):
+            for x, y in train_loader:
+                optimizer.zero_grad()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                optimizer.step()
+"""
+
+
+def test_helper_loader_from_another_file_is_reported_with_line_and_reason():
+    result = convert(HELPER_LOADERS)
+    whats = {(c.line, c.what) for c in result.changes}
+    assert (7, "train_loader is built in another file (get_loaders()): rebuilt with a DistributedSampler at runtime (train_loader = ddpify.shard(train_loader))") in whats
+    assert (7, "val_loader is an evaluation loader (named val_loader): left unsharded, every rank evaluates the full set") in whats
+    assert "val_loader = ddpify.shard" not in result.output
+    assert "ddpify.set_epoch(train_loader, epoch)" in result.output
+
+
+def test_helper_loader_keeps_per_process_batch_on_request():
+    result = convert_source(textwrap.dedent(HELPER_LOADERS), per_process_batch=True)
+    assert "train_loader = ddpify.shard(train_loader, per_process_batch=True)" in result.output
+
+
+def test_local_functions_builtins_and_unnamed_tuples_are_not_sharded():
+    result = convert("""\
+        import torch
+        from loaders import get_pair
+
+        def wrap(loader):
+            return loader
+
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        first_loader, second_loader = get_pair()
+        train_loader = wrap(first_loader)
+        loader = iter(second_loader)
+    """)
+    assert "ddpify.shard" not in result.output
