@@ -56,3 +56,44 @@ def test_local_functions_builtins_and_unnamed_tuples_are_not_sharded():
         loader = iter(second_loader)
     """)
     assert "ddpify.shard" not in result.output
+
+
+def test_checkpoint_helper_of_another_file_is_guarded_and_reported():
+    result = convert("""\
+        import torch
+        import utils
+        from utils import save_checkpoint
+
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(2):
+            model(torch.randn(4, 2)).sum().backward()
+            optimizer.step()
+            save_checkpoint(epoch, model)
+            path = utils.save_checkpoint(model)
+            torch.save(model.state_dict(), "plain.pt")
+    """)
+    whats = {(c.line, c.what) for c in result.changes}
+    assert (10, "save_checkpoint(): checkpoint code in another file: guarded to rank 0; it must not call collectives") in whats
+    assert (10, "model handed to checkpoint code as ddpify.unwrap(model): the plain module, not the DDP wrapper") in whats
+    assert "    if ddpify.is_main_process():\n        save_checkpoint(epoch, ddpify.unwrap(model))\n" in result.output
+    assert [(item.line, item.why) for item in result.manual] == [
+        (11, "utils.save_checkpoint() writes a checkpoint in another file, and its result is used here")
+    ]
+
+
+def test_library_and_guarded_saves_are_not_checkpoint_helpers():
+    result = convert("""\
+        import torch
+        import torchvision
+        from utils import save_checkpoint
+
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(torch.randn(4, 2)).sum().backward()
+        optimizer.step()
+        torchvision.utils.save_image(torch.zeros(3, 2, 2), "grid.png")
+        if rank == 0:
+            save_checkpoint(model)
+    """)
+    assert "is_main_process" not in result.output

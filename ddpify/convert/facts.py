@@ -5,6 +5,7 @@ epoch loops are, and where new statements belong. The transformer only acts on t
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Literal, Optional, Sequence, Union
 
@@ -83,6 +84,10 @@ class Insertions:
 class Facts:
     loaders: dict[cst.Call, LoaderFact] = field(default_factory=dict)
     helper_loaders: list[HelperLoader] = field(default_factory=list)
+    # `save_checkpoint(...)` of the project's own modules: statement -> helper, run on rank 0
+    rank_zero_helpers: dict[cst.SimpleStatementLine, str] = field(default_factory=dict)
+    # trained models handed to such a helper: passed as ddpify.unwrap(model)
+    unwrapped_args: set[cst.Arg] = field(default_factory=set)
     # model wrap: model key -> (statement to insert before / after, "before" | "after")
     model_wraps: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
     model_keys: set[str] = field(default_factory=set)
@@ -129,6 +134,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
         self._existing_shards: set[str] = set()
         self._defined: set[str] = set()  # names of the functions and classes this file defines
         self._opaque_calls: list[tuple[cst.Assign, cst.SimpleStatementLine]] = []
+        self._checkpoint_calls: list[cst.Call] = []  # calls named like save_checkpoint
         self._module: Optional[cst.Module] = None
         self._bootstrapped = False
         self._loops: list[cst.For] = []
@@ -291,6 +297,8 @@ class FactCollector(m.MatcherDecoratableVisitor):
             self._first_backward = node
         if self._loop_depth and m.matches(node.func, m.Attribute(attr=m.Name("cpu") | m.Name("to") | m.Name("cuda"))):
             self._moves_in_loops.append(node)
+        if _callee(node) and names.CHECKPOINT_HELPER.search(_callee(node)) and not names.NOT_A_SAVE.search(_callee(node)):
+            self._checkpoint_calls.append(node)
         if isinstance(node.func, cst.Name):
             self._factory_calls.append((node, node.func.value))
         elif m.matches(node.func, m.Attribute(value=m.Name("self"))):
@@ -389,6 +397,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
         self._plan_set_epoch()
         self._plan_accumulation()
         self._plan_unsharded_evaluation()
+        self._plan_checkpoint_helpers()
         self._report_moves_after_wrap()
         if self._bootstrapped:
             self.facts.main_guard = None
@@ -440,14 +449,47 @@ class FactCollector(m.MatcherDecoratableVisitor):
         """``get_loaders`` for a call of a function this file does not define (imported, or a
         method of an object built elsewhere); None for local code, builtins, DataLoader itself
         and ddpify's own helpers."""
-        func = call.func
-        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        name = _callee(call)
         if name is None or name in self._defined:
             return None
         qualified = self.get_metadata(QualifiedNameProvider, call, set())
         if any(q.source is QualifiedNameSource.BUILTIN or q.name in names.DATALOADER or q.name.startswith(names.RUNTIME_MODULE + ".") for q in qualified):
             return None
-        return code(func)
+        return code(call.func)
+
+    def _project_helper(self, call: cst.Call) -> Optional[str]:
+        """``save_checkpoint`` for a function of the project's own modules (``from utils import
+        save_checkpoint``, ``utils.save_checkpoint``, a star import); None for this file's code,
+        its variables' methods, the standard library and known libraries (names.LIBRARY_MODULES)."""
+        helper = self._opaque_helper(call)
+        for qualified in self.get_metadata(QualifiedNameProvider, call, set()):
+            top = qualified.name.split(".")[0]
+            if qualified.source is QualifiedNameSource.LOCAL or top in sys.stdlib_module_names or top in names.LIBRARY_MODULES:
+                return None
+        return helper
+
+    def _plan_checkpoint_helpers(self) -> None:
+        """``save_checkpoint(state)`` from the project's utils writes a file: every rank would
+        write it (a race on one path), so the statement runs on rank 0 only, with trained models
+        passed unwrapped (no ``module.`` keys, no pickled DDP wrapper). Its code is in another
+        file, so whether it calls collectives (which would hang the other ranks) is reported."""
+        for call in self._checkpoint_calls:
+            helper = self._project_helper(call)
+            if helper is None or self._behind_rank_test(call):
+                continue
+            expression = self.parent(call)
+            statement = self.parent(expression) if isinstance(expression, cst.Expr) else None
+            if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+                self.facts.manual.append(ManualItem(
+                    self.line(call), f"{helper}() writes a checkpoint in another file, and its result is used here",
+                    "run the write on rank 0 only (if ddpify.is_main_process():) and give it ddpify.unwrap(model)",
+                ))
+                continue
+            self.facts.rank_zero_helpers[statement] = helper
+            self.facts.unwrapped_args.update(a for a in call.args if code(a.value) in self.facts.model_keys)
+
+    def _behind_rank_test(self, node: cst.CSTNode) -> bool:
+        return any(isinstance(a, cst.If) and names.RANK_TEST.search(code(a.test)) for a in self._ancestors(node))
 
     def _helper_loader_targets(self, assign: cst.Assign, call: cst.Call) -> list[tuple[str, Role, str]]:
         """(key, role, why) for the loader-named targets a helper's result is stored in."""
@@ -669,6 +711,14 @@ class FactCollector(m.MatcherDecoratableVisitor):
 _MODE_OR_MOVE = frozenset({"cpu", "to", "cuda", "eval", "train"})
 
 
+def _callee(call: cst.Call) -> Optional[str]:
+    """The called function's own name: ``save`` for ``save(...)`` and ``utils.save(...)``."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value
+    return func.attr.value if isinstance(func, cst.Attribute) else None
+
+
 def _evaluated_parameters(function: cst.FunctionDef) -> dict[int, str]:
     """Positions of the parameters an evaluation function loops over (no backward, no step)."""
     body = function.body
@@ -769,12 +819,16 @@ def _assigns_locally(function: Optional[cst.FunctionDef], key: str) -> bool:
 
 # Calls that take the model as an argument without training it.
 _HARMLESS_CALLS = frozenset({"print", "len", "isinstance", "str", "repr", "type", "id", "hasattr", "getattr", "setattr", "watch", "summary", "count_parameters", "info", "debug", "log"})
+# Helpers that load weights into the model they are given (load_checkpoint(ckpt, model)): the
+# model is wrapped after them, so they load into the plain module (no "module." keys).
+_LOADS_INTO = re.compile(r"load|restore", re.I)
 
 
 def _is_stop(statement: cst.CSTNode, key: str) -> bool:
     """A statement the model must already be wrapped for: a loop, a return, a forward call, or
     a call that hands the model to other code (``train(model, ...)``). Definitions are not:
-    their bodies do not run there. Moving (``.to``) and configuring the model are not either."""
+    their bodies do not run there. Moving (``.to``), configuring and loading the model are not
+    either."""
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
         return False
     if _find_outside_definitions(statement, m.For() | m.While() | m.Return()):
@@ -784,7 +838,7 @@ def _is_stop(statement: cst.CSTNode, key: str) -> bool:
         if code(call.func) in (key, f"{key}.forward"):
             return True
         callee = code(call.func).split(".")[-1]
-        if callee not in _HARMLESS_CALLS and any(code(arg.value) == key for arg in call.args):
+        if callee not in _HARMLESS_CALLS and not _LOADS_INTO.search(callee) and any(code(arg.value) == key for arg in call.args):
             return True
     return False
 

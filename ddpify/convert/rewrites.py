@@ -231,6 +231,13 @@ def main_process_guard(guard: cst.If) -> cst.If:
     return guard.with_changes(test=snippets.expression("main_process_test", rt=RT))
 
 
+def on_main_process(statement: cst.SimpleStatementLine) -> cst.If:
+    """``save_checkpoint(state)`` → the same under ``if ddpify.is_main_process():`` (the guard
+    of :func:`main_process_guard`): one rank writes the file."""
+    body = cst.IndentedBlock(body=[statement.with_changes(leading_lines=())])
+    return main_process_guard(cst.If(test=cst.Name("True"), body=body, leading_lines=statement.leading_lines))
+
+
 def unsharded(loader: cst.BaseExpression) -> cst.BaseExpression:
     """A training loader handed to evaluation code → ``ddpify.unsharded(loader)``: the metric
     then covers the whole dataset on every rank instead of this rank's shard."""

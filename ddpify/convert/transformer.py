@@ -140,12 +140,16 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
-    ) -> Union[cst.SimpleStatementLine, cst.With, cst.RemovalSentinel]:
+    ) -> Union[cst.SimpleStatementLine, cst.With, cst.If, cst.RemovalSentinel]:
         body = [s for s in updated_node.body if not _is_self_assignment(s) and not _is_leftover_reference(s, original_node)]
         if len(body) == len(updated_node.body):
             if original_node in self.facts.downloads:
                 self.note(original_node, "download under ddpify.main_process_first(): rank 0 downloads, the others wait and reuse the files")
                 return rewrites.downloaded_once(updated_node)  # type: ignore[return-value]
+            helper = self.facts.rank_zero_helpers.get(original_node)
+            if helper is not None:
+                self.note(original_node, f"{helper}(): checkpoint code in another file: guarded to rank 0; it must not call collectives")
+                return rewrites.on_main_process(updated_node)
             return updated_node
         if not body:
             return cst.RemoveFromParent()
@@ -185,6 +189,9 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         return updated_node
 
     def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        if original_node in self.facts.unwrapped_args:
+            self.note(original_node, f"{code(original_node.value)} handed to checkpoint code as ddpify.unwrap({code(original_node.value)}): the plain module, not the DDP wrapper")
+            return updated_node.with_changes(value=rewrites.unwrapped(updated_node.value))
         if original_node in self.facts.unsharded_args:
             self.note(original_node, f"{code(original_node.value)} is evaluated here: passed unsharded (ddpify.unsharded) so the metric covers all the data on every rank")
             return updated_node.with_changes(value=rewrites.unsharded(updated_node.value))
