@@ -97,3 +97,21 @@ def test_library_and_guarded_saves_are_not_checkpoint_helpers():
             save_checkpoint(model)
     """)
     assert "is_main_process" not in result.output
+
+
+def test_hand_written_updates_name_the_module_and_its_line():
+    result = convert("""\
+        import torch
+
+        layer = torch.nn.Linear(3, 1)
+        for step in range(100):
+            layer.zero_grad()
+            layer(torch.randn(8, 3)).pow(2).mean().backward()
+            for p in layer.parameters():
+                p.data.add_(-0.1 * p.grad)
+    """)
+    assert "prepare_model" not in result.output
+    [item] = result.manual
+    assert item.line == 6
+    assert item.why.endswith("(parameters updated by hand: layer (built at line 3))")
+    assert item.todo.startswith("wrap it after it is built: layer = ddpify.prepare_model(layer)")

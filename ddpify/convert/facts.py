@@ -18,6 +18,8 @@ from libcst.metadata import (
     PositionProvider,
     QualifiedNameProvider,
     QualifiedNameSource,
+    Scope as NameScope,
+    ScopeProvider,
 )
 
 from ddpify.convert import names
@@ -91,6 +93,9 @@ class Facts:
     # model wrap: model key -> (statement to insert before / after, "before" | "after")
     model_wraps: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
     model_keys: set[str] = field(default_factory=set)
+    # scopes that bind each plain-name model (`model` in main()): the same name bound in
+    # another function (`model = parser.add_argument_group(...)`) is not the model
+    model_scopes: dict[str, set[NameScope]] = field(default_factory=dict)
     set_epoch: dict[cst.For, list[str]] = field(default_factory=dict)
     # gradient accumulation loops: loop -> (model key, the test that decides the step)
     accumulation: dict[cst.For, tuple[str, str]] = field(default_factory=dict)
@@ -112,7 +117,7 @@ class Facts:
 class FactCollector(m.MatcherDecoratableVisitor):
     """Collects :class:`Facts`; needs qualified names, parents and positions."""
 
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, ParentNodeProvider, PositionProvider)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ParentNodeProvider, PositionProvider, ScopeProvider)
 
     def __init__(self) -> None:
         super().__init__()
@@ -133,7 +138,11 @@ class FactCollector(m.MatcherDecoratableVisitor):
         self._existing_wraps: set[str] = set()
         self._existing_shards: set[str] = set()
         self._defined: set[str] = set()  # names of the functions and classes this file defines
-        self._opaque_calls: list[tuple[cst.Assign, cst.SimpleStatementLine]] = []
+        self._call_assignments: list[tuple[cst.Assign, cst.SimpleStatementLine]] = []
+        self._stepped: set[str] = set()  # `x` of x.step() and scaler.step(x)
+        self._module_like: set[str] = set()  # called (`net(x)`) or given nn.Module calls (`net.train()`)
+        # `fc` of fc.zero_grad() / fc.parameters(): candidates for hand-written updates
+        self._parameter_receivers: dict[str, cst.BaseExpression] = {}
         self._checkpoint_calls: list[cst.Call] = []  # calls named like save_checkpoint
         self._module: Optional[cst.Module] = None
         self._bootstrapped = False
@@ -241,7 +250,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
             self._aliases.append((code(node.targets[0].target), code(node.value), node))
         statement = self.parent(node)
         if isinstance(node.value, cst.Call) and isinstance(statement, cst.SimpleStatementLine):
-            self._opaque_calls.append((node, statement))
+            self._call_assignments.append((node, statement))
 
     def visit_Name(self, node: cst.Name) -> None:
         parent = self.parent(node)
@@ -280,7 +289,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
             self.facts.has_training_code = True
             self._optimizer_calls.append(node)
         elif qualified & names.DATAPARALLEL and node.args and is_simple_reference(node.args[0].value):
-            self.facts.model_keys.add(code(node.args[0].value))
+            self._note_model(node.args[0].value)
         elif qualified & {"ddpify.runtime.setup", "ddpify.runtime.distributed"}:
             self._bootstrapped = True
         elif "ddpify.runtime.prepare_model" in qualified and node.args:
@@ -297,12 +306,26 @@ class FactCollector(m.MatcherDecoratableVisitor):
             self._first_backward = node
         if self._loop_depth and m.matches(node.func, m.Attribute(attr=m.Name("cpu") | m.Name("to") | m.Name("cuda"))):
             self._moves_in_loops.append(node)
+        self._note_module_like_use(node)
         if _callee(node) and names.CHECKPOINT_HELPER.search(_callee(node)) and not names.NOT_A_SAVE.search(_callee(node)):
             self._checkpoint_calls.append(node)
         if isinstance(node.func, cst.Name):
             self._factory_calls.append((node, node.func.value))
         elif m.matches(node.func, m.Attribute(value=m.Name("self"))):
             self._method_calls.append((node, node.func.attr.value))  # type: ignore[attr-defined]
+
+    def _note_module_like_use(self, call: cst.Call) -> None:
+        func = call.func
+        if is_simple_reference(func):
+            self._module_like.add(code(func))
+        if isinstance(func, cst.Attribute):
+            if func.attr.value == "step":
+                self._stepped.add(code(func.value))
+                self._stepped.update(code(a.value) for a in call.args[:1])
+            elif func.attr.value in _MODULE_CALLS:
+                self._module_like.add(code(func.value))
+            if func.attr.value in {"zero_grad", "parameters", "named_parameters"} and is_simple_reference(func.value):
+                self._parameter_receivers.setdefault(code(func.value), func.value)
 
     def _note_download(self, call: cst.Call) -> None:
         statement: Optional[cst.CSTNode] = None
@@ -322,10 +345,55 @@ class FactCollector(m.MatcherDecoratableVisitor):
             yield current
             current = self.parent(current)
 
-    def _parameter_owners(self, optimizer: cst.Call) -> list[str]:
+    def _report_manual_updates(self, backward: cst.Call) -> None:
+        """Hand-written updates (``p.data -= lr * p.grad``): no optimizer says which model is
+        trained, so the item names the candidates (``fc`` of ``fc.zero_grad()`` /
+        ``fc.parameters()``, with the line that builds it) instead of wrapping a guess."""
+        candidates = [f"{key} (built at line {line})" if line else key for key, line in
+                      ((key, self._binding_line(node)) for key, node in self._parameter_receivers.items())]
+        named = ", ".join(candidates)
+        model = next(iter(self._parameter_receivers), "model")
+        self.facts.manual.append(ManualItem(
+            self.line(backward),
+            f"training without a torch.optim optimizer: ddpify cannot tell which model is trained{f' (parameters updated by hand: {named})' if named else ''}",
+            f"wrap it after it is built: {model} = ddpify.prepare_model({model}) (the gradients are then averaged across ranks)",
+        ))
+
+    def _binding_line(self, reference: cst.BaseExpression) -> Optional[int]:
+        """The line of the assignment that binds the plain name ``reference``, if one does."""
+        scope = self.get_metadata(ScopeProvider, reference, None) if isinstance(reference, cst.Name) else None
+        nodes = [a.node for a in scope[reference.value]] if scope is not None else []  # type: ignore[attr-defined]
+        lines = [self.line(n) for n in nodes if isinstance(n, cst.CSTNode) and self.get_metadata(PositionProvider, n, None)]
+        return min(lines) if lines else None
+
+    def _optimizer_builders(self) -> list[tuple[cst.Call, cst.Name]]:
+        """``optimizer = build_optimizer(model, args)`` and later ``optimizer.step()`` (a target
+        named like an optimizer): the parameters reach the optimizer inside the helper, so the
+        arguments used like modules elsewhere (called, or given ``.train()``, ``.to()``,
+        ``.parameters()``...) are trained models; ``args`` is not."""
+        found: list[tuple[cst.Call, cst.Name]] = []
+        for assign, _ in self._call_assignments:
+            call = assign.value
+            assert isinstance(call, cst.Call)
+            target = code(assign.targets[0].target) if len(assign.targets) == 1 else ""
+            if target not in self._stepped or not names.OPTIMIZER_VARIABLE.search(target) or call in self._optimizer_calls:
+                continue
+            found.extend((call, a.value) for a in call.args if isinstance(a.value, cst.Name) and a.value.value in self._module_like)
+        return found
+
+    def _note_model(self, reference: cst.BaseExpression) -> None:
+        """``reference`` is a trained (or DataParallel) model: its key, and for a plain name the
+        scopes that bind it (see Facts.model_scopes)."""
+        key = code(reference)
+        self.facts.model_keys.add(key)
+        scope = self.get_metadata(ScopeProvider, reference, None) if isinstance(reference, cst.Name) else None
+        if scope is not None:
+            self.facts.model_scopes.setdefault(key, set()).update(a.scope for a in scope[key])
+
+    def _parameter_owners(self, optimizer: cst.Call) -> list[cst.BaseExpression]:
         """Models whose ``.parameters()`` an optimizer receives (these are the trained ones),
         also through variables: ``params = list(a.parameters()) + ...; Adam(params)``."""
-        owners: list[str] = []
+        owners: list[cst.BaseExpression] = []
         pattern = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
         pending: list[cst.CSTNode] = [arg.value for arg in optimizer.args]
         followed: set[str] = set()
@@ -333,8 +401,8 @@ class FactCollector(m.MatcherDecoratableVisitor):
             expression = pending.pop()
             for call in findall(expression, pattern):
                 owner = call.func.value  # type: ignore[attr-defined]
-                if is_simple_reference(owner) and code(owner) not in owners:
-                    owners.append(code(owner))
+                if is_simple_reference(owner) and code(owner) not in {code(o) for o in owners}:
+                    owners.append(owner)
             for name in findall(expression, m.Name()):
                 variable = name.value  # type: ignore[attr-defined]
                 if variable not in followed:
@@ -375,18 +443,19 @@ class FactCollector(m.MatcherDecoratableVisitor):
 
     # ---------------------------------------------------------------- finish
     def leave_Module(self, original_node: cst.Module) -> None:
-        if self._first_backward is not None and not self._optimizer_calls:
+        builders = self._optimizer_builders()
+        if self._first_backward is not None and not self._optimizer_calls and not builders:
             # hand-written updates (p.data -= lr * p.grad): training, but no optimizer tells
             # ddpify which model it is
             self.facts.has_training_code = True
-            self.facts.manual.append(ManualItem(
-                self.line(self._first_backward), "training without a torch.optim optimizer: ddpify cannot tell which model is trained",
-                "wrap it after it is built: model = ddpify.prepare_model(model) (the gradients are then averaged across ranks)",
-            ))
+            self._report_manual_updates(self._first_backward)
+        for builder, model in builders:
+            self._optimizers.append((builder, code(model)))
+            self._note_model(model)
         for optimizer in self._optimizer_calls:
-            for key in self._parameter_owners(optimizer):
-                self._optimizers.append((optimizer, key))
-                self.facts.model_keys.add(key)
+            for owner in self._parameter_owners(optimizer):
+                self._optimizers.append((optimizer, code(owner)))
+                self._note_model(owner)
         for fact in self.facts.loaders.values():
             if fact.role == "train" and fact.batch_expression in self._uses:
                 fact.batch_used_at = self._uses[fact.batch_expression][0]
@@ -431,7 +500,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
         (``ddpify.shard``). Loader-named targets only; in a tuple only the one named for
         training, a single target is classified like a DataLoader (name, then the ``shuffle=``
         given to the helper)."""
-        for assign, statement in self._opaque_calls:
+        for assign, statement in self._call_assignments:
             call = assign.value
             assert isinstance(call, cst.Call)
             helper = self._opaque_helper(call)
@@ -709,6 +778,8 @@ class FactCollector(m.MatcherDecoratableVisitor):
 
 
 _MODE_OR_MOVE = frozenset({"cpu", "to", "cuda", "eval", "train"})
+# nn.Module methods whose receiver is a model (for optimizers built by helpers)
+_MODULE_CALLS = frozenset({"train", "eval", "to", "cuda", "parameters", "named_parameters", "forward", "apply"})
 
 
 def _callee(call: cst.Call) -> Optional[str]:

@@ -54,6 +54,8 @@ SUMMARY_WRITERS = frozenset(
 )
 WANDB_PREFIX = "wandb."
 OPTIMIZER_PREFIX = "torch.optim."
+# A variable holding an optimizer a helper built (`optimizer = build_optimizer(model, cfg)`).
+OPTIMIZER_VARIABLE = re.compile(r"optim|(^|_)opt($|_)", re.I)
 SCHEDULER_PREFIX = "torch.optim.lr_scheduler."
 # Optimizers imported from other libraries (transformers.AdamW, bitsandbytes, timm, ...).
 OPTIMIZER_CLASS = re.compile(r"(^|\.)(Adam\w*|SGD|RMSprop|Adagrad|Adadelta|Adamax|LBFGS|Lion|Lamb|LAMB|NAdam|RAdam|Rprop|ASGD|SparseAdam)$")

@@ -11,7 +11,7 @@ from typing import Optional, Union
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import PositionProvider, QualifiedNameProvider
+from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from ddpify import snippets
 from ddpify.convert import names, rewrites
@@ -24,7 +24,7 @@ _NodeOrRemoval = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
 
 
 class ConvertTransformer(m.MatcherDecoratableTransformer):
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, ScopeProvider)
 
     def __init__(self, facts: Facts, *, per_process_batch: bool = False, annotate: bool = False) -> None:
         super().__init__()
@@ -46,6 +46,19 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
     def line(self, node: cst.CSTNode) -> int:
         position = self.get_metadata(PositionProvider, node, None)
         return position.start.line if position is not None else 0
+
+    def is_model(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` is a trained model: its key, and for a plain name a binding of the
+        model's own scopes or a parameter (a function handed the model). ``model`` bound by
+        other code elsewhere (``model = parser.add_argument_group(...)``) is another object."""
+        key = code(node)
+        if key not in self.facts.model_keys or not isinstance(node, cst.Name) or key not in self.facts.model_scopes:
+            return key in self.facts.model_keys
+        scope = self.get_metadata(ScopeProvider, node, None)
+        if scope is None:  # built by a rewrite: no metadata
+            return True
+        bindings = scope[key]
+        return not bindings or any(b.scope in self.facts.model_scopes[key] or isinstance(b.node, cst.Param) for b in bindings)
 
     def note(self, node: cst.CSTNode, what: str) -> None:
         self.changes.append(Change(self.line(node), what))
@@ -177,7 +190,7 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         model = code(original_node.value)
-        if model not in self.facts.model_keys:
+        if not self.is_model(original_node.value):
             return updated_node
         attr = original_node.attr.value
         if attr == "module":
@@ -333,7 +346,7 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
 
     def _model_state(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
         func = original.func
-        if not isinstance(func, cst.Attribute) or code(func.value) not in self.facts.model_keys:
+        if not isinstance(func, cst.Attribute) or not self.is_model(func.value):
             return None
         model = code(func.value)
         if func.attr.value == "state_dict":
