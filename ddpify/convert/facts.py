@@ -718,7 +718,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
         for statement, body in self._enclosing_statements(optimizer, stop_at_function=key.startswith("self.")):
             index = body.index(statement)
             anchor = next((j for j in range(index, -1, -1) if _assigns(body[j], key)), None)
-            if anchor is not None:
+            if anchor is not None and not self._built_in_each_branch(statement, key):
                 # after the optimizer too: DDP must see the final requires_grad flags and modules
                 return _before_first_stop(body, index, key)
         if key.startswith("self."):
@@ -726,6 +726,16 @@ class FactCollector(m.MatcherDecoratableVisitor):
             if klass is not None:
                 return self._wrap_spot_in_methods(klass, key)
         return None
+
+    def _built_in_each_branch(self, statement: cst.CSTNode, key: str) -> bool:
+        """``if checkpoint is None: model = Net() ... else: model = checkpoint["model"]``: the
+        model is wrapped after the whole ``if``, where both branches' models arrive."""
+        block = self.parent(statement)
+        branch = self.parent(block) if isinstance(block, cst.IndentedBlock) else None
+        test = self.parent(branch) if isinstance(branch, cst.Else) else branch
+        if not isinstance(test, cst.If) or test.orelse is None:
+            return False
+        return _assigns(test.with_changes(orelse=None), key) and _assigns(test.orelse, key)
 
     def _wrap_spot_in_methods(self, klass: cst.ClassDef, key: str) -> Optional[tuple[cst.CSTNode, str]]:
         methods = [s for s in klass.body.body if isinstance(s, cst.FunctionDef)]
