@@ -142,7 +142,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
         self._stepped: set[str] = set()  # `x` of x.step() and scaler.step(x)
         self._module_like: set[str] = set()  # called (`net(x)`) or given nn.Module calls (`net.train()`)
         # `fc` of fc.zero_grad() / fc.parameters(): candidates for hand-written updates
-        self._parameter_receivers: dict[str, cst.BaseExpression] = {}
+        self._parameter_receivers: dict[str, None] = {}  # ordered set
         self._checkpoint_calls: list[cst.Call] = []  # calls named like save_checkpoint
         self._module: Optional[cst.Module] = None
         self._bootstrapped = False
@@ -325,7 +325,7 @@ class FactCollector(m.MatcherDecoratableVisitor):
             elif func.attr.value in _MODULE_CALLS:
                 self._module_like.add(code(func.value))
             if func.attr.value in {"zero_grad", "parameters", "named_parameters"} and is_simple_reference(func.value):
-                self._parameter_receivers.setdefault(code(func.value), func.value)
+                self._parameter_receivers.setdefault(code(func.value))
 
     def _note_download(self, call: cst.Call) -> None:
         statement: Optional[cst.CSTNode] = None
@@ -348,23 +348,15 @@ class FactCollector(m.MatcherDecoratableVisitor):
     def _report_manual_updates(self, backward: cst.Call) -> None:
         """Hand-written updates (``p.data -= lr * p.grad``): no optimizer says which model is
         trained, so the item names the candidates (``fc`` of ``fc.zero_grad()`` /
-        ``fc.parameters()``, with the line that builds it) instead of wrapping a guess."""
-        candidates = [f"{key} (built at line {line})" if line else key for key, line in
-                      ((key, self._binding_line(node)) for key, node in self._parameter_receivers.items())]
-        named = ", ".join(candidates)
+        ``fc.parameters()``) instead of wrapping a guess. No line numbers in the text: an
+        ``--annotate`` comment must read the same when the output is converted again."""
+        named = ", ".join(self._parameter_receivers)
         model = next(iter(self._parameter_receivers), "model")
         self.facts.manual.append(ManualItem(
             self.line(backward),
             f"training without a torch.optim optimizer: ddpify cannot tell which model is trained{f' (parameters updated by hand: {named})' if named else ''}",
             f"wrap it after it is built: {model} = ddpify.prepare_model({model}) (the gradients are then averaged across ranks)",
         ))
-
-    def _binding_line(self, reference: cst.BaseExpression) -> Optional[int]:
-        """The line of the assignment that binds the plain name ``reference``, if one does."""
-        scope = self.get_metadata(ScopeProvider, reference, None) if isinstance(reference, cst.Name) else None
-        nodes = [a.node for a in scope[reference.value]] if scope is not None else []  # type: ignore[attr-defined]
-        lines = [self.line(n) for n in nodes if isinstance(n, cst.CSTNode) and self.get_metadata(PositionProvider, n, None)]
-        return min(lines) if lines else None
 
     def _optimizer_builders(self) -> list[tuple[cst.Call, cst.Name]]:
         """``optimizer = build_optimizer(model, args)`` and later ``optimizer.step()`` (a target
