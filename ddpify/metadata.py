@@ -14,7 +14,7 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvide
 from ddpify import cstutil
 from ddpify.convert.facts import Facts, FactCollector
 from ddpify.positions import Positions
-from ddpify.qualified_names import QualifiedNames
+from ddpify.qualified_names import BindingProvider, Bindings, QualifiedNames
 
 
 def collect_facts(wrapper: MetadataWrapper) -> Facts:
@@ -52,10 +52,12 @@ class FastMetadata(MetadataWrapper):
     def __init__(self, module: cst.Module) -> None:
         super().__init__(module, unsafe_skip_copy=True)
         parents = cstutil.parents(module)
+        names = functools.cache(lambda: QualifiedNames(module, parents))
         self._own: dict[type, Mapping[cst.CSTNode, object]] = {
             ParentNodeProvider: parents,
             PositionProvider: Lazy(lambda: Positions(module)),
-            QualifiedNameProvider: Lazy(lambda: QualifiedNames(module, parents)),
+            QualifiedNameProvider: Lazy(names),
+            BindingProvider: Lazy(lambda: Bindings(names())),
         }
 
     def resolve(self, provider):  # type: ignore[no-untyped-def, override]

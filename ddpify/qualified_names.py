@@ -29,7 +29,7 @@ from typing import Iterator, Mapping, Optional, Union
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import QualifiedName, QualifiedNameSource
+from libcst.metadata import BaseMetadataProvider, QualifiedName, QualifiedNameSource
 
 from ddpify import cstutil
 
@@ -45,6 +45,16 @@ class _Binding:
 
     node: cst.CSTNode
     visible_from: int  # flat index from which reads in the same scope see it
+    parameter: bool = False
+
+
+@dataclass(frozen=True)
+class NameBinding:
+    """A binding a name resolves to: the scope holding it (a Module, FunctionDef, Lambda,
+    ClassDef or comprehension node) and whether it is a function parameter."""
+
+    scope: cst.CSTNode
+    parameter: bool
 
 
 class _Scope:
@@ -145,7 +155,8 @@ class QualifiedNames(Mapping[cst.CSTNode, frozenset[QualifiedName]]):
                     scope.declared[item.name.value] = kind
             else:
                 for name, target in _bound_names(node):
-                    self._bind(self._scope(target), name, target, self._visible_from(node, target))
+                    parameter = isinstance(node, cst.Param)
+                    self._bind(self._scope(target), name, target, self._visible_from(node, target), parameter=parameter)
 
     def _bind_import(self, node: _ImportNode) -> None:
         if isinstance(node.names, cst.ImportStar):
@@ -159,9 +170,11 @@ class QualifiedNames(Mapping[cst.CSTNode, frozenset[QualifiedName]]):
             for dotted in _dotted_prefixes(bound):
                 self._bind(scope, dotted, node, visible, register=False)
 
-    def _bind(self, scope: _Scope, name: str, node: cst.CSTNode, visible: int, register: bool = True) -> None:
+    def _bind(
+        self, scope: _Scope, name: str, node: cst.CSTNode, visible: int, register: bool = True, parameter: bool = False
+    ) -> None:
         target = self._declared_target(scope, name)
-        binding = _Binding(node, visible)
+        binding = _Binding(node, visible, parameter)
         target.bindings.setdefault(name, []).append(binding)
         if register:
             self._binding_names[node] = binding
@@ -189,6 +202,15 @@ class QualifiedNames(Mapping[cst.CSTNode, frozenset[QualifiedName]]):
         return flat.ends[flat.position(target)]  # type: ignore[index]
 
     # ------------------------------------------------------------------ queries
+    def bindings_of(self, node: cst.Name) -> tuple[NameBinding, ...]:
+        """The bindings ``node``'s name resolves to from its scope, in any order of execution
+        (libcst's ``scope[name]``); empty for builtins and unknown names."""
+        found = self._lookup(node.value, self._scope(node))
+        if found is None or found[0] is None:
+            return ()
+        owner, bindings = found
+        return tuple(dict.fromkeys(NameBinding(owner.node, b.parameter) for b in bindings))
+
     def _resolve(self, node: cst.CSTNode) -> frozenset[QualifiedName]:
         if self._flat.position(node) is None or not _answerable(node, self._parents):
             return _EMPTY
@@ -396,3 +418,32 @@ def _import_names(node: _ImportNode, full_name: str) -> set[QualifiedName]:
                 results.add(QualifiedName(f"{real_name}.{rest}" if rest else real_name, QualifiedNameSource.IMPORT))
                 break
     return results
+
+
+class BindingProvider(BaseMetadataProvider["tuple[NameBinding, ...]"]):
+    """For every ``Name``: the bindings it resolves to (:meth:`QualifiedNames.bindings_of`).
+    Tells two variables of the same name apart (``model`` in ``main()`` and an argparse group
+    called ``model`` elsewhere) without libcst's ``ScopeProvider``."""
+
+    def _gen_impl(self, module: cst.Module) -> None:
+        names = QualifiedNames(module)
+        for node in cstutil.of_types(module, cst.Name):
+            self.set_metadata(node, names.bindings_of(node))  # type: ignore[arg-type]
+
+
+class Bindings(Mapping[cst.CSTNode, "tuple[NameBinding, ...]"]):
+    """``BindingProvider``'s mapping over a :class:`QualifiedNames`, answered on request."""
+
+    def __init__(self, names: QualifiedNames) -> None:
+        self._names = names
+
+    def __getitem__(self, node: cst.CSTNode) -> tuple[NameBinding, ...]:
+        if not isinstance(node, cst.Name) or node not in self._names:
+            raise KeyError(node)
+        return self._names.bindings_of(node)
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return (node for node in self._names if isinstance(node, cst.Name))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)

@@ -236,14 +236,16 @@ def grade(name: str, source: str, key: dict) -> Graded:
         start, end = script.span(line)
         return line, start, end, note, str(entry.get(code_key, ""))
 
-    # train loaders: distributed_loader / DistributedSampler on the loader's statement
+    # train loaders: distributed_loader / DistributedSampler / ddpify.shard on the loader's statement
     for entry in _as_list(key.get("train_loaders")):
         found = item("loader", entry)
         if found is None:
             continue
         line, start, end, note, code = found
         out = script.output_for(start, end)
-        if "distributed_loader(" in out or "DistributedSampler" in out:
+        # ddpify.shard(loader) right after the statement: a loader built in another file, rebuilt
+        # with a DistributedSampler at run time
+        if "distributed_loader(" in out or "DistributedSampler" in out or "ddpify.shard(" in out:
             add(Verdict("train loader", line, code, MADE, note))
         elif reports := script.manual_for(start, end, (entry.get("var", ""),)):
             add(Verdict("train loader", line, code, REPORTED, "; ".join(reports)))

@@ -138,3 +138,30 @@ def test_scope_rules_are_exercised() -> None:
     assert calls["print(len)"] == {"builtins.print"}
     assert calls["state(1)"] == {"outer.<locals>.state"}
     assert {q.name for q in mine[module.body[0]]} == set()  # statements have no name
+
+
+def _scope_node(scope: object, module: cst.Module) -> cst.CSTNode:
+    return getattr(scope, "node", module)  # libcst's GlobalScope has no node
+
+
+@pytest.mark.parametrize("name, source", SOURCES[:40], ids=[name for name, _ in SOURCES[:40]])
+def test_bindings_equal_libcst_scope_lookup(name: str, source: str) -> None:
+    """BindingProvider answers what ``ScopeProvider``'s ``scope[name]`` answers for every Name."""
+    from libcst.metadata import BuiltinAssignment, ScopeProvider
+
+    module = cst.parse_module(source)
+    scopes = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    mine = QualifiedNames(module)
+    compared = 0
+    for node in cstutil.of_types(module, cst.Name):
+        scope = scopes.get(node)
+        if scope is None:
+            continue
+        compared += 1
+        expected = {
+            (_scope_node(a.scope, module), isinstance(a.node, cst.Param))
+            for a in scope[node.value]
+            if not isinstance(a, BuiltinAssignment)
+        }
+        assert {(b.scope, b.parameter) for b in mine.bindings_of(node)} == expected, module.code_for_node(node)
+    assert compared or not source.strip()

@@ -5,6 +5,7 @@ epoch loops are, and where new statements belong. The transformer only acts on t
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Literal, Optional, Sequence, Union
 
@@ -15,9 +16,11 @@ from libcst.metadata import (
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
+    QualifiedNameSource,
 )
 
 from ddpify.convert import names, side_effects
+from ddpify.qualified_names import BindingProvider
 from ddpify.findings import Change, ManualItem
 
 Role = Literal["train", "eval"]
@@ -70,6 +73,17 @@ class LoaderFact:
 
 
 @dataclass
+class HelperLoader:
+    """A training loader returned by a function this file does not define (a helper in another
+    module): it cannot be rewritten where it is built, so it is rebuilt after ``statement``."""
+
+    statement: cst.SimpleStatementLine
+    key: str
+    helper: str
+    line: int
+
+
+@dataclass
 class Insertions:
     """Statements to splice in before or after an original statement node."""
 
@@ -86,9 +100,17 @@ class Insertions:
 @dataclass
 class Facts:
     loaders: dict[cst.Call, LoaderFact] = field(default_factory=dict)
+    helper_loaders: list[HelperLoader] = field(default_factory=list)
+    # `save_checkpoint(...)` of the project's own modules: statement -> helper, run on rank 0
+    rank_zero_helpers: dict[cst.SimpleStatementLine, str] = field(default_factory=dict)
+    # trained models handed to such a helper: passed as ddpify.unwrap(model)
+    unwrapped_args: set[cst.Arg] = field(default_factory=set)
     # model wrap: model key -> (statement to insert before / after, "before" | "after")
     model_wraps: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
     model_keys: set[str] = field(default_factory=set)
+    # scopes that bind each plain-name model (`model` in main()): the same name bound in
+    # another function (`model = parser.add_argument_group(...)`) is not the model
+    model_scopes: dict[str, set[cst.CSTNode]] = field(default_factory=dict)
     set_epoch: dict[cst.For, list[str]] = field(default_factory=dict)
     # gradient accumulation loops: loop -> (model key, the test that decides the step)
     accumulation: dict[cst.For, tuple[str, str]] = field(default_factory=dict)
@@ -116,7 +138,7 @@ class Facts:
 class FactCollector(cst.CSTVisitor):
     """Collects :class:`Facts`; needs qualified names, parents and positions."""
 
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, ParentNodeProvider, PositionProvider)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ParentNodeProvider, PositionProvider, BindingProvider)
 
     def __init__(self) -> None:
         super().__init__()
@@ -135,6 +157,14 @@ class FactCollector(cst.CSTVisitor):
         self._method_calls: list[tuple[cst.Call, str]] = []
         self._existing_set_epoch: list[tuple[cst.Call, str]] = []
         self._existing_wraps: set[str] = set()
+        self._existing_shards: set[str] = set()
+        self._defined: set[str] = set()  # names of the functions and classes this file defines
+        self._call_assignments: list[tuple[cst.Assign, cst.SimpleStatementLine]] = []
+        self._stepped: set[str] = set()  # `x` of x.step() and scaler.step(x)
+        self._module_like: set[str] = set()  # called (`net(x)`) or given nn.Module calls (`net.train()`)
+        # `fc` of fc.zero_grad() / fc.parameters(): candidates for hand-written updates
+        self._parameter_receivers: dict[str, None] = {}  # ordered set
+        self._checkpoint_calls: list[cst.Call] = []  # calls named like save_checkpoint
         self._module: Optional[cst.Module] = None
         self._bootstrapped = False
         self._loops: list[cst.For] = []
@@ -174,12 +204,14 @@ class FactCollector(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
         self._function_defs.append(node)
+        self._defined.add(node.name.value)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._functions.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node)
+        self._defined.add(node.name.value)
         for base in node.bases:
             if self.qualified(base.value) & names.ITERABLE_DATASET:
                 self.facts.manual.append(
@@ -246,6 +278,9 @@ class FactCollector(cst.CSTVisitor):
                 self._values_of.setdefault(target.target.value, []).append(node.value)
         if len(node.targets) == 1 and is_simple_reference(node.targets[0].target) and is_simple_reference(node.value):
             self._aliases.append((code(node.targets[0].target), code(node.value), node))
+        statement = self.parent(node)
+        if isinstance(node.value, cst.Call) and isinstance(statement, cst.SimpleStatementLine):
+            self._call_assignments.append((node, statement))
 
     def visit_Name(self, node: cst.Name) -> None:
         parent = self.parent(node)
@@ -284,11 +319,13 @@ class FactCollector(cst.CSTVisitor):
             self.facts.has_training_code = True
             self._optimizer_calls.append(node)
         elif qualified & names.DATAPARALLEL and node.args and is_simple_reference(node.args[0].value):
-            self.facts.model_keys.add(code(node.args[0].value))
+            self._note_model(node.args[0].value)
         elif qualified & {"ddpify.runtime.setup", "ddpify.runtime.distributed"}:
             self._bootstrapped = True
         elif "ddpify.runtime.prepare_model" in qualified and node.args:
             self._existing_wraps.add(code(node.args[0].value))
+        elif "ddpify.runtime.shard" in qualified and node.args:
+            self._existing_shards.add(code(node.args[0].value))
         elif attribute_name(node.func) == "set_epoch" or "ddpify.runtime.set_epoch" in qualified:
             self._existing_set_epoch.append((node, code(node)))
         if any(q.startswith(names.DISTRIBUTED_PREFIXES) for q in qualified):
@@ -301,10 +338,26 @@ class FactCollector(cst.CSTVisitor):
             self._first_backward = node
         if self._loop_depth and attribute_name(node.func) in ("cpu", "to", "cuda"):
             self._moves_in_loops.append(node)
+        self._note_module_like_use(node)
+        if _callee(node) and names.CHECKPOINT_HELPER.search(_callee(node)) and not names.NOT_A_SAVE.search(_callee(node)):
+            self._checkpoint_calls.append(node)
         if isinstance(node.func, cst.Name):
             self._factory_calls.append((node, node.func.value))
         elif (isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
             self._method_calls.append((node, node.func.attr.value))  # type: ignore[attr-defined]
+
+    def _note_module_like_use(self, call: cst.Call) -> None:
+        func = call.func
+        if is_simple_reference(func):
+            self._module_like.add(code(func))
+        if isinstance(func, cst.Attribute):
+            if func.attr.value == "step":
+                self._stepped.add(code(func.value))
+                self._stepped.update(code(a.value) for a in call.args[:1])
+            elif func.attr.value in _MODULE_CALLS:
+                self._module_like.add(code(func.value))
+            if func.attr.value in {"zero_grad", "parameters", "named_parameters"} and is_simple_reference(func.value):
+                self._parameter_receivers.setdefault(code(func.value))
 
     def _note_download(self, call: cst.Call) -> None:
         statement: Optional[cst.CSTNode] = None
@@ -324,10 +377,47 @@ class FactCollector(cst.CSTVisitor):
             yield current
             current = self.parent(current)
 
-    def _parameter_owners(self, optimizer: cst.Call) -> list[str]:
+    def _report_manual_updates(self, backward: cst.Call) -> None:
+        """Hand-written updates (``p.data -= lr * p.grad``): no optimizer says which model is
+        trained, so the item names the candidates (``fc`` of ``fc.zero_grad()`` /
+        ``fc.parameters()``) instead of wrapping a guess. No line numbers in the text: an
+        ``--annotate`` comment must read the same when the output is converted again."""
+        named = ", ".join(self._parameter_receivers)
+        model = next(iter(self._parameter_receivers), "model")
+        self.facts.manual.append(ManualItem(
+            self.line(backward),
+            f"training without a torch.optim optimizer: ddpify cannot tell which model is trained{f' (parameters updated by hand: {named})' if named else ''}",
+            f"wrap it after it is built: {model} = ddpify.prepare_model({model}) (the gradients are then averaged across ranks)",
+        ))
+
+    def _optimizer_builders(self) -> list[tuple[cst.Call, cst.Name]]:
+        """``optimizer = build_optimizer(model, args)`` and later ``optimizer.step()`` (a target
+        named like an optimizer): the parameters reach the optimizer inside the helper, so the
+        arguments used like modules elsewhere (called, or given ``.train()``, ``.to()``,
+        ``.parameters()``...) are trained models; ``args`` is not."""
+        found: list[tuple[cst.Call, cst.Name]] = []
+        for assign, _ in self._call_assignments:
+            call = assign.value
+            assert isinstance(call, cst.Call)
+            target = code(assign.targets[0].target) if len(assign.targets) == 1 else ""
+            if target not in self._stepped or not names.OPTIMIZER_VARIABLE.search(target) or call in self._optimizer_calls:
+                continue
+            found.extend((call, a.value) for a in call.args if isinstance(a.value, cst.Name) and a.value.value in self._module_like)
+        return found
+
+    def _note_model(self, reference: cst.BaseExpression) -> None:
+        """``reference`` is a trained (or DataParallel) model: its key, and for a plain name the
+        scopes that bind it (see Facts.model_scopes)."""
+        key = code(reference)
+        self.facts.model_keys.add(key)
+        bindings = self.get_metadata(BindingProvider, reference, None) if isinstance(reference, cst.Name) else None
+        if bindings is not None:
+            self.facts.model_scopes.setdefault(key, set()).update(b.scope for b in bindings)
+
+    def _parameter_owners(self, optimizer: cst.Call) -> list[cst.BaseExpression]:
         """Models whose ``.parameters()`` an optimizer receives (these are the trained ones),
         also through variables: ``params = list(a.parameters()) + ...; Adam(params)``."""
-        owners: list[str] = []
+        owners: list[cst.BaseExpression] = []
         pending: list[cst.CSTNode] = [arg.value for arg in optimizer.args]
         followed: set[str] = set()
         while pending:
@@ -336,8 +426,8 @@ class FactCollector(cst.CSTVisitor):
                 if attribute_name(call.func) not in ("parameters", "named_parameters"):
                     continue
                 owner = call.func.value  # type: ignore[attr-defined]
-                if is_simple_reference(owner) and code(owner) not in owners:
-                    owners.append(code(owner))
+                if is_simple_reference(owner) and code(owner) not in {code(o) for o in owners}:
+                    owners.append(owner)
             for name in of_types(expression, cst.Name):
                 variable = name.value  # type: ignore[attr-defined]
                 if variable not in followed:
@@ -378,27 +468,30 @@ class FactCollector(cst.CSTVisitor):
 
     # ---------------------------------------------------------------- finish
     def leave_Module(self, original_node: cst.Module) -> None:
-        if self._first_backward is not None and not self._optimizer_calls:
+        builders = self._optimizer_builders()
+        if self._first_backward is not None and not self._optimizer_calls and not builders:
             # hand-written updates (p.data -= lr * p.grad): training, but no optimizer tells
             # ddpify which model it is
             self.facts.has_training_code = True
-            self.facts.manual.append(ManualItem(
-                self.line(self._first_backward), "training without a torch.optim optimizer: ddpify cannot tell which model is trained",
-                "wrap it after it is built: model = ddpify.prepare_model(model) (the gradients are then averaged across ranks)",
-            ))
+            self._report_manual_updates(self._first_backward)
+        for builder, model in builders:
+            self._optimizers.append((builder, code(model)))
+            self._note_model(model)
         for optimizer in self._optimizer_calls:
-            for key in self._parameter_owners(optimizer):
-                self._optimizers.append((optimizer, key))
-                self.facts.model_keys.add(key)
+            for owner in self._parameter_owners(optimizer):
+                self._optimizers.append((optimizer, code(owner)))
+                self._note_model(owner)
         for fact in self.facts.loaders.values():
             if fact.role == "train" and fact.batch_expression in self._uses:
                 fact.batch_used_at = self._uses[fact.batch_expression][0]
         self._resolve_loader_factories()
+        self._collect_helper_loaders()
         self._follow_loader_aliases()
         self._plan_model_wraps()
         self._plan_set_epoch()
         self._plan_accumulation()
         self._plan_unsharded_evaluation()
+        self._plan_checkpoint_helpers()
         self._report_moves_after_wrap()
         side_effects.plan(self, self._side_effect_calls)
         if self._bootstrapped:
@@ -426,6 +519,88 @@ class FactCollector(cst.CSTVisitor):
                                 "evaluation on this loader sees 1/world_size of the data: reduce the metric sums with torch.distributed.all_reduce, or build it with a plain DataLoader",
                             )
                         )
+
+    def _collect_helper_loaders(self) -> None:
+        """``train_loader, val_loader = get_loaders(...)`` with ``get_loaders`` imported: the
+        DataLoader is built in another file, so the training one is rebuilt here at run time
+        (``ddpify.shard``). Loader-named targets only; in a tuple only the one named for
+        training, a single target is classified like a DataLoader (name, then the ``shuffle=``
+        given to the helper)."""
+        for assign, statement in self._call_assignments:
+            call = assign.value
+            assert isinstance(call, cst.Call)
+            helper = self._opaque_helper(call)
+            if helper is None:
+                continue
+            for key, role, reason in self._helper_loader_targets(assign, call):
+                if role == "eval":
+                    self.facts.changes.append(Change(self.line(call), f"{key} is an evaluation loader ({reason}): left unsharded, every rank evaluates the full set"))
+                elif key not in self._existing_shards:
+                    self.facts.helper_loaders.append(HelperLoader(statement, key, helper, self.line(call)))
+                    self._loader_keys.append((key, "train", *self._owners_of(call)))
+                    self._loader_lines.setdefault(key, self.line(call))
+
+    def _opaque_helper(self, call: cst.Call) -> Optional[str]:
+        """``get_loaders`` for a call of a function this file does not define (imported, or a
+        method of an object built elsewhere); None for local code, builtins, DataLoader itself
+        and ddpify's own helpers."""
+        name = _callee(call)
+        if name is None or name in self._defined:
+            return None
+        qualified = self.get_metadata(QualifiedNameProvider, call, set())
+        if any(q.source is QualifiedNameSource.BUILTIN or q.name in names.DATALOADER or q.name.startswith(names.RUNTIME_MODULE + ".") for q in qualified):
+            return None
+        return code(call.func)
+
+    def _project_helper(self, call: cst.Call) -> Optional[str]:
+        """``save_checkpoint`` for a function of the project's own modules (``from utils import
+        save_checkpoint``, ``utils.save_checkpoint``, a star import); None for this file's code,
+        its variables' methods, the standard library and known libraries (names.LIBRARY_MODULES)."""
+        helper = self._opaque_helper(call)
+        for qualified in self.get_metadata(QualifiedNameProvider, call, set()):
+            top = qualified.name.split(".")[0]
+            if qualified.source is QualifiedNameSource.LOCAL or top in sys.stdlib_module_names or top in names.LIBRARY_MODULES:
+                return None
+        return helper
+
+    def _plan_checkpoint_helpers(self) -> None:
+        """``save_checkpoint(state)`` from the project's utils writes a file: every rank would
+        write it (a race on one path), so the statement runs on rank 0 only, with trained models
+        passed unwrapped (no ``module.`` keys, no pickled DDP wrapper). Its code is in another
+        file, so whether it calls collectives (which would hang the other ranks) is reported."""
+        for call in self._checkpoint_calls:
+            helper = self._project_helper(call)
+            if helper is None or self._behind_rank_test(call):
+                continue
+            expression = self.parent(call)
+            statement = self.parent(expression) if isinstance(expression, cst.Expr) else None
+            if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+                self.facts.manual.append(ManualItem(
+                    self.line(call), f"{helper}() writes a checkpoint in another file, and its result is used here",
+                    "run the write on rank 0 only (if ddpify.is_main_process():) and give it ddpify.unwrap(model)",
+                ))
+                continue
+            self.facts.rank_zero_helpers[statement] = helper
+            self.facts.unwrapped_args.update(a for a in call.args if code(a.value) in self.facts.model_keys)
+
+    def _behind_rank_test(self, node: cst.CSTNode) -> bool:
+        return any(isinstance(a, cst.If) and names.RANK_TEST.search(code(a.test)) for a in self._ancestors(node))
+
+    def _helper_loader_targets(self, assign: cst.Assign, call: cst.Call) -> list[tuple[str, Role, str]]:
+        """(key, role, why) for the loader-named targets a helper's result is stored in."""
+        found: list[tuple[str, Role, str]] = []
+        for target in assign.targets:
+            if isinstance(target.target, (cst.Tuple, cst.List)):
+                for element in target.target.elements:
+                    key = code(element.value)
+                    last = key.split(".")[-1]
+                    named = names.TRAIN_LOADER.search(last) or names.EVAL_LOADER.search(last)
+                    if is_simple_reference(element.value) and names.LOADER_VARIABLE.search(last) and named:
+                        found.append((key, *_classify_loader(key, None)))
+            elif is_simple_reference(target.target) and names.LOADER_VARIABLE.search(code(target.target).split(".")[-1]):
+                key = code(target.target)
+                found.append((key, *_classify_loader(key, _keyword(call, "shuffle"))))
+        return found
 
     def _follow_loader_aliases(self) -> None:
         """``self.train_loader = train_loader`` (e.g. a constructor argument) is the same loader.
@@ -569,7 +744,7 @@ class FactCollector(cst.CSTVisitor):
         for statement, body in self._enclosing_statements(optimizer, stop_at_function=key.startswith("self.")):
             index = body.index(statement)
             anchor = next((j for j in range(index, -1, -1) if _assigns(body[j], key)), None)
-            if anchor is not None:
+            if anchor is not None and not self._built_in_each_branch(statement, key):
                 # after the optimizer too: DDP must see the final requires_grad flags and modules
                 return _before_first_stop(body, index, key)
         if key.startswith("self."):
@@ -577,6 +752,16 @@ class FactCollector(cst.CSTVisitor):
             if klass is not None:
                 return self._wrap_spot_in_methods(klass, key)
         return None
+
+    def _built_in_each_branch(self, statement: cst.CSTNode, key: str) -> bool:
+        """``if checkpoint is None: model = Net() ... else: model = checkpoint["model"]``: the
+        model is wrapped after the whole ``if``, where both branches' models arrive."""
+        block = self.parent(statement)
+        branch = self.parent(block) if isinstance(block, cst.IndentedBlock) else None
+        test = self.parent(branch) if isinstance(branch, cst.Else) else branch
+        if not isinstance(test, cst.If) or test.orelse is None:
+            return False
+        return _assigns(test.with_changes(orelse=None), key) and _assigns(test.orelse, key)
 
     def _wrap_spot_in_methods(self, klass: cst.ClassDef, key: str) -> Optional[tuple[cst.CSTNode, str]]:
         methods = [s for s in klass.body.body if isinstance(s, cst.FunctionDef)]
@@ -621,6 +806,16 @@ class FactCollector(cst.CSTVisitor):
 
 
 _MODE_OR_MOVE = frozenset({"cpu", "to", "cuda", "eval", "train"})
+# nn.Module methods whose receiver is a model (for optimizers built by helpers)
+_MODULE_CALLS = frozenset({"train", "eval", "to", "cuda", "parameters", "named_parameters", "forward", "apply"})
+
+
+def _callee(call: cst.Call) -> Optional[str]:
+    """The called function's own name: ``save`` for ``save(...)`` and ``utils.save(...)``."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value
+    return func.attr.value if isinstance(func, cst.Attribute) else None
 
 
 def _evaluated_parameters(function: cst.FunctionDef) -> dict[int, str]:
@@ -723,12 +918,16 @@ def _assigns_locally(function: Optional[cst.FunctionDef], key: str) -> bool:
 
 # Calls that take the model as an argument without training it.
 _HARMLESS_CALLS = frozenset({"print", "len", "isinstance", "str", "repr", "type", "id", "hasattr", "getattr", "setattr", "watch", "summary", "count_parameters", "info", "debug", "log"})
+# Helpers that load weights into the model they are given (load_checkpoint(ckpt, model)): the
+# model is wrapped after them, so they load into the plain module (no "module." keys).
+_LOADS_INTO = re.compile(r"load|restore", re.I)
 
 
 def _is_stop(statement: cst.CSTNode, key: str) -> bool:
     """A statement the model must already be wrapped for: a loop, a return, a forward call, or
     a call that hands the model to other code (``train(model, ...)``). Definitions are not:
-    their bodies do not run there. Moving (``.to``) and configuring the model are not either."""
+    their bodies do not run there. Moving (``.to``), configuring and loading the model are not
+    either."""
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
         return False
     if _find_outside_definitions(statement, cst.For, cst.While, cst.Return):
@@ -738,7 +937,7 @@ def _is_stop(statement: cst.CSTNode, key: str) -> bool:
         if code(call.func) in (key, f"{key}.forward"):
             return True
         callee = code(call.func).split(".")[-1]
-        if callee not in _HARMLESS_CALLS and any(code(arg.value) == key for arg in call.args):
+        if callee not in _HARMLESS_CALLS and not _LOADS_INTO.search(callee) and any(code(arg.value) == key for arg in call.args):
             return True
     return False
 

@@ -54,6 +54,8 @@ SUMMARY_WRITERS = frozenset(
 )
 WANDB_PREFIX = "wandb."
 OPTIMIZER_PREFIX = "torch.optim."
+# A variable holding an optimizer a helper built (`optimizer = build_optimizer(model, cfg)`).
+OPTIMIZER_VARIABLE = re.compile(r"optim|(^|_)opt($|_)", re.I)
 SCHEDULER_PREFIX = "torch.optim.lr_scheduler."
 # Optimizers imported from other libraries (transformers.AdamW, bitsandbytes, timm, ...).
 OPTIMIZER_CLASS = re.compile(r"(^|\.)(Adam\w*|SGD|RMSprop|Adagrad|Adadelta|Adamax|LBFGS|Lion|Lamb|LAMB|NAdam|RAdam|Rprop|ASGD|SparseAdam)$")
@@ -69,6 +71,19 @@ CUDA_STRING = re.compile(r"^cuda(:\d+)?$")
 EPOCH_VARIABLE = re.compile(r"epoch|^ep$|^e$", re.I)
 EVAL_LOADER = re.compile(r"val|test|eval|dev(?!ice)", re.I)
 TRAIN_LOADER = re.compile(r"train", re.I)
+# Variables that hold a loader returned by a helper ddpify cannot see into.
+LOADER_VARIABLE = re.compile(r"loader|(^|_)dl$", re.I)
+# A helper of the project's own modules that writes a checkpoint: save_checkpoint, save_model,
+# checkpoint(...), save_ckpt; not load_checkpoint / restore_checkpoint / resume_from_checkpoint.
+CHECKPOINT_HELPER = re.compile(r"save|checkpoint|ckpt", re.I)
+NOT_A_SAVE = re.compile(r"load|restore|resume|read|find|latest|exists", re.I)
+# Top-level packages that are libraries, not the project's own modules (with the standard
+# library's): their save functions are not the script's checkpoint code.
+LIBRARY_MODULES = frozenset(
+    """torch torchvision torchaudio torchtext numpy scipy pandas sklearn matplotlib PIL cv2 imageio
+    transformers accelerate lightning pytorch_lightning timm wandb tensorboardX mlflow
+    tqdm albumentations h5py safetensors huggingface_hub deepspeed apex ddpify""".split()
+)
 LOCAL_RANK_FLAGS = ("--local_rank", "--local-rank")
 # `local_rank == 0`, `args.local_rank in [-1, 0]`, `local_rank <= 0`, `not args.local_rank`: meant
 # as "the main process", but true once per node.

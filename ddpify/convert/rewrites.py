@@ -58,6 +58,20 @@ def distributed_loader(call: cst.Call, *, per_process_batch: bool) -> cst.Call:
     return call.with_changes(func=snippets.expression("distributed_loader", rt=RT), args=fix_commas(args))
 
 
+def sharded(loader: str, *, per_process_batch: bool) -> cst.BaseStatement:
+    """``loader = ddpify.shard(loader)``: a DataLoader built in another file, rebuilt at run time
+    with a distributed sampler (the global batch split like ``distributed_loader``'s)."""
+    statement = snippets.statement("shard", rt=RT, loader=loader)
+    if not per_process_batch:
+        return statement
+    assert isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign)
+    assign = statement.body[0]
+    call = assign.value
+    assert isinstance(call, cst.Call)
+    flag = keyword("per_process_batch", snippets.expression("per_process_batch"))
+    return statement.with_changes(body=[assign.with_changes(value=call.with_changes(args=fix_commas([*call.args, flag])))])
+
+
 def with_set_epoch(loop: cst.For, loaders: list[str]) -> cst.For:
     """``ddpify.set_epoch(loader, epoch)`` as the first statements of an epoch loop."""
     assert isinstance(loop.body, cst.IndentedBlock)

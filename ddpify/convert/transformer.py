@@ -18,6 +18,7 @@ from ddpify.convert import names, rewrites
 from ddpify.convert.facts import Facts, code, is_simple_reference
 from ddpify.convert.rewrites import RT
 from ddpify.findings import Change, ManualItem
+from ddpify.qualified_names import BindingProvider
 
 
 _NodeOrRemoval = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
@@ -25,7 +26,7 @@ _Valued = TypeVar("_Valued", cst.Arg, cst.DictElement)
 
 
 class ConvertTransformer(m.MatcherDecoratableTransformer):
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, BindingProvider)
 
     def __init__(self, facts: Facts, *, per_process_batch: bool = False, annotate: bool = False) -> None:
         super().__init__()
@@ -34,8 +35,9 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         self.annotate = annotate
         self.changes: list[Change] = list(facts.changes)
         self.manual: list[ManualItem] = list(facts.manual)
-        self._before: dict[cst.CSTNode, list[cst.BaseStatement]] = {}
-        self._after: dict[cst.CSTNode, list[cst.BaseStatement]] = {}
+        # statements to insert before / after an original one, each with its report line
+        self._before: dict[cst.CSTNode, list[tuple[cst.BaseStatement, str]]] = {}
+        self._after: dict[cst.CSTNode, list[tuple[cst.BaseStatement, str]]] = {}
         self._tests: list[str] = []  # tests of the enclosing ifs
         self._plan_insertions()
 
@@ -46,6 +48,18 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
     def line(self, node: cst.CSTNode) -> int:
         position = self.get_metadata(PositionProvider, node, None)
         return position.start.line if position is not None else 0
+
+    def is_model(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` is a trained model: its key, and for a plain name a binding of the
+        model's own scopes or a parameter (a function handed the model). ``model`` bound by
+        other code elsewhere (``model = parser.add_argument_group(...)``) is another object."""
+        key = code(node)
+        if key not in self.facts.model_keys or not isinstance(node, cst.Name) or key not in self.facts.model_scopes:
+            return key in self.facts.model_keys
+        bindings = self.get_metadata(BindingProvider, node, None)
+        if bindings is None:  # built by a rewrite: no metadata
+            return True
+        return not bindings or any(b.scope in self.facts.model_scopes[key] or b.parameter for b in bindings)
 
     def note(self, node: cst.CSTNode, what: str) -> None:
         self.changes.append(Change(self.line(node), what))
@@ -59,9 +73,15 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
     def _plan_insertions(self) -> None:
         for key, anchor, where in self.facts.model_wraps:
             statement = snippets.statement("prepare_model", rt=RT, model=key)
-            (self._before if where == "before" else self._after).setdefault(anchor, []).append(statement)
+            what = f"wrap the model for DDP: {code(statement).strip()}"
+            (self._before if where == "before" else self._after).setdefault(anchor, []).append((statement, what))
+        for loader in self.facts.helper_loaders:
+            statement = rewrites.sharded(loader.key, per_process_batch=self.per_process_batch)
+            what = f"{loader.key} is built in another file ({loader.helper}()): rebuilt with a DistributedSampler at runtime ({code(statement).strip()})"
+            self._after.setdefault(loader.statement, []).append((statement, what))
         if self.facts.main_guard is None and self.facts.setup_after is not None:
-            self._after.setdefault(self.facts.setup_after, []).insert(0, snippets.statement("setup", rt=RT))
+            setup = snippets.statement("setup", rt=RT)
+            self._after.setdefault(self.facts.setup_after, []).insert(0, (setup, "set up the process group after the imports (torn down at exit)"))
 
     # ---------------------------------------------------------------- statements
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> _NodeOrRemoval:  # type: ignore[override]
@@ -72,17 +92,14 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         after = self._after.get(original_node, [])
         if not before and not after:
             return result
-        for statement in before + after:
-            if m.matches(statement, m.SimpleStatementLine(body=[m.Assign()])):
-                self.note(original_node, f"wrap the model for DDP: {code(statement).strip()}")
-            else:
-                self.note(original_node, "set up the process group after the imports (torn down at exit)")
+        for _, what in before + after:
+            self.note(original_node, what)
         kept: list[cst.CSTNode] = []
         if isinstance(result, cst.FlattenSentinel):
             kept = list(result.nodes)
         elif isinstance(result, cst.CSTNode):
             kept = [result]
-        return cst.FlattenSentinel([*before, *kept, *after])
+        return cst.FlattenSentinel([*(s for s, _ in before), *kept, *(s for s, _ in after)])
 
     def _annotated(self, original_node: cst.CSTNode, statement: cst.BaseStatement) -> cst.BaseStatement:
         """``# ddpify: why -> what to do`` above the statement an item is about (once)."""
@@ -137,12 +154,16 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
-    ) -> Union[cst.SimpleStatementLine, cst.With, cst.RemovalSentinel]:
+    ) -> Union[cst.SimpleStatementLine, cst.With, cst.If, cst.RemovalSentinel]:
         body = [s for s in updated_node.body if not _is_self_assignment(s) and not _is_leftover_reference(s, original_node)]
         if len(body) == len(updated_node.body):
             if original_node in self.facts.downloads:
                 self.note(original_node, "download under ddpify.main_process_first(): rank 0 downloads, the others wait and reuse the files")
                 return rewrites.downloaded_once(updated_node)  # type: ignore[return-value]
+            helper = self.facts.rank_zero_helpers.get(original_node)
+            if helper is not None:
+                self.note(original_node, f"{helper}(): checkpoint code in another file: guarded to rank 0; it must not call collectives")
+                return rewrites.main_process_only(updated_node)
             return self._main_process_only(original_node, updated_node)  # type: ignore[return-value]
         if not body:
             return cst.RemoveFromParent()
@@ -192,7 +213,7 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         model = code(original_node.value)
-        if model not in self.facts.model_keys:
+        if not self.is_model(original_node.value):
             return updated_node
         attr = original_node.attr.value
         if attr == "module":
@@ -206,6 +227,9 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
     def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
         if original_node in self.facts.unwrapped_values:
             return self._saved_unwrapped(original_node, updated_node)
+        if original_node in self.facts.unwrapped_args:
+            self.note(original_node, f"{code(original_node.value)} handed to checkpoint code as ddpify.unwrap({code(original_node.value)}): the plain module, not the DDP wrapper")
+            return updated_node.with_changes(value=rewrites.unwrapped(updated_node.value))
         if original_node in self.facts.unsharded_args:
             self.note(original_node, f"{code(original_node.value)} is evaluated here: passed unsharded (ddpify.unsharded) so the metric covers all the data on every rank")
             return updated_node.with_changes(value=rewrites.unsharded(updated_node.value))
@@ -350,7 +374,7 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
 
     def _model_state(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
         func = original.func
-        if not isinstance(func, cst.Attribute) or code(func.value) not in self.facts.model_keys:
+        if not isinstance(func, cst.Attribute) or not self.is_model(func.value):
             return None
         model = code(func.value)
         if func.attr.value == "state_dict":

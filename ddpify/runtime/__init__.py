@@ -8,7 +8,7 @@ without a launcher, so ``python train.py`` keeps behaving like the original scri
 the DDP-correct thing under ``torchrun``.
 """
 
-from ._data import EpochDataLoader, distributed_loader, set_epoch, unsharded
+from ._data import EpochDataLoader, distributed_loader, set_epoch, shard, unsharded
 from ._env import Env, detect_env
 from ._io import NullObject, load, print, rank_zero, save
 from ._model import load_state_dict, prepare_model, sync_gradients, unwrap
@@ -44,6 +44,7 @@ __all__ = [
     "distributed_loader",
     "EpochDataLoader",
     "set_epoch",
+    "shard",
     "unsharded",
     "prepare_model",
     "sync_gradients",

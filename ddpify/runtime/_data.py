@@ -16,14 +16,14 @@ import warnings
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import torch
-from torch.utils.data import DataLoader, IterableDataset, Sampler
+from torch.utils.data import DataLoader, IterableDataset, RandomSampler, Sampler, SequentialSampler
 from torch.utils.data.distributed import DistributedSampler
 
 from . import _seed
 from ._env import detect_env
 from ._process_group import is_main_process, rank, world_size
 
-__all__ = ["EpochDataLoader", "ShardedSampler", "ShardedBatchSampler", "distributed_loader", "set_epoch"]
+__all__ = ["EpochDataLoader", "ShardedSampler", "ShardedBatchSampler", "distributed_loader", "set_epoch", "shard"]
 
 _DATALOADER_SIGNATURE = inspect.signature(DataLoader)
 
@@ -260,6 +260,78 @@ def distributed_loader(*args: Any, per_process_batch: bool = False, **kwargs: An
     return loader
 
 
+# What decides sampling: rebuilt by shard() from the loader's sampler, never copied as is.
+_SAMPLING_ARGUMENTS = frozenset({"dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "drop_last"})
+
+
+def shard(loader: Any, *, per_process_batch: bool = False) -> Any:
+    """The same loader with a distributed sampler, for a ``DataLoader`` built where ddpify
+    cannot rewrite it (a helper in another file).
+
+    Rebuilt through :func:`distributed_loader` from the loader's own arguments, so both behave
+    alike (global batch split across ranks, num_workers capped, auto-advancing epochs, a
+    user's sampler or batch sampler kept and sharded). Returned unchanged: with one process,
+    when it is already sharded, and (with a warning) for an ``IterableDataset``, a
+    ``DataLoader`` subclass or anything that is not a ``DataLoader``.
+    """
+    if world_size() <= 1 or _is_sharded(loader):
+        return loader
+    if type(loader) is not DataLoader:
+        _warn_once(
+            f"ddpify.shard: a {type(loader).__name__} is not a plain torch DataLoader and cannot be "
+            "rebuilt without changing it; every rank reads all of its data. Give it "
+            "sampler=DistributedSampler(dataset) where it is built."
+        )
+        return loader
+    if isinstance(loader.dataset, IterableDataset):
+        _warn_once(
+            "ddpify.shard: the loader reads an IterableDataset, which cannot be given a "
+            "distributed sampler; every rank reads the full stream unless the dataset shards "
+            "itself by ddpify.rank() / ddpify.world_size()."
+        )
+        return loader
+    rebuilt = distributed_loader(**_loader_arguments(loader), per_process_batch=per_process_batch)
+    rebuilt._unsharded = loader
+    return rebuilt
+
+
+def _is_sharded(loader: Any) -> bool:
+    """Already distributed: ours, or a loader given a DistributedSampler by hand."""
+    return isinstance(loader, EpochDataLoader) or isinstance(getattr(loader, "sampler", None), DistributedSampler)
+
+
+def _loader_arguments(loader: DataLoader) -> dict[str, Any]:
+    """DataLoader arguments that rebuild ``loader``: what it stores under each parameter's
+    name, plus how it samples (``shuffle`` when its sampler is the one DataLoader made itself)."""
+    arguments: dict[str, Any] = {"dataset": loader.dataset}
+    for name, parameter in _DATALOADER_SIGNATURE.parameters.items():
+        if name not in _SAMPLING_ARGUMENTS and hasattr(loader, name):
+            value = getattr(loader, name)
+            if value is not parameter.default:
+                arguments[name] = value
+    if loader.batch_size is None and loader.batch_sampler is not None:
+        arguments["batch_sampler"] = loader.batch_sampler  # the user's own
+        return arguments
+    arguments["batch_size"] = loader.batch_size
+    arguments["drop_last"] = loader.drop_last
+    if _is_default_sampler(loader, RandomSampler):
+        arguments["shuffle"] = True
+    elif not _is_default_sampler(loader, SequentialSampler):
+        arguments["sampler"] = loader.sampler
+    return arguments
+
+
+def _is_default_sampler(loader: DataLoader, kind: type) -> bool:
+    """Whether ``loader.sampler`` is the one ``DataLoader(shuffle=...)`` made, not a user's
+    (a RandomSampler with replacement or num_samples must be kept as it is)."""
+    sampler = loader.sampler
+    if type(sampler) is not kind or getattr(sampler, "data_source", None) is not loader.dataset:
+        return False
+    if kind is RandomSampler:
+        return not sampler.replacement and sampler._num_samples is None and sampler.generator is loader.generator
+    return True
+
+
 def _cap_workers(arguments: dict[str, Any]) -> None:
     """``num_workers`` is per process: N processes with ``os.cpu_count()`` workers each would
     oversubscribe the node N times. Cap it at this process's share of the cores."""
@@ -278,11 +350,11 @@ def unsharded(loader: Any) -> Any:
     metrics then cover the full data and agree on every rank, like ddpify's unsharded evaluation
     loaders. Built once per loader; a plain loader is returned as it is.
     """
-    original = getattr(loader, "single_process_arguments", None)
-    if original is None:
-        return loader
-    plain = getattr(loader, "_unsharded", None)
+    plain = getattr(loader, "_unsharded", None)  # built once; shard() sets the loader it rebuilt
     if plain is None:
+        original = getattr(loader, "single_process_arguments", None)
+        if original is None:
+            return loader
         args, kwargs = original
         plain = loader._unsharded = DataLoader(*args, **kwargs)
     return plain

@@ -253,6 +253,99 @@ def test_epoch_loader_auto_advances_and_set_epoch_overrides(as_rank):
     assert as_lists(loader) == epoch1
 
 
+# ------------------------------------------------------- shard: loaders built elsewhere
+
+
+def test_shard_single_process_returns_the_loader_itself():
+    loader = DataLoader(DATA, batch_size=7, shuffle=True)
+    assert ddpify.shard(loader) is loader
+    assert ddpify.shard(loader, per_process_batch=True) is loader
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_shard_matches_distributed_loader(as_rank, shuffle):
+    def built(r: int) -> list:
+        return rank_views(as_rank, 2, lambda: ddpify.distributed_loader(DATA, batch_size=4, shuffle=shuffle), 2)[r]
+
+    for r in range(2):
+        theirs = built(r)
+        as_rank(r, 2)
+        ours = ddpify.shard(DataLoader(DATA, batch_size=4, shuffle=shuffle))
+        assert isinstance(ours, EpochDataLoader) and ours.batch_size == 2
+        assert [as_lists(ours), as_lists(ours)] == theirs
+
+
+def test_shard_keeps_the_loaders_arguments(as_rank):
+    as_rank(1, 2)
+
+    def collate(batch):
+        return batch
+
+    def init(worker_id):
+        pass
+
+    generator = torch.Generator()
+    original = DataLoader(
+        DATA, batch_size=4, shuffle=True, collate_fn=collate, num_workers=1, pin_memory=True,
+        drop_last=True, timeout=30, worker_init_fn=init, generator=generator,
+        persistent_workers=True, prefetch_factor=3, multiprocessing_context="spawn",
+    )
+    loader = ddpify.shard(original)
+    assert isinstance(loader.sampler, DistributedSampler)
+    assert loader.sampler.shuffle is True and loader.sampler.drop_last is True
+    assert (loader.dataset, loader.batch_size, loader.drop_last) == (DATA, 2, True)
+    assert (loader.collate_fn, loader.worker_init_fn, loader.generator) == (collate, init, generator)
+    assert (loader.num_workers, loader.pin_memory, loader.timeout) == (1, True, 30)
+    assert (loader.persistent_workers, loader.prefetch_factor) == (True, 3)
+    assert loader.multiprocessing_context is original.multiprocessing_context
+    assert ddpify.unsharded(loader) is original
+
+
+def test_shard_splits_the_batch_like_distributed_loader(as_rank):
+    as_rank(0, 4)
+    with pytest.raises(ValueError, match="batch_size 10 is not divisible by world size 4"):
+        ddpify.shard(DataLoader(DATA, batch_size=10))
+    assert ddpify.shard(DataLoader(DATA, batch_size=10), per_process_batch=True).batch_size == 10
+
+
+def test_shard_keeps_user_samplers_sharded(as_rank):
+    as_rank(0, 2)
+    subset = ddpify.shard(DataLoader(DATA, batch_size=2, sampler=SubsetRandomSampler(range(0, 20, 2))))
+    assert isinstance(subset.sampler, ShardedSampler)
+    drawn = RandomSampler(DATA, replacement=True, num_samples=6)
+    assert ddpify.shard(DataLoader(DATA, batch_size=2, sampler=drawn)).sampler.sampler is drawn
+    batches = BatchSampler(SequentialSampler(DATA), 3, drop_last=False)
+    with pytest.warns(UserWarning, match="batch_sampler"):
+        by_batch = ddpify.shard(DataLoader(DATA, batch_sampler=batches))
+    assert isinstance(by_batch.batch_sampler, ShardedBatchSampler)
+    assert by_batch.batch_sampler.batch_sampler is batches
+
+
+def test_shard_leaves_what_it_cannot_rebuild_and_warns(as_rank):
+    as_rank(0, 2)
+    stream = DataLoader(Stream(), batch_size=2)
+    with pytest.warns(UserWarning, match="IterableDataset"):
+        assert ddpify.shard(stream) is stream
+
+    class Custom(DataLoader):
+        pass
+
+    custom = Custom(DATA, batch_size=2)
+    with pytest.warns(UserWarning, match="Custom is not a plain torch DataLoader"):
+        assert ddpify.shard(custom) is custom
+    already = ddpify.distributed_loader(DATA, batch_size=2)
+    assert ddpify.shard(already) is already
+
+
+def test_shard_then_set_epoch_selects_the_shuffle(as_rank):
+    as_rank(1, 2)
+    loader = ddpify.shard(DataLoader(DATA, batch_size=2, shuffle=True))
+    epoch0, epoch1 = as_lists(loader), as_lists(loader)
+    assert epoch0 != epoch1
+    ddpify.set_epoch(loader, 0)
+    assert as_lists(loader) == epoch0
+
+
 # ----------------------------------------------------------------------------- seeding
 
 

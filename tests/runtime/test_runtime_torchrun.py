@@ -68,6 +68,20 @@ def test_shuffled_shards_are_disjoint_cover_and_reshuffle(data, key):
         assert flat(rec[key][0]) != flat(rec[key][1]), "no reshuffle between epochs"
 
 
+def test_shard_rebuilds_a_finished_loader_like_distributed_loader(data):
+    """ddpify.shard(DataLoader(...)) for loaders built in another file: disjoint, covering,
+    reshuffled shards, batch for batch what distributed_loader gives for the same dataset."""
+    for rec in data:
+        assert rec["shard_type"] == "EpochDataLoader"
+        assert rec["shard"] == rec["explicit"]
+    for epoch in range(2):
+        shards = [flat(rec["shard"][epoch]) for rec in data]
+        assert not set(shards[0]) & set(shards[1])
+        assert sorted(shards[0] + shards[1]) == list(range(N))
+    for rec in data:
+        assert flat(rec["shard"][0]) != flat(rec["shard"][1]), "no reshuffle between epochs"
+
+
 def test_set_epoch_selects_that_epochs_order(data):
     for r, rec in enumerate(data):
         assert flat(rec["explicit_epoch5"]) == expected_shard(5, r)

@@ -100,6 +100,11 @@ def main() -> None:
     ddpify.set_epoch(explicit, 5)
     rec["explicit_epoch5"] = [b.tolist() for b in explicit]
 
+    # A DataLoader built elsewhere (a helper in another file), rebuilt by ddpify.shard.
+    sharded = ddpify.shard(DataLoader(Indices(), batch_size=8, shuffle=True))
+    rec["shard_type"] = type(sharded).__name__
+    rec["shard"] = epochs(sharded, 2, explicit=True)
+
     # A user sampler over the even half of the data must be kept and sharded.
     subset = list(range(0, N, 2))
     kept = ddpify.distributed_loader(

@@ -1,0 +1,121 @@
+"""Report lines (input line + reason) of rewrites whose golden output alone does not show why."""
+
+from __future__ import annotations
+
+import textwrap
+
+from ddpify.api import convert_source
+
+
+def convert(source: str):
+    return convert_source(textwrap.dedent(source))
+
+
+HELPER_LOADERS = """\
+    import torch
+    from loaders import get_loaders
+
+    def main():
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        train_loader, val_loader = get_loaders("data")
+        for epoch in range(2):
+            for x, y in train_loader:
+                optimizer.zero_grad()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                optimizer.step()
+"""
+
+
+def test_helper_loader_from_another_file_is_reported_with_line_and_reason():
+    result = convert(HELPER_LOADERS)
+    whats = {(c.line, c.what) for c in result.changes}
+    assert (7, "train_loader is built in another file (get_loaders()): rebuilt with a DistributedSampler at runtime (train_loader = ddpify.shard(train_loader))") in whats
+    assert (7, "val_loader is an evaluation loader (named val_loader): left unsharded, every rank evaluates the full set") in whats
+    assert "val_loader = ddpify.shard" not in result.output
+    assert "ddpify.set_epoch(train_loader, epoch)" in result.output
+
+
+def test_helper_loader_keeps_per_process_batch_on_request():
+    result = convert_source(textwrap.dedent(HELPER_LOADERS), per_process_batch=True)
+    assert "train_loader = ddpify.shard(train_loader, per_process_batch=True)" in result.output
+
+
+def test_local_functions_builtins_and_unnamed_tuples_are_not_sharded():
+    result = convert("""\
+        import torch
+        from loaders import get_pair
+
+        def wrap(loader):
+            return loader
+
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        first_loader, second_loader = get_pair()
+        train_loader = wrap(first_loader)
+        loader = iter(second_loader)
+    """)
+    assert "ddpify.shard" not in result.output
+
+
+def test_checkpoint_helper_of_another_file_is_guarded_and_reported():
+    result = convert("""\
+        import torch
+        import utils
+        from utils import save_checkpoint
+
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(2):
+            model(torch.randn(4, 2)).sum().backward()
+            optimizer.step()
+            save_checkpoint(epoch, model)
+            path = utils.save_checkpoint(model)
+            torch.save(model.state_dict(), "plain.pt")
+    """)
+    whats = {(c.line, c.what) for c in result.changes}
+    assert (10, "save_checkpoint(): checkpoint code in another file: guarded to rank 0; it must not call collectives") in whats
+    assert (10, "model handed to checkpoint code as ddpify.unwrap(model): the plain module, not the DDP wrapper") in whats
+    assert "    if ddpify.is_main_process():\n        save_checkpoint(epoch, ddpify.unwrap(model))\n" in result.output
+    assert [(item.line, item.why) for item in result.manual] == [
+        (11, "utils.save_checkpoint() writes a checkpoint in another file, and its result is used here")
+    ]
+
+
+def test_library_and_guarded_saves_are_not_checkpoint_helpers():
+    result = convert("""\
+        import torch
+        import torchvision
+        from utils import save_checkpoint
+
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(torch.randn(4, 2)).sum().backward()
+        optimizer.step()
+        torchvision.utils.save_image(torch.zeros(3, 2, 2), "grid.png")
+        if rank == 0:
+            save_checkpoint(model)
+    """)
+    # save_image is a once-only write (side effects), not checkpoint code in another file;
+    # the save already behind a rank test stays as it is
+    assert result.output.count("is_main_process") == 1
+    assert not [c for c in result.changes if "checkpoint code in another file" in c.what]
+    assert "    save_checkpoint(model)\n" in result.output
+
+
+def test_hand_written_updates_name_the_module():
+    result = convert("""\
+        import torch
+
+        layer = torch.nn.Linear(3, 1)
+        for step in range(100):
+            layer.zero_grad()
+            layer(torch.randn(8, 3)).pow(2).mean().backward()
+            for p in layer.parameters():
+                p.data.add_(-0.1 * p.grad)
+    """)
+    assert "prepare_model" not in result.output
+    [item] = result.manual
+    assert item.line == 6
+    assert item.why.endswith("(parameters updated by hand: layer)")
+    assert item.todo.startswith("wrap it after it is built: layer = ddpify.prepare_model(layer)")
