@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 
 import libcst as cst
@@ -13,7 +12,7 @@ from ddpify import standalone as embedding
 from ddpify.convert import names
 from ddpify.convert.rewrites import RUNTIME_IMPORT
 from ddpify.convert.transformer import ConvertTransformer
-from ddpify.errors import DdpifyError, InternalError
+from ddpify.errors import DdpifyError, InternalError, syntax_error
 from ddpify.findings import ConversionResult
 from ddpify.metadata import FastMetadata, collect_facts
 
@@ -64,17 +63,4 @@ def parse(source: str, filename: str) -> cst.Module:
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        raise DdpifyError(syntax_error_message(source, filename, exc)) from None
-
-
-def syntax_error_message(source: str, filename: str, exc: cst.ParserSyntaxError) -> str:
-    """``file:line:col: syntax error: ...`` where CPython puts it (libcst reports the token
-    after the error, often the next line); libcst's own position when CPython accepts it."""
-    try:
-        ast.parse(source, filename)
-    except SyntaxError as python:
-        if python.lineno:
-            return f"{filename}:{python.lineno}:{python.offset or 1}: syntax error: {python.msg}"
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    return f"{filename}:{exc.raw_line}:{exc.raw_column + 1}: syntax error: {exc.message}"
+        raise syntax_error(source, filename, exc) from None

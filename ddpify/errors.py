@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import libcst as cst
+
 EXIT_OK = 0
 EXIT_CHANGED = 1  # reserved for --check style "would change" answers
 EXIT_BAD_INPUT = 2
@@ -18,3 +24,17 @@ class InternalError(DdpifyError):
     """The converter produced invalid code. Never written anywhere; please report it."""
 
     exit_code = EXIT_INTERNAL
+
+
+def syntax_error(source: str, filename: str, exc: "cst.ParserSyntaxError") -> DdpifyError:
+    """``file:line:col: syntax error: ...`` where CPython puts it (libcst reports the token
+    after the error, often the next line); libcst's own position when CPython accepts it.
+    Shared by convert and check, so both name the same place."""
+    try:
+        ast.parse(source, filename)
+    except SyntaxError as python:
+        if python.lineno:
+            return DdpifyError(f"{filename}:{python.lineno}:{python.offset or 1}: syntax error: {python.msg}")
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return DdpifyError(f"{filename}:{exc.raw_line}:{exc.raw_column + 1}: syntax error: {exc.message}")

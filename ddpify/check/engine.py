@@ -19,7 +19,7 @@ from ddpify.check.rules import ALL_RULES
 from ddpify.convert import names
 from ddpify.convert.facts import Facts, code
 from ddpify.convert.rewrites import RT, RUNTIME_IMPORT
-from ddpify.errors import DdpifyError
+from ddpify.errors import syntax_error
 from ddpify.findings import CheckResult, Finding
 from ddpify.metadata import FastMetadata, collect_facts, visitor_names
 
@@ -190,7 +190,7 @@ def _parse(source: str, path: str) -> cst.Module:
     try:
         return findings_module(source)
     except cst.ParserSyntaxError as exc:
-        raise DdpifyError(f"{path}:{exc.raw_line}:{exc.raw_column + 1}: syntax error: {exc.message}") from None
+        raise syntax_error(source, path, exc) from None
 
 
 class _Replace(cst.CSTTransformer):

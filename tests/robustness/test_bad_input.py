@@ -109,6 +109,13 @@ def test_syntax_error_position_is_where_python_puts_it(tmp_path: Path) -> None:
     assert f"{bad}:3:7: syntax error" in run(str(bad)).stderr
 
 
+def test_check_names_the_same_syntax_error_position(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_bytes(b"import torch.distributed as dist\n\ndef f(:\n    pass\n")
+    result = run("check", str(bad))
+    assert result.exit_code == 2 and f"{bad}:3:7: syntax error" in result.output, result.output
+
+
 def test_empty_file_converts_to_empty(tmp_path: Path) -> None:
     empty = tmp_path / "empty.py"
     empty.write_bytes(b"")
