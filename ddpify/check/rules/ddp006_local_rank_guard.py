@@ -6,6 +6,7 @@ from ddpify.cstutil import of_types
 
 from ddpify.check.helpers_a import name_values, selects_local_rank_zero, short, singleton_io
 from ddpify.check.rule import Invalid, Rule
+from ddpify.convert.rewrites import main_process_guard
 
 
 class LocalRankGuard(Rule):
@@ -23,9 +24,11 @@ class LocalRankGuard(Rule):
         "multigpu_torchrun.py guards with `gpu_id == 0`, multinode.py with `global_rank == 0`. "
         "Test the global rank instead: `dist.get_rank() == 0` or `ddpify.is_main_process()`. "
         "A local-rank guard stays right for per-node work such as downloading to a node-local disk, "
-        "so only guards around saves, loggers and prints are reported. Report only."
+        "so only guards around saves, loggers and prints are reported. The fix tests "
+        "`ddpify.is_main_process()` instead; it is unsafe because a guard that also holds per-node "
+        "work (a download to local disk) would then do that work on one node only."
     )
-    fix = None
+    fix = "unsafe"
     valid = (
         """\
 import torch
@@ -62,7 +65,15 @@ import torch.distributed as dist
 
 if args.local_rank in [-1, 0]:
     torch.save(model.module.state_dict(), "model.pt")
-"""
+""",
+            fixed="""\
+import torch
+import torch.distributed as dist
+import ddpify.runtime as ddpify
+
+if ddpify.is_main_process():
+    torch.save(model.module.state_dict(), "model.pt")
+""",
         ),
         Invalid(
             """\
@@ -72,7 +83,16 @@ from torch.utils.tensorboard import SummaryWriter
 
 if os.environ["LOCAL_RANK"] == "0":
     writer = SummaryWriter("runs")
-"""
+""",
+            fixed="""\
+import os
+import torch.distributed as dist
+from torch.utils.tensorboard import SummaryWriter
+import ddpify.runtime as ddpify
+
+if ddpify.is_main_process():
+    writer = SummaryWriter("runs")
+""",
         ),
         Invalid(
             """\
@@ -81,7 +101,15 @@ import torch.distributed as dist
 is_master = local_rank == 0
 if is_master:
     print("epoch done")
-"""
+""",
+            fixed="""\
+import torch.distributed as dist
+import ddpify.runtime as ddpify
+
+is_master = local_rank == 0
+if ddpify.is_main_process():
+    print("epoch done")
+""",
         ),
     )
 
@@ -100,6 +128,7 @@ if is_master:
             self.report(
                 node.test,
                 message=f"`{short(node.test)}` tests the local rank: on a multi-node run local rank 0 of every node runs {', '.join(what)}; test the global rank",
+                replacement=main_process_guard(node).test,
             )
 
     def _guarded_io(self, body: cst.BaseSuite) -> list[str]:
