@@ -5,12 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 
 from ddpify import standalone as embedding
-from ddpify.convert import names
-from ddpify.convert.rewrites import RUNTIME_IMPORT
+from ddpify.convert import names, rewrites
 from ddpify.convert.transformer import ConvertTransformer
 from ddpify.errors import DdpifyError, InternalError, syntax_error
 from ddpify.findings import ConversionResult
@@ -41,9 +38,7 @@ def convert_source(source: str, *, per_process_batch: bool = False, filename: st
     try:
         converted = wrapper.visit(transformer)
         if converted.code != source:
-            context = CodemodContext()
-            AddImportsVisitor.add_needed_import(context, RUNTIME_IMPORT[0], asname=RUNTIME_IMPORT[1])
-            converted = AddImportsVisitor(context).transform_module(converted)
+            converted = rewrites.with_runtime_import(converted)
         output = converted.code
     except RecursionError:
         raise DdpifyError(f"{filename}: nested too deeply for the rewriter (recursion limit); nothing written") from None

@@ -18,7 +18,7 @@ from ddpify.check.rule import Report, Rule
 from ddpify.check.rules import ALL_RULES
 from ddpify.convert import names
 from ddpify.convert.facts import Facts, code
-from ddpify.convert.rewrites import RT, RUNTIME_IMPORT
+from ddpify.convert.rewrites import RT, RUNTIME_IMPORT, with_runtime_import
 from ddpify.errors import syntax_error
 from ddpify.findings import CheckResult, Finding
 from ddpify.metadata import FastMetadata, collect_facts, visitor_names
@@ -213,12 +213,7 @@ def _apply(module: cst.Module, reports: Iterable[Report]) -> str:
     nested = {t for t in targets for other in targets if other is not t and _contains(other, t)}
     fixed = module.visit(_Replace({k: v for k, v in chosen.items() if k not in nested}))
     if _needs_import(fixed):
-        from libcst.codemod import CodemodContext
-        from libcst.codemod.visitors import AddImportsVisitor
-
-        context = CodemodContext()
-        AddImportsVisitor.add_needed_import(context, RUNTIME_IMPORT[0], asname=RUNTIME_IMPORT[1])
-        fixed = AddImportsVisitor(context).transform_module(fixed)
+        fixed = with_runtime_import(fixed)
     return fixed.code
 
 

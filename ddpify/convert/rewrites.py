@@ -18,6 +18,45 @@ from ddpify.convert.facts import code, is_simple_reference
 RT = "ddpify"  # the name converted scripts import the runtime as
 RUNTIME_IMPORT = ("ddpify.runtime", RT)  # (module, asname) for AddImportsVisitor
 
+def with_runtime_import(module: cst.Module) -> cst.Module:
+    """``import ddpify.runtime as ddpify`` added by libcst's ``AddImportsVisitor`` (kept as it
+    is when present), run on the module's import prologue only.
+
+    The visitor reads and edits nothing but the statements up to the first one that is not an
+    import (after a docstring): it gathers the existing imports there and inserts after them,
+    with an empty line before the next statement. Handing it just that prologue gives the
+    same module as handing it the whole file, without two full traversals of a long script
+    (half of a conversion's time)."""
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    context = CodemodContext()
+    AddImportsVisitor.add_needed_import(context, RUNTIME_IMPORT[0], asname=RUNTIME_IMPORT[1])
+    end = _prologue_end(module)
+    prologue = module.with_changes(body=module.body[: end + 1])  # + the first other statement
+    done = AddImportsVisitor(context).transform_module(prologue)
+    return module.with_changes(body=[*done.body, *module.body[end + 1:]])
+
+
+def _prologue_end(module: cst.Module) -> int:
+    """Index of the first statement, after the first one (a docstring or a ``__strict__``
+    flag, which the visitor steps over), that is not a one-import line. A longer prologue than
+    the visitor reads is harmless; a shorter one is not."""
+    body = module.body
+    index = 0 if body and _is_import_line(body[0]) else 1
+    while index < len(body) and _is_import_line(body[index]):
+        index += 1
+    return index
+
+
+def _is_import_line(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], (cst.Import, cst.ImportFrom))
+    )
+
+
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
