@@ -10,12 +10,11 @@ from __future__ import annotations
 from typing import Optional, TypeVar, Union
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.metadata import PositionProvider, QualifiedNameProvider
 
 from ddpify import snippets
 from ddpify.convert import names, rewrites
-from ddpify.convert.facts import Facts, code, is_simple_reference
+from ddpify.convert.facts import Facts, attribute_name, code, is_simple_reference
 from ddpify.convert.rewrites import RT
 from ddpify.findings import Change, ManualItem
 from ddpify.qualified_names import BindingProvider
@@ -25,7 +24,7 @@ _NodeOrRemoval = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
 _Valued = TypeVar("_Valued", cst.Arg, cst.DictElement)
 
 
-class ConvertTransformer(m.MatcherDecoratableTransformer):
+class ConvertTransformer(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, BindingProvider)
 
     def __init__(self, facts: Facts, *, per_process_batch: bool = False, annotate: bool = False) -> None:
@@ -386,7 +385,7 @@ class ConvertTransformer(m.MatcherDecoratableTransformer):
         return None
 
     def _local_rank_argument(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
-        if not m.matches(original.func, m.Attribute(attr=m.Name("add_argument"))) or not updated.args:
+        if attribute_name(original.func) != "add_argument" or not updated.args:
             return None
         return self._noted(original, rewrites.local_rank_argument(updated), "--local_rank keeps working under torchrun: both spellings accepted, default is LOCAL_RANK under a launcher")
 
