@@ -119,3 +119,30 @@ def test_hand_written_updates_name_the_module():
     assert item.line == 6
     assert item.why.endswith("(parameters updated by hand: layer)")
     assert item.todo.startswith("wrap it after it is built: layer = ddpify.prepare_model(layer)")
+
+
+EPOCHS_UNDER_ANOTHER_NAME = """\
+    import torch
+    from torch.utils.data import DataLoader
+
+    train_loader = DataLoader(list(range(8)), batch_size=2, shuffle=True)
+    model = torch.nn.Linear(1, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def train(loader):
+        for x in loader:
+            model(x.float().view(-1, 1)).sum().backward()
+            optimizer.step()
+
+    for t in range(args.n_epochs):
+        train(train_loader)
+    for step in range(args.max_steps):
+        train(train_loader)
+"""
+
+
+def test_loop_over_an_epoch_count_is_an_epoch_loop_whatever_its_variable():
+    result = convert(EPOCHS_UNDER_ANOTHER_NAME)
+    whats = {(c.line, c.what) for c in result.changes}
+    assert (13, "reshuffle train_loader every epoch: ddpify.set_epoch(train_loader, t)") in whats
+    assert result.output.count("set_epoch") == 1  # range(args.max_steps) counts steps

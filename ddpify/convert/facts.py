@@ -235,7 +235,7 @@ class FactCollector(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._loops.append(node)
         self._loop_depth += 1
-        if isinstance(node.target, cst.Name) and names.EPOCH_VARIABLE.search(node.target.value):
+        if self._is_epoch_loop(node):
             if self._epoch_depth == 0:
                 self._epoch_loops.append((node, self._function(), self._class()))
             self._epoch_depth += 1
@@ -248,10 +248,21 @@ class FactCollector(cst.CSTVisitor):
 
     def leave_For(self, original_node: cst.For) -> None:
         self._loop_depth -= 1
-        if isinstance(original_node.target, cst.Name) and names.EPOCH_VARIABLE.search(
-            original_node.target.value
-        ):
+        if self._is_epoch_loop(original_node):
             self._epoch_depth -= 1
+
+    def _is_epoch_loop(self, loop: cst.For) -> bool:
+        """``for epoch in ...``, or ``for t in range(args.epochs)``: a loop counting epochs
+        under another name (the range bound says what it counts; ``range(max_steps)`` does not)."""
+        if not isinstance(loop.target, cst.Name):
+            return False
+        if names.EPOCH_VARIABLE.search(loop.target.value):
+            return True
+        bound = loop.iter
+        if not (isinstance(bound, cst.Call) and "builtins.range" in self.qualified(bound)):
+            return False
+        mentioned = [n.value for arg in bound.args for n in of_types(arg.value, cst.Name)]  # type: ignore[attr-defined]
+        return any(names.EPOCH_COUNT.search(name) and not names.NOT_EPOCH_COUNT.search(name) for name in mentioned)
 
     # ---------------------------------------------------------------- calls
     def visit_Import(self, node: cst.Import) -> None:
