@@ -146,3 +146,23 @@ def test_loop_over_an_epoch_count_is_an_epoch_loop_whatever_its_variable():
     whats = {(c.line, c.what) for c in result.changes}
     assert (13, "reshuffle train_loader every epoch: ddpify.set_epoch(train_loader, t)") in whats
     assert result.output.count("set_epoch") == 1  # range(args.max_steps) counts steps
+
+
+def test_stdout_writes_without_an_import_count_only_where_a_star_import_may_bring_sys():
+    training = """\
+        import torch
+        model = torch.nn.Linear(1, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def log(sys, text):
+            sys.stdout.write(text)
+
+        sys.stdout.write("start")
+    """
+    starred = convert("from utils import *\n" + textwrap.dedent(training))
+    assert {(c.line, c.what) for c in starred.changes} >= {
+        (9, "sys.stdout.write on rank 0 only: under `if ddpify.is_main_process():` (every rank would write the same output)")
+    }
+    assert "        sys.stdout.write(text)\n" not in starred.output  # a parameter named sys is not the module
+    assert "    sys.stdout.write(text)\n" in starred.output
+    assert "is_main_process" not in convert(training).output  # no star import: sys is just undefined

@@ -177,6 +177,7 @@ class FactCollector(cst.CSTVisitor):
         self._values_of: dict[str, list[cst.BaseExpression]] = {}  # variable -> assigned values
         self._no_use_depth = 0  # inside DataLoader(...) / add_argument(...): not a "use"
         self._side_effect_calls: list[cst.Call] = []  # candidates for side_effects.plan
+        self.star_import = False  # `from models import *`: names may come from there
 
     # ---------------------------------------------------------------- helpers
     def qualified(self, node: cst.CSTNode) -> set[str]:
@@ -270,6 +271,8 @@ class FactCollector(cst.CSTVisitor):
             self._note_import(code(alias.name))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            self.star_import = True
         if node.module is not None and node.relative == ():
             self._note_import(code(node.module))
 

@@ -22,6 +22,7 @@ from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
 from ddpify.convert import names
 from ddpify.cstutil import of_types
+from ddpify.qualified_names import BindingProvider
 from ddpify.findings import ManualItem
 
 if TYPE_CHECKING:
@@ -34,7 +35,13 @@ WRITERS = {
     "matplotlib.pyplot.show": "plt.show",
     "torch.onnx.export": "torch.onnx.export",
     "sys.stdout.write": "sys.stdout.write",
+    "sys.stdout.flush": "sys.stdout.flush",
 }
+# Standard-library writers still recognised by their spelling when the head (``sys``) is bound
+# nowhere in the file and a star import may have brought it (``from models import *``, whose
+# module imports sys): no qualified name to go by there, a documented heuristic.
+STAR_IMPORTED_WRITERS = frozenset({"sys.stdout.write", "sys.stdout.flush"})
+_STAR_IMPORTED_METHODS = frozenset(w.rsplit(".", 1)[1] for w in STAR_IMPORTED_WRITERS)
 # Methods of objects whose type libcst cannot see (a pandas DataFrame, a matplotlib Figure):
 # recognised by the method name alone, a documented heuristic.
 WRITE_METHODS = frozenset({"to_csv", "savefig"})
@@ -55,7 +62,7 @@ def is_candidate(call: cst.Call, qualified: set[str]) -> bool:
     if qualified & _CANDIDATE_NAMES:
         return True
     if isinstance(call.func, cst.Attribute):
-        return call.func.attr.value in _CANDIDATE_METHODS
+        return call.func.attr.value in _CANDIDATE_METHODS or not qualified and call.func.attr.value in _STAR_IMPORTED_METHODS
     return isinstance(call.func, cst.Name) and "progress" in call.func.value.lower()
 
 
@@ -76,6 +83,8 @@ def _write_label(collector: FactCollector, call: cst.Call) -> Optional[str]:
     for name in collector.qualified(call):
         if name in WRITERS:
             return WRITERS[name]
+    if _star_imported_writer(collector, call):
+        return _text(call.func)
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in WRITE_METHODS:
         return f".{func.attr.value}()"
@@ -87,6 +96,17 @@ def _write_label(collector: FactCollector, call: cst.Call) -> Optional[str]:
     if isinstance(func, cst.Name) and "progress" in func.value.lower() and _imported_from_local_module(collector, func):
         return f"{func.value} (a progress helper from a local module)"
     return None
+
+
+def _star_imported_writer(collector: FactCollector, call: cst.Call) -> bool:
+    """``sys.stdout.write(...)`` with ``sys`` bound nowhere in the file but a star import
+    present: the star import is where ``sys`` comes from (see STAR_IMPORTED_WRITERS)."""
+    if not collector.star_import or collector.qualified(call) or _text(call.func) not in STAR_IMPORTED_WRITERS:
+        return False
+    head = call.func
+    while isinstance(head, cst.Attribute):
+        head = head.value
+    return not collector.get_metadata(BindingProvider, head, ())
 
 
 def _imported_from_local_module(collector: FactCollector, name: cst.Name) -> bool:
