@@ -193,6 +193,16 @@ class FactCollector(cst.CSTVisitor):
         """Every value assigned to the plain name ``variable`` anywhere in the script."""
         return self._values_of.get(variable, [])
 
+    def module_function(self, name: str) -> Optional[cst.FunctionDef]:
+        """The one module-level function this file defines as ``name``; None when there is none
+        or several (which one a call runs is then a guess)."""
+        found = [f for f in self._function_defs if f.name.value == name and self._owners_of(f) == (None, None)]
+        return found[0] if len(found) == 1 else None
+
+    def defines(self, name: str) -> bool:
+        """Whether this file defines a function, method or class called ``name``."""
+        return name in self._defined
+
     def function_of(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
         """The innermost function around ``node`` (None at module or class level)."""
         return self._owners_of(node)[0]
