@@ -119,3 +119,82 @@ def test_hand_written_updates_name_the_module():
     assert item.line == 6
     assert item.why.endswith("(parameters updated by hand: layer)")
     assert item.todo.startswith("wrap it after it is built: layer = ddpify.prepare_model(layer)")
+
+
+EPOCHS_UNDER_ANOTHER_NAME = """\
+    import torch
+    from torch.utils.data import DataLoader
+
+    train_loader = DataLoader(list(range(8)), batch_size=2, shuffle=True)
+    model = torch.nn.Linear(1, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def train(loader):
+        for x in loader:
+            model(x.float().view(-1, 1)).sum().backward()
+            optimizer.step()
+
+    for t in range(args.n_epochs):
+        train(train_loader)
+    for step in range(args.max_steps):
+        train(train_loader)
+"""
+
+
+def test_loop_over_an_epoch_count_is_an_epoch_loop_whatever_its_variable():
+    result = convert(EPOCHS_UNDER_ANOTHER_NAME)
+    whats = {(c.line, c.what) for c in result.changes}
+    assert (13, "reshuffle train_loader every epoch: ddpify.set_epoch(train_loader, t)") in whats
+    assert result.output.count("set_epoch") == 1  # range(args.max_steps) counts steps
+
+
+def test_stdout_writes_without_an_import_count_only_where_a_star_import_may_bring_sys():
+    training = """\
+        import torch
+        model = torch.nn.Linear(1, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def log(sys, text):
+            sys.stdout.write(text)
+
+        sys.stdout.write("start")
+    """
+    starred = convert("from utils import *\n" + textwrap.dedent(training))
+    assert {(c.line, c.what) for c in starred.changes} >= {
+        (9, "sys.stdout.write on rank 0 only: under `if ddpify.is_main_process():` (every rank would write the same output)")
+    }
+    assert "        sys.stdout.write(text)\n" not in starred.output  # a parameter named sys is not the module
+    assert "    sys.stdout.write(text)\n" in starred.output
+    assert "is_main_process" not in convert(training).output  # no star import: sys is just undefined
+
+
+OUTPUT_HELPERS = """\
+    import matplotlib.pyplot as plt
+    import torch
+
+    def show(values):
+        plt.plot(values)
+        plt.show()
+
+    def predict_and_show(module, x):
+        plt.plot(module(x).detach())
+        plt.savefig("pred.png")
+
+    net = torch.nn.Linear(1, 1)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    x = torch.randn(4, 1)
+    show([1, 2])
+    predict_and_show(net, x)
+    values = show([3])
+"""
+
+
+def test_local_output_helper_call_is_guarded_and_one_running_the_model_is_reported():
+    result = convert(OUTPUT_HELPERS)
+    whats = {(c.line, c.what) for c in result.changes}
+    assert (15, "show() (a helper of this file that writes output: plt.show) on rank 0 only: under `if ddpify.is_main_process():` (every rank would write the same output)") in whats
+    assert "if ddpify.is_main_process():\n    show([1, 2])\n" in result.output
+    assert "values = show([3])\n" in result.output  # a result used: not moved under a guard
+    [item] = [m for m in result.manual if m.line == 16]
+    assert item.why.startswith("predict_and_show() runs the trained model net (passed to it) and writes output on every rank")
+    assert "\npredict_and_show(net, x)\n" in result.output

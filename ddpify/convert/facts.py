@@ -177,6 +177,7 @@ class FactCollector(cst.CSTVisitor):
         self._values_of: dict[str, list[cst.BaseExpression]] = {}  # variable -> assigned values
         self._no_use_depth = 0  # inside DataLoader(...) / add_argument(...): not a "use"
         self._side_effect_calls: list[cst.Call] = []  # candidates for side_effects.plan
+        self.star_import = False  # `from models import *`: names may come from there
 
     # ---------------------------------------------------------------- helpers
     def qualified(self, node: cst.CSTNode) -> set[str]:
@@ -191,6 +192,16 @@ class FactCollector(cst.CSTVisitor):
     def values_of(self, variable: str) -> list[cst.BaseExpression]:
         """Every value assigned to the plain name ``variable`` anywhere in the script."""
         return self._values_of.get(variable, [])
+
+    def module_function(self, name: str) -> Optional[cst.FunctionDef]:
+        """The one module-level function this file defines as ``name``; None when there is none
+        or several (which one a call runs is then a guess)."""
+        found = [f for f in self._function_defs if f.name.value == name and self._owners_of(f) == (None, None)]
+        return found[0] if len(found) == 1 else None
+
+    def defines(self, name: str) -> bool:
+        """Whether this file defines a function, method or class called ``name``."""
+        return name in self._defined
 
     def function_of(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
         """The innermost function around ``node`` (None at module or class level)."""
@@ -235,7 +246,7 @@ class FactCollector(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._loops.append(node)
         self._loop_depth += 1
-        if isinstance(node.target, cst.Name) and names.EPOCH_VARIABLE.search(node.target.value):
+        if self._is_epoch_loop(node):
             if self._epoch_depth == 0:
                 self._epoch_loops.append((node, self._function(), self._class()))
             self._epoch_depth += 1
@@ -248,10 +259,21 @@ class FactCollector(cst.CSTVisitor):
 
     def leave_For(self, original_node: cst.For) -> None:
         self._loop_depth -= 1
-        if isinstance(original_node.target, cst.Name) and names.EPOCH_VARIABLE.search(
-            original_node.target.value
-        ):
+        if self._is_epoch_loop(original_node):
             self._epoch_depth -= 1
+
+    def _is_epoch_loop(self, loop: cst.For) -> bool:
+        """``for epoch in ...``, or ``for t in range(args.epochs)``: a loop counting epochs
+        under another name (the range bound says what it counts; ``range(max_steps)`` does not)."""
+        if not isinstance(loop.target, cst.Name):
+            return False
+        if names.EPOCH_VARIABLE.search(loop.target.value):
+            return True
+        bound = loop.iter
+        if not (isinstance(bound, cst.Call) and "builtins.range" in self.qualified(bound)):
+            return False
+        mentioned = [n.value for arg in bound.args for n in of_types(arg.value, cst.Name)]  # type: ignore[attr-defined]
+        return any(names.EPOCH_COUNT.search(name) and not names.NOT_EPOCH_COUNT.search(name) for name in mentioned)
 
     # ---------------------------------------------------------------- calls
     def visit_Import(self, node: cst.Import) -> None:
@@ -259,6 +281,8 @@ class FactCollector(cst.CSTVisitor):
             self._note_import(code(alias.name))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            self.star_import = True
         if node.module is not None and node.relative == ():
             self._note_import(code(node.module))
 

@@ -69,6 +69,10 @@ RUNTIME_MODULE = "ddpify.runtime"
 DEVICE_VARIABLE = re.compile(r"^(device|dev|gpu|gpu_id|gpu_ids|device_id|cuda_device|cuda)$", re.I)
 CUDA_STRING = re.compile(r"^cuda(:\d+)?$")
 EPOCH_VARIABLE = re.compile(r"epoch|^ep$|^e$", re.I)
+# A name in a `range(...)` bound that counts epochs (`epochs`, `args.n_epochs`, `NUM_EPOCHS`), not
+# the steps or batches of one epoch (`steps_per_epoch`, `epoch_len`).
+EPOCH_COUNT = re.compile(r"epoch", re.I)
+NOT_EPOCH_COUNT = re.compile(r"per_?epoch|step|batch|iter|len|size", re.I)
 EVAL_LOADER = re.compile(r"val|test|eval|dev(?!ice)", re.I)
 TRAIN_LOADER = re.compile(r"train", re.I)
 # Variables that hold a loader returned by a helper ddpify cannot see into.

@@ -22,6 +22,7 @@ from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
 from ddpify.convert import names
 from ddpify.cstutil import of_types
+from ddpify.qualified_names import BindingProvider
 from ddpify.findings import ManualItem
 
 if TYPE_CHECKING:
@@ -34,7 +35,13 @@ WRITERS = {
     "matplotlib.pyplot.show": "plt.show",
     "torch.onnx.export": "torch.onnx.export",
     "sys.stdout.write": "sys.stdout.write",
+    "sys.stdout.flush": "sys.stdout.flush",
 }
+# Standard-library writers still recognised by their spelling when the head (``sys``) is bound
+# nowhere in the file and a star import may have brought it (``from models import *``, whose
+# module imports sys): no qualified name to go by there, a documented heuristic.
+STAR_IMPORTED_WRITERS = frozenset({"sys.stdout.write", "sys.stdout.flush"})
+_STAR_IMPORTED_METHODS = frozenset(w.rsplit(".", 1)[1] for w in STAR_IMPORTED_WRITERS)
 # Methods of objects whose type libcst cannot see (a pandas DataFrame, a matplotlib Figure):
 # recognised by the method name alone, a documented heuristic.
 WRITE_METHODS = frozenset({"to_csv", "savefig"})
@@ -46,6 +53,8 @@ OPEN = frozenset({"builtins.open"})
 # Calls that serialize the model given first: a DDP wrapper there would be pickled or traced.
 SERIALIZERS = names.TORCH_SAVE | {"torch.onnx.export"}
 RUNTIME_COLLECTIVES = frozenset({"ddpify.runtime.save", "ddpify.runtime.barrier"})
+# Method calls that train: a helper making them is training code, not an output helper.
+TRAINING_METHODS = frozenset({"backward", "step", "zero_grad"})
 _CANDIDATE_NAMES = WRITERS.keys() | OPEN | SERIALIZERS
 _CANDIDATE_METHODS = WRITE_METHODS | CSV_WRITE_METHODS
 
@@ -55,8 +64,9 @@ def is_candidate(call: cst.Call, qualified: set[str]) -> bool:
     if qualified & _CANDIDATE_NAMES:
         return True
     if isinstance(call.func, cst.Attribute):
-        return call.func.attr.value in _CANDIDATE_METHODS
-    return isinstance(call.func, cst.Name) and "progress" in call.func.value.lower()
+        return call.func.attr.value in _CANDIDATE_METHODS or not qualified and call.func.attr.value in _STAR_IMPORTED_METHODS
+    # `progress_bar(...)`, or a call of a module-level name of this file (a local output helper)
+    return isinstance(call.func, cst.Name) and ("progress" in call.func.value.lower() or call.func.value in qualified)
 
 
 def plan(collector: FactCollector, calls: list[cst.Call]) -> None:
@@ -68,6 +78,8 @@ def plan(collector: FactCollector, calls: list[cst.Call]) -> None:
             _plan_write(collector, call, label)
         if collector.qualified(call) & SERIALIZERS:
             _plan_unwrapped_save(collector, call)
+    for call in calls:
+        _plan_output_helper(collector, call)
 
 
 # ---------------------------------------------------------------- what writes
@@ -76,6 +88,8 @@ def _write_label(collector: FactCollector, call: cst.Call) -> Optional[str]:
     for name in collector.qualified(call):
         if name in WRITERS:
             return WRITERS[name]
+    if _star_imported_writer(collector, call):
+        return _text(call.func)
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in WRITE_METHODS:
         return f".{func.attr.value}()"
@@ -87,6 +101,17 @@ def _write_label(collector: FactCollector, call: cst.Call) -> Optional[str]:
     if isinstance(func, cst.Name) and "progress" in func.value.lower() and _imported_from_local_module(collector, func):
         return f"{func.value} (a progress helper from a local module)"
     return None
+
+
+def _star_imported_writer(collector: FactCollector, call: cst.Call) -> bool:
+    """``sys.stdout.write(...)`` with ``sys`` bound nowhere in the file but a star import
+    present: the star import is where ``sys`` comes from (see STAR_IMPORTED_WRITERS)."""
+    if not collector.star_import or collector.qualified(call) or _text(call.func) not in STAR_IMPORTED_WRITERS:
+        return False
+    head = call.func
+    while isinstance(head, cst.Attribute):
+        head = head.value
+    return not collector.get_metadata(BindingProvider, head, ())
 
 
 def _imported_from_local_module(collector: FactCollector, name: cst.Name) -> bool:
@@ -182,8 +207,7 @@ def _plan_write(collector: FactCollector, call: cst.Call, label: str) -> None:
     line = collector.line(call)
     if statement is None:
         return  # a write in a loop header, a condition, ...: nothing to move
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is call):
+    if not _is_call_statement(statement, call):
         collector.facts.manual.append(ManualItem(
             line, f"{label} runs on every rank and shares its statement with other code",
             "put the write on its own line under `if ddpify.is_main_process():`",
@@ -239,6 +263,92 @@ def _already_guarded(collector: FactCollector, node: cst.CSTNode) -> bool:
             return False
         child = ancestor
     return False
+
+
+# ---------------------------------------------------------------- local output helpers
+def _plan_output_helper(collector: FactCollector, call: cst.Call) -> None:
+    """``imshow(grid)`` as a statement, ``imshow`` a module-level function of this file that
+    writes output (plt.show, save_image, ...): the whole call runs on rank 0. One level deep:
+    only the helper's own body is read. A helper that trains, or that also runs a trained
+    model's forward or a collective, stays on every rank (the latter is reported: on rank 0
+    alone it would hang); so does one that changes state outside itself or calls this file's
+    other functions and classes. Its writes are still guarded one by one."""
+    helper = collector.module_function(call.func.value) if isinstance(call.func, cst.Name) else None
+    if helper is None:
+        return
+    statement = _statement_of(collector, call)
+    if not _is_call_statement(statement, call) or _already_guarded(collector, call):
+        return
+    writes = [label for c in of_types(helper.body, cst.Call) if (label := _helper_write(collector, c))]
+    if not writes or _trains(helper):
+        return
+    name = call.func.value  # type: ignore[attr-defined]
+    blocker = _must_run_everywhere(collector, helper.body) or _model_handed_in(collector, call)
+    if blocker is not None:
+        collector.facts.manual.append(ManualItem(
+            collector.line(call), f"{name}() runs {blocker} and writes output on every rank; its writes are guarded "
+            "or reported inside it, the call stays on every rank (a forward through DDP or a collective on rank 0 alone hangs)",
+            f"keep calling {name}() on every rank, or run its forwards on ddpify.unwrap(model) under torch.no_grad() "
+            "and call it under `if ddpify.is_main_process():`",
+        ))
+    elif not _changes_outside_state(collector, helper):
+        label = f"{name}() (a helper of this file that writes output: {', '.join(dict.fromkeys(writes))})"
+        collector.facts.main_process_only[statement] = label  # type: ignore[index]
+
+
+def _is_call_statement(statement: Optional[cst.CSTNode], call: cst.Call) -> bool:
+    """``statement`` is ``call`` alone: its result is used nowhere."""
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is call)
+
+
+def _helper_write(collector: FactCollector, call: cst.Call) -> Optional[str]:
+    """What ``call`` in a helper's body writes (prints excepted: they are ddpify.print already)."""
+    return _write_label(collector, call) or ("open(..., 'w')" if _is_write_open(collector, call) else None)
+
+
+def _trains(helper: cst.FunctionDef) -> bool:
+    """``loss.backward()``, ``optimizer.step()``: training code that also logs, not an output helper."""
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in TRAINING_METHODS  # type: ignore[attr-defined]
+               for c in of_types(helper.body, cst.Call))
+
+
+def _changes_outside_state(collector: FactCollector, helper: cst.FunctionDef) -> bool:
+    """``global``/``nonlocal``, attribute or item assignments, method calls on module-level
+    variables (``history.append(x)``), calls of this file's own functions and classes: effects
+    the other ranks may need, or code one level deeper that is not read. Changes made through
+    the helper's arguments (``values.sort()``) are not seen."""
+    if of_types(helper.body, cst.Global, cst.Nonlocal):
+        return True
+    for assign in of_types(helper.body, cst.AssignTarget, cst.AugAssign, cst.AnnAssign):
+        if isinstance(assign.target, (cst.Attribute, cst.Subscript)):  # type: ignore[attr-defined]
+            return True
+    for call in of_types(helper.body, cst.Call):
+        func = call.func  # type: ignore[attr-defined]
+        if isinstance(func, cst.Name) and collector.defines(func.value):
+            return True
+        if isinstance(func, cst.Attribute) and _is_module_variable(collector, func.value):
+            return True
+    return False
+
+
+def _is_module_variable(collector: FactCollector, node: cst.BaseExpression) -> bool:
+    """``history`` bound at module level by this file (not an import: ``plt`` is a module)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name) and any(
+        q.source is QualifiedNameSource.LOCAL and "." not in q.name
+        for q in collector.get_metadata(QualifiedNameProvider, node, set())
+    )
+
+
+def _model_handed_in(collector: FactCollector, call: cst.Call) -> Optional[str]:
+    """``show_predictions(net, batch)``: the helper receives a trained model, so its forward
+    runs through DDP whatever the parameter is called."""
+    for arg in call.args:
+        if _text(arg.value) in collector.facts.model_keys:
+            return f"the trained model {_text(arg.value)} (passed to it)"
+    return None
 
 
 # ---------------------------------------------------------------- whole-model checkpoints
