@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 # FileSystemLoader skips whichever of the two does not exist.
@@ -15,7 +16,10 @@ SEARCH_PATH = [str(_PACKAGE_DIR / "templates"), str(_PACKAGE_DIR.parent / "templ
 
 def environment(**options: Any) -> jinja2.Environment:
     """A strict environment (an undefined variable is an error, never an empty string) that
-    keeps the final newline and does not HTML-escape: the templates produce code."""
+    keeps the final newline and does not HTML-escape: the templates produce code. jinja2 is
+    imported here, on first use: ``ddpify check`` renders nothing unless it applies a fix."""
+    import jinja2
+
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(SEARCH_PATH),
         undefined=jinja2.StrictUndefined,

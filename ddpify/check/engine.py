@@ -105,7 +105,7 @@ def check_source(
     current = source
     for _ in range(MAX_FIX_ROUNDS):
         findings, reports, distributed = _check_once(current, path, active, require_ddp)
-        allowed = [r for r in reports if r.replacement is not None and (r.rule.fix == "safe" or unsafe_fixes)]
+        allowed = [r for r in reports if r.fixable and (r.rule.fix == "safe" or unsafe_fixes)]
         if not fix or not allowed:
             return CheckResult(path, tuple(findings), source, current if fix and current != source else None, distributed)
         fixed = _apply(findings_module(current), allowed)
@@ -152,7 +152,7 @@ def _check_once(
         findings.append(
             Finding(
                 path, span.start.line, span.start.column + 1, report.rule.code, report.message,
-                report.rule.fix if report.replacement is not None else None,
+                report.rule.fix if report.fixable else None,
                 span.end.line, span.end.column + 1,
             )
         )

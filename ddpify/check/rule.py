@@ -8,7 +8,7 @@ them and ``ddpify rule CODE`` / docs/rules.md are generated from them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal, Optional
+from typing import TYPE_CHECKING, Callable, ClassVar, Literal, Optional, Union
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from ddpify.check.engine import FileInfo
 
 Fixability = Literal["safe", "unsafe"]
+# A fix: the replacement node, or a function that builds it (never None) when a fix is applied.
+# Building fixes renders the converter's jinja2 snippets; a check that fixes nothing skips it.
+Replacement = Union[cst.CSTNode, Callable[[], cst.CSTNode]]
 Severity = Literal["error", "warning", "note"]
 
 
@@ -36,7 +39,18 @@ class Report:
     rule: type["Rule"]
     node: cst.CSTNode
     message: str
-    replacement: Optional[cst.CSTNode] = None
+    fix: Optional[Replacement] = None
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None
+
+    @property
+    def replacement(self) -> Optional[cst.CSTNode]:
+        """The fixed node, built on first use."""
+        if self.fix is not None and not isinstance(self.fix, cst.CSTNode):
+            self.fix = self.fix()
+        return self.fix
 
 
 class Rule(cst.BatchableCSTVisitor):
@@ -56,7 +70,7 @@ class Rule(cst.BatchableCSTVisitor):
         self.file = file
         self.reports: list[Report] = []
 
-    def report(self, node: cst.CSTNode, message: Optional[str] = None, replacement: Optional[cst.CSTNode] = None) -> None:
+    def report(self, node: cst.CSTNode, message: Optional[str] = None, replacement: Optional[Replacement] = None) -> None:
         self.reports.append(Report(type(self), node, message or self.message, replacement if self.fix else None))
 
     def qualified(self, node: cst.CSTNode) -> set[str]:

@@ -278,7 +278,12 @@ def synced_accumulation(loop: cst.For, model: str, when: str) -> cst.For:
 def main_process_guard(guard: cst.If) -> cst.If:
     """``if args.local_rank in [-1, 0]:`` → ``if ddpify.is_main_process():`` — the global rank,
     so a multi-node run saves and logs once, not once per node."""
-    return guard.with_changes(test=snippets.expression("main_process_test", rt=RT))
+    return guard.with_changes(test=main_process_test())
+
+
+def main_process_test() -> cst.BaseExpression:
+    """``ddpify.is_main_process()``: true on global rank 0 only."""
+    return snippets.expression("main_process_test", rt=RT)
 
 
 def unsharded(loader: cst.BaseExpression) -> cst.BaseExpression:

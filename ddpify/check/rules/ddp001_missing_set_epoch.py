@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 from typing import Optional
 
 import libcst as cst
@@ -103,7 +105,7 @@ for epoch in range(10):
         if any(is_method_call(call, "set_epoch") for call in of_types(original_node.body, cst.Call)):
             return
         if isinstance(original_node.body, cst.IndentedBlock) and self._loaders:
-            self.report(original_node, replacement=rewrites.with_set_epoch(original_node, [self._pick(original_node)]))
+            self.report(original_node, replacement=functools.partial(rewrites.with_set_epoch, original_node, [self._pick(original_node)]))
         else:
             self.report(original_node)
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 from typing import Optional
 
 import libcst as cst
@@ -108,7 +110,7 @@ model = DDP(model)
         self.report(
             node,
             message=f"training loader {label} ({fact.reason}) has no distributed sampler: every rank iterates the whole dataset",
-            replacement=rewrites.distributed_loader(node, per_process_batch=True),
+            replacement=functools.partial(rewrites.distributed_loader, node, per_process_batch=True),
         )
 
     def _has_sampler(self, call: cst.Call) -> bool:

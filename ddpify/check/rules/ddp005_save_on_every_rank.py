@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from ddpify.check.helpers import rank_guard
@@ -54,4 +56,4 @@ ddpify.save(model.module.state_dict(), "model.pt")
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualified(node) & names.TORCH_SAVE and rank_guard(self, node) is None:
-            self.report(node, replacement=rewrites.rank_zero_save(node))
+            self.report(node, replacement=functools.partial(rewrites.rank_zero_save, node))

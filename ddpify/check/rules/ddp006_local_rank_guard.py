@@ -6,7 +6,7 @@ from ddpify.cstutil import of_types
 
 from ddpify.check.helpers_a import name_values, selects_local_rank_zero, short, singleton_io
 from ddpify.check.rule import Invalid, Rule
-from ddpify.convert.rewrites import main_process_guard
+from ddpify.convert.rewrites import main_process_test
 
 
 class LocalRankGuard(Rule):
@@ -128,7 +128,7 @@ if ddpify.is_main_process():
             self.report(
                 node.test,
                 message=f"`{short(node.test)}` tests the local rank: on a multi-node run local rank 0 of every node runs {', '.join(what)}; test the global rank",
-                replacement=main_process_guard(node).test,
+                replacement=main_process_test,
             )
 
     def _guarded_io(self, body: cst.BaseSuite) -> list[str]:

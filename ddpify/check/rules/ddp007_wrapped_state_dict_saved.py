@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from ddpify.check.helpers_a import wrap_sites, wrapped_state_dict_saves
@@ -107,5 +109,5 @@ if dist.get_rank() == 0:
             self.report(
                 node,
                 message=f"{model}.state_dict() of the DDP-wrapped model is saved: every key gets a 'module.' prefix",
-                replacement=rewrites.unwrapped_state_dict(node),
+                replacement=functools.partial(rewrites.unwrapped_state_dict, node),
             )

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from ddpify.cstutil import is_method_call
@@ -127,4 +129,4 @@ def main():
             message = f"{model}.load_state_dict on the plain model, but this script saves {model}.state_dict() of the wrapper ('module.' keys): resuming fails"
         else:
             return
-        self.report(node, message=message, replacement=rewrites.unwrapped_load_state_dict(node))
+        self.report(node, message=message, replacement=functools.partial(rewrites.unwrapped_load_state_dict, node))

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from ddpify.cstutil import of_types
@@ -127,7 +129,7 @@ ddpify.seed(np.random.seed, SEED)
         self.report(
             node,
             message=f"{short(node.func)}({short(seed)}) gives every rank the same seed: augmentation, dropout and worker RNG streams repeat on all ranks",
-            replacement=rewrites.seeded(node),
+            replacement=functools.partial(rewrites.seeded, node),
         )
 
     def _per_rank(self, call: cst.Call, seed: cst.BaseExpression) -> bool:

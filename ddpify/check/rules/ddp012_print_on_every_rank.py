@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from ddpify.check.helpers import rank_guard
@@ -70,7 +72,7 @@ for batch in tqdm(loader, disable=not ddpify.is_main_process()):
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified(node)
         if qualified & names.PRINT and rank_guard(self, node) is None:
-            self.report(node, replacement=rewrites.rank_zero_print(node))
+            self.report(node, replacement=functools.partial(rewrites.rank_zero_print, node))
         elif qualified & names.TQDM and rank_guard(self, node) is None:
             quiet = rewrites.quiet_progress_bar(node)
             if quiet is not None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 from typing import Optional
 
 import libcst as cst
@@ -135,7 +137,7 @@ with mlflow.start_run():
         self.report(
             node,
             message=f"{what} runs on every rank: N {'runs' if 'wandb' in what else 'event files'} for one training",
-            replacement=rewrites.rank_zero_factory(node),
+            replacement=functools.partial(rewrites.rank_zero_factory, node),
         )
 
     def _logger(self, node: cst.Call) -> Optional[str]:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from ddpify.cstutil import of_types
@@ -159,7 +161,7 @@ buffer = torch.zeros(4, device=ddpify.device())
         self.report(
             node,
             message=f"{short(node)} with no per-rank device set: every rank uses GPU 0",
-            replacement=rewrites.cuda_to_device(node),
+            replacement=functools.partial(rewrites.cuda_to_device, node),
         )
 
     def _device_keyword(self, node: cst.Call) -> None:

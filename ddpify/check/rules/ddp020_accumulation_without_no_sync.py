@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 import re
 from typing import Optional, Union
 
@@ -163,7 +165,7 @@ for x, y in loader:
                     self.report(boundary, message)
                 elif loop not in fixed:
                     fixed.add(loop)
-                    self.report(loop, message, replacement=rewrites.synced_accumulation(loop, *plan))
+                    self.report(loop, message, replacement=functools.partial(rewrites.synced_accumulation, loop, *plan))
 
     def _mentions_no_sync(self, module: cst.Module) -> bool:
         return any(n.value in _SYNC_CONTROL for n in hb.nodes(module, cst.Name))

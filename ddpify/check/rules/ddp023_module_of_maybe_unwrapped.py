@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 import re
 import libcst as cst
 
@@ -114,7 +116,7 @@ ddpify.unwrap(model).generate(prompt)
             node,
             f"{name}.module where {name} is not always wrapped (line {hb.start(self, risky[0].statement)[0]}): "
             f"AttributeError when it is not; use ddpify.unwrap({name})",
-            replacement=rewrites.unwrapped(node.value),
+            replacement=functools.partial(rewrites.unwrapped, node.value),
         )
 
     def _is_target(self, node: cst.Attribute) -> bool:

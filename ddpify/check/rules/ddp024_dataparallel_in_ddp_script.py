@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from ddpify.check.rule import Invalid, Rule
@@ -75,10 +77,10 @@ output = netG(noise)
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified(node)
         if qualified & names.DATAPARALLEL and node.args and not node.args[0].star:
-            self.report(node, replacement=rewrites.without_dataparallel(node))
+            self.report(node, replacement=functools.partial(rewrites.without_dataparallel, node))
         elif _DATA_PARALLEL_FUNCTION in qualified and len(node.args) >= 2 and not any(a.star for a in node.args[:2]):
             self.report(
                 node,
                 "data_parallel(module, input) in a DDP script: DistributedDataParallel replaces it",
-                replacement=rewrites.without_data_parallel_function(node),
+                replacement=functools.partial(rewrites.without_data_parallel_function, node),
             )

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import functools
+
 import re
 
 import libcst as cst
@@ -157,7 +159,7 @@ for batch in datasets.MNIST("data", train=False, download=True):
         if statement is not None and statement in self.file.facts.downloads:  # the converter's own choice
             if statement not in self._fixed:
                 self._fixed.add(statement)
-                self.report(statement, message, replacement=rewrites.downloaded_once(statement))
+                self.report(statement, message, replacement=functools.partial(rewrites.downloaded_once, statement))
         else:
             self.report(node, message)
 
