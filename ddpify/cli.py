@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
 
 from ddpify import __version__
 from ddpify.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, DdpifyError
+
+if TYPE_CHECKING:  # pathlib is imported by the commands, not for --help / --version
+    from pathlib import Path
 
 EXIT_CODES_HELP = "Exit codes: 0 done, 2 bad input or usage, 3 internal error (nothing written on 2 or 3)."
 
@@ -41,17 +43,19 @@ def main() -> None:
 
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("src", type=str)
-@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the result here (default: stdout).")
+@click.option("-o", "--output", type=click.Path(), help="Write the result here (default: stdout).")
 @click.option("--in-place", is_flag=True, help="Rewrite SRC itself.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff and write nothing.")
 @click.option("--per-process-batch", is_flag=True, help="Keep each loader's batch size per process (effective batch x world size) instead of splitting the global batch.")
 @click.option("--standalone", is_flag=True, help="Embed the runtime helpers the result uses, so it needs only torch (no ddpify).")
 @click.option("--annotate", is_flag=True, help="Also write each item that needs a human as a '# ddpify:' comment above its line.")
 @click.option("-q", "--quiet", is_flag=True, help="No report on stderr.")
-def convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, per_process_batch: bool, standalone: bool, annotate: bool, quiet: bool) -> None:
+def convert(src: str, output: Optional[str], in_place: bool, show_diff: bool, per_process_batch: bool, standalone: bool, annotate: bool, quiet: bool) -> None:
     """Convert SRC (a file, or - for stdin) for DistributedDataParallel."""
+    from pathlib import Path
+
     try:
-        _convert(src, output, in_place, show_diff, per_process_batch, quiet, standalone, annotate)
+        _convert(src, Path(output) if output is not None else None, in_place, show_diff, per_process_batch, quiet, standalone, annotate)
     except DdpifyError as error:
         click.echo(f"ddpify: error: {error}", err=True)
         sys.exit(error.exit_code)
@@ -72,6 +76,8 @@ def convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, p
 
 def _convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, per_process_batch: bool, quiet: bool,
              standalone: bool = False, annotate: bool = False) -> None:
+    from pathlib import Path
+
     from ddpify import source_io
     from ddpify.api import convert_source
     from ddpify.report import conversion_report

@@ -6,7 +6,6 @@ Exit codes of ``check``: 0 clean, 1 findings (or, with --diff, fixes to apply), 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
@@ -22,7 +21,7 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 @click.command(epilog=CHECK_EXIT_HELP)
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply fixes that change behaviour.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a diff; write nothing.")
@@ -34,7 +33,7 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--require-ddp", is_flag=True, help="Report files that are not distributed scripts (DDP000).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N", help="Processes to check files with (default: one per core).")
-def check(paths: tuple[Path, ...], fix: bool, unsafe_fixes: bool, show_diff: bool, select: tuple[str, ...],
+def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, show_diff: bool, select: tuple[str, ...],
           ignore: tuple[str, ...], output_format: str, exit_zero: bool, statistics: bool, require_ddp: bool,
           no_cache: bool, jobs: int | None) -> None:
     """Lint DDP training scripts (files or folders; default: the current folder)."""
@@ -42,7 +41,9 @@ def check(paths: tuple[Path, ...], fix: bool, unsafe_fixes: bool, show_diff: boo
     from ddpify.check.progress import ProgressBar
     from ddpify.check.run import Options, check_paths, missing
 
-    targets = list(paths) or [Path(".")]
+    from pathlib import Path  # here, not at import: --help / --version stay light
+
+    targets = [Path(p) for p in paths] or [Path(".")]
     problem = missing(targets)
     if problem:
         click.echo(f"ddpify: error: {problem}", err=True)

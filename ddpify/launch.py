@@ -6,10 +6,10 @@ No torch import: this runs wherever the converter runs.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional
 
 import click
@@ -82,13 +82,15 @@ def render(spec: LaunchSpec) -> str:
     reads_key = "slurm_tasks" if spec.launcher == "slurm" and spec.slurm_mode == "tasks" else (
         "torchrun" if spec.launcher == "slurm" else spec.launcher)
     template = templating.environment(trim_blocks=True, lstrip_blocks=True).get_template(spec.template())
+    from pathlib import PurePath
+
     return template.render(
         command_line=spec.command_line().replace("\n", " "),  # a comment line stays one line
         reads=_READS[reads_key],
         nodes=spec.nodes,
         procs_per_node=spec.procs,
         gpus_per_node=spec.gpus_per_node,
-        job_name=Path(spec.script).stem or "train",
+        job_name=PurePath(spec.script).stem or "train",
         program=shlex.join([spec.script, *spec.args]),
     )
 
@@ -100,11 +102,11 @@ def render(spec: LaunchSpec) -> str:
 @click.option("--gpus-per-node", type=int, default=0, show_default=True, help="GPUs per machine to request (SLURM) and bound the processes.")
 @click.option("--slurm-mode", type=click.Choice(SLURM_MODES), default="tasks", show_default=True,
               help="SLURM only: 'tasks' = srun starts one task per process; 'torchrun' = srun starts one torchrun per node.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the script here, executable (default: stdout).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the script here, executable (default: stdout).")
 @click.argument("script")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def launch_script(launcher: str, nodes: int, procs_per_node: Optional[int], gpus_per_node: int, slurm_mode: str,
-                  output: Optional[Path], script: str, args: tuple[str, ...]) -> None:
+                  output: Optional[str], script: str, args: tuple[str, ...]) -> None:
     """Write a launch script for SCRIPT (a converted train_ddp.py); ARGS after -- go to SCRIPT."""
     from ddpify import source_io
 
@@ -114,8 +116,10 @@ def launch_script(launcher: str, nodes: int, procs_per_node: Optional[int], gpus
         if output is None:
             click.echo(text, nl=False)
             return
-        source_io.write_atomically(output, text.encode())
-        output.chmod(0o755)
+        from pathlib import Path
+
+        source_io.write_atomically(Path(output), text.encode())
+        os.chmod(output, 0o755)
     except DdpifyError as error:
         click.echo(f"ddpify: error: {error}", err=True)
         sys.exit(error.exit_code)
