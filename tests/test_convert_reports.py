@@ -231,3 +231,24 @@ def test_model_handed_to_another_files_function_is_reported_once_per_function():
     # init_weights gets the plain model (before the wrap), evaluate is this file's own code,
     # load and checkpoint helpers are handled by their own rules
     assert "    check_accuracy(model)\n" in result.output
+
+
+def test_directory_named_after_the_clock_is_reported_where_it_is_created():
+    result = convert("""\
+        import datetime
+        import os
+        import torch
+
+        RUN = "run-" + str(datetime.datetime.now())
+
+        def main(args):
+            out = os.path.join(args.root, RUN)
+            os.makedirs(out)
+            os.makedirs(args.root)
+            model = torch.nn.Linear(2, 1)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    """)
+    assert [(m.line, m.why) for m in result.manual] == [
+        (9, "the name of out uses the clock (datetime.datetime.now()): ranks may create different directories")
+    ]
+    assert result.manual[0].todo.startswith("compute it on rank 0 and broadcast it (torch.distributed.broadcast_object_list)")
