@@ -252,3 +252,21 @@ def test_directory_named_after_the_clock_is_reported_where_it_is_created():
         (9, "the name of out uses the clock (datetime.datetime.now()): ranks may create different directories")
     ]
     assert result.manual[0].todo.startswith("compute it on rank 0 and broadcast it (torch.distributed.broadcast_object_list)")
+
+
+def test_model_with_a_conditional_optimizer_is_wrapped_and_its_condition_reported():
+    result = convert("""\
+        import torch
+
+        encoder = torch.nn.Linear(2, 2)
+        head = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+        enc_opt = None if args.frozen else torch.optim.SGD(encoder.parameters(), lr=0.1)
+        other = torch.optim.SGD(head.parameters()) if args.sgd else torch.optim.Adam(head.parameters())
+        head(encoder(torch.randn(4, 2))).sum().backward()
+    """)
+    assert "encoder = ddpify.prepare_model(encoder)" in result.output
+    assert [(m.line, m.why) for m in result.manual] == [
+        (6, "encoder is trained only when args.frozen is false (its optimizer is conditional): "
+            "ddpify.prepare_model wraps it only if it has trainable parameters at that point")
+    ]

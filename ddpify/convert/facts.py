@@ -515,6 +515,7 @@ class FactCollector(cst.CSTVisitor):
         self._collect_helper_loaders()
         self._follow_loader_aliases()
         self._plan_model_wraps()
+        self._report_conditional_training()
         self._plan_set_epoch()
         self._plan_accumulation()
         self._plan_unsharded_evaluation()
@@ -829,6 +830,36 @@ class FactCollector(cst.CSTVisitor):
                 continue
             anchor, where = spot
             self.facts.model_wraps.append((key, anchor, where))
+
+    def _report_conditional_training(self) -> None:
+        """``Adam(encoder.parameters()) if fine_tune else None``: the model is wrapped, and
+        ``ddpify.prepare_model`` leaves a model without trainable parameters unwrapped (DDP
+        rejects one), so whether it is trained in DDP depends on its flags at the wrap."""
+        wrapped = {key for key, _, _ in self.facts.model_wraps} | self._existing_wraps.keys()
+        reported: set[str] = set()
+        for optimizer in self._optimizer_calls:
+            condition = self._optimizer_condition(optimizer)
+            for owner in self._parameter_owners(optimizer) if condition else ():
+                key = code(owner)
+                if key in wrapped and key not in reported:
+                    reported.add(key)
+                    self.facts.manual.append(ManualItem(
+                        self.line(optimizer), f"{key} is trained only when {condition} (its optimizer is conditional): "
+                        "ddpify.prepare_model wraps it only if it has trainable parameters at that point",
+                        f"make its parameters trainable before ddpify.prepare_model({key}) when it is trained; "
+                        "one unfrozen after the wrap trains unwrapped, its gradients never averaged",
+                    ))
+
+    def _optimizer_condition(self, optimizer: cst.Call) -> Optional[str]:
+        """``fine_tune is true`` for ``Adam(...) if fine_tune else None`` (``... is false`` for
+        ``None if frozen else Adam(...)``); None for an optimizer always built."""
+        choice = self.parent(optimizer)
+        if not isinstance(choice, cst.IfExp):
+            return None
+        other = choice.orelse if choice.body is optimizer else choice.body
+        if not (isinstance(other, cst.Name) and other.value == "None"):
+            return None
+        return f"{code(choice.test)} is {'true' if choice.body is optimizer else 'false'}"
 
     def _wrap_spot(self, optimizer: cst.Call, key: str) -> Optional[tuple[cst.CSTNode, str]]:
         """Where ``key = ddpify.prepare_model(key)`` goes: after the model is built, moved and
