@@ -13,7 +13,9 @@ the script decides whether the conversion
             naming the item's variable, or
   missed    it: neither.
 
-Models marked "must NOT be wrapped" count as made when they stay unwrapped. With ``--run``, the
+Models marked "must NOT be wrapped" count as made when they stay unwrapped; one to wrap "ONLY
+when" a condition holds, if wrapped, counts as reported with an item naming it (ddpify's
+prepare_model leaves a model without trainable parameters unwrapped). With ``--run``, the
 runnable scripts are converted into ``--out`` and launched with their CPU launcher under
 ``torchrun --standalone --nproc_per_node=2`` (PYTHON/TORCHRUN from the environment, default
 /work/tvenv/bin). Prints a markdown table, then (``--details``) every miss and report.
@@ -270,6 +272,10 @@ def grade(name: str, source: str, key: dict) -> Graded:
         count = _wrapped(result.output, var)
         if re.search(r"must not|NOT be wrapped|ONLY when", wrap, re.I):
             verdict = MADE if count <= required.get(var, 0) else MISSED
+            reports = script.manual_for(start, end, (var,)) if verdict == MISSED and re.search(r"ONLY when", wrap, re.I) else []
+            if reports:  # wrapped only when a condition holds: an item naming it reports the condition
+                add(Verdict("model (stays unwrapped)", line, code, REPORTED, "; ".join(reports)))
+                continue
             add(Verdict("model (stays unwrapped)", line, code, verdict,
                         "" if verdict == MADE else f"{var} wrapped {count}x, must not be: {wrap[:100]}"))
         elif count:

@@ -198,3 +198,75 @@ def test_local_output_helper_call_is_guarded_and_one_running_the_model_is_report
     [item] = [m for m in result.manual if m.line == 16]
     assert item.why.startswith("predict_and_show() runs the trained model net (passed to it) and writes output on every rank")
     assert "\npredict_and_show(net, x)\n" in result.output
+
+
+HANDED_TO_OTHER_FILES = """\
+    import torch
+    from utils import check_accuracy, init_weights, load_checkpoint, save_checkpoint
+
+    def evaluate(model):
+        print(model(torch.randn(2, 2)).sum())
+
+    model = torch.nn.Linear(2, 1)
+    init_weights(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        model(torch.randn(4, 2)).sum().backward()
+        optimizer.step()
+        check_accuracy(model)
+        check_accuracy(model, epoch)
+        evaluate(model)
+        load_checkpoint("last.pt", model)
+        save_checkpoint(model)
+        if rank == 0:
+            check_accuracy(model)
+"""
+
+
+def test_model_handed_to_another_files_function_is_reported_once_per_function():
+    result = convert(HANDED_TO_OTHER_FILES)
+    [item] = [m for m in result.manual if "another file" in m.why]
+    assert (item.line, item.why) == (13, "check_accuracy() (another file) runs on every rank with model (the DDP model): prints or writes inside it happen once per rank")
+    assert item.todo == "guard its prints and writes inside it (if ddpify.is_main_process():), not the call: every rank must run the DDP model's forward"
+    # init_weights gets the plain model (before the wrap), evaluate is this file's own code,
+    # load and checkpoint helpers are handled by their own rules
+    assert "    check_accuracy(model)\n" in result.output
+
+
+def test_directory_named_after_the_clock_is_reported_where_it_is_created():
+    result = convert("""\
+        import datetime
+        import os
+        import torch
+
+        RUN = "run-" + str(datetime.datetime.now())
+
+        def main(args):
+            out = os.path.join(args.root, RUN)
+            os.makedirs(out)
+            os.makedirs(args.root)
+            model = torch.nn.Linear(2, 1)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    """)
+    assert [(m.line, m.why) for m in result.manual] == [
+        (9, "the name of out uses the clock (datetime.datetime.now()): ranks may create different directories")
+    ]
+    assert result.manual[0].todo.startswith("compute it on rank 0 and broadcast it (torch.distributed.broadcast_object_list)")
+
+
+def test_model_with_a_conditional_optimizer_is_wrapped_and_its_condition_reported():
+    result = convert("""\
+        import torch
+
+        encoder = torch.nn.Linear(2, 2)
+        head = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+        enc_opt = None if args.frozen else torch.optim.SGD(encoder.parameters(), lr=0.1)
+        other = torch.optim.SGD(head.parameters()) if args.sgd else torch.optim.Adam(head.parameters())
+        head(encoder(torch.randn(4, 2))).sum().backward()
+    """)
+    assert "encoder = ddpify.prepare_model(encoder)" in result.output
+    assert [(m.line, m.why) for m in result.manual] == [
+        (6, "encoder is trained only when args.frozen is false (its optimizer is conditional): "
+            "ddpify.prepare_model wraps it only if it has trainable parameters at that point")
+    ]

@@ -156,7 +156,7 @@ class FactCollector(cst.CSTVisitor):
         self._factory_calls: list[tuple[cst.Call, str]] = []
         self._method_calls: list[tuple[cst.Call, str]] = []
         self._existing_set_epoch: list[tuple[cst.Call, str]] = []
-        self._existing_wraps: set[str] = set()
+        self._existing_wraps: dict[str, cst.Call] = {}  # model key -> its ddpify.prepare_model(...)
         self._existing_shards: set[str] = set()
         self._defined: set[str] = set()  # names of the functions and classes this file defines
         self._call_assignments: list[tuple[cst.Assign, cst.SimpleStatementLine]] = []
@@ -165,6 +165,7 @@ class FactCollector(cst.CSTVisitor):
         # `fc` of fc.zero_grad() / fc.parameters(): candidates for hand-written updates
         self._parameter_receivers: dict[str, None] = {}  # ordered set
         self._checkpoint_calls: list[cst.Call] = []  # calls named like save_checkpoint
+        self._reference_calls: list[cst.Call] = []  # calls given a name (`check_accuracy(loader, model)`)
         self._module: Optional[cst.Module] = None
         self._bootstrapped = False
         self._loops: list[cst.For] = []
@@ -347,7 +348,7 @@ class FactCollector(cst.CSTVisitor):
         elif qualified & {"ddpify.runtime.setup", "ddpify.runtime.distributed"}:
             self._bootstrapped = True
         elif "ddpify.runtime.prepare_model" in qualified and node.args:
-            self._existing_wraps.add(code(node.args[0].value))
+            self._existing_wraps.setdefault(code(node.args[0].value), node)
         elif "ddpify.runtime.shard" in qualified and node.args:
             self._existing_shards.add(code(node.args[0].value))
         elif attribute_name(node.func) == "set_epoch" or "ddpify.runtime.set_epoch" in qualified:
@@ -365,6 +366,8 @@ class FactCollector(cst.CSTVisitor):
         self._note_module_like_use(node)
         if _callee(node) and names.CHECKPOINT_HELPER.search(_callee(node)) and not names.NOT_A_SAVE.search(_callee(node)):
             self._checkpoint_calls.append(node)
+        if any(is_simple_reference(a.value) for a in node.args):
+            self._reference_calls.append(node)
         if isinstance(node.func, cst.Name):
             self._factory_calls.append((node, node.func.value))
         elif (isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
@@ -512,12 +515,14 @@ class FactCollector(cst.CSTVisitor):
         self._collect_helper_loaders()
         self._follow_loader_aliases()
         self._plan_model_wraps()
+        self._report_conditional_training()
         self._plan_set_epoch()
         self._plan_accumulation()
         self._plan_unsharded_evaluation()
         self._plan_checkpoint_helpers()
         self._report_moves_after_wrap()
         side_effects.plan(self, self._side_effect_calls)
+        self._report_handed_to_other_files()
         if self._bootstrapped:
             self.facts.main_guard = None
             self.facts.setup_after = None
@@ -606,6 +611,70 @@ class FactCollector(cst.CSTVisitor):
                 continue
             self.facts.rank_zero_helpers[statement] = helper
             self.facts.unwrapped_args.update(a for a in call.args if code(a.value) in self.facts.model_keys)
+
+    def _report_handed_to_other_files(self) -> None:
+        """``check_accuracy(val_loader, model)`` imported from the project's own modules: its body
+        is invisible, so the prints and writes in it, which now happen once per rank, are reported
+        once per function. Calls the conversion already handles (checkpoint helpers, loads,
+        optimizer builders, guarded statements) and this file's own functions are not."""
+        reported: set[str] = set()
+        handled = set(self._checkpoint_calls) | {builder for builder, _ in self._optimizer_builders()}
+        for call in self._reference_calls:
+            helper = self._imported_helper(call)
+            if helper is None or helper in reported or call in handled or self._rewritten(call):
+                continue
+            handed = self._handed_over(call)
+            if handed:
+                reported.add(helper)
+                self.facts.manual.append(ManualItem(
+                    self.line(call), f"{helper}() (another file) runs on every rank with {', '.join(handed)}: "
+                    "prints or writes inside it happen once per rank", _handed_over_todo(handed),
+                ))
+
+    def _imported_helper(self, call: cst.Call) -> Optional[str]:
+        """A project helper (see _project_helper) that is imported, or a plain name a star
+        import may have brought; not a method of an object this file cannot name."""
+        helper = self._project_helper(call)
+        qualified = self.get_metadata(QualifiedNameProvider, call, set())
+        if helper is None or _callee(call) in _HARMLESS_CALLS or _LOADS_INTO.search(helper):
+            return None
+        if any(q.source is QualifiedNameSource.IMPORT for q in qualified):
+            return helper
+        return helper if not qualified and self.star_import and isinstance(call.func, cst.Name) else None
+
+    def _rewritten(self, call: cst.Call) -> bool:
+        """Guarded (by the script or the conversion) or given rewritten arguments already."""
+        statement = self.parent(self.parent(call) or call)
+        return (
+            statement in self.facts.main_process_only
+            or any(a in self.facts.unwrapped_args or a in self.facts.unsharded_args for a in call.args)
+            or self._behind_rank_test(call)
+        )
+
+    def _handed_over(self, call: cst.Call) -> list[str]:
+        """The trained models (once wrapped) and loaders among ``call``'s arguments, as text
+        whose suffix says what to do (see _handed_over_todo)."""
+        loaders = {key: role for key, role, _, _ in self._loader_keys}
+        handed: list[str] = []
+        for arg in call.args:
+            key = code(arg.value)
+            if key in self.facts.model_keys and not self._before_wrap(call, key):
+                handed.append(f"{key} (the DDP model)")
+            elif key in loaders:
+                handed.append(f"{key} (a {'sharded training' if loaders[key] == 'train' else 'full evaluation'} loader)")
+        return handed
+
+    def _before_wrap(self, call: cst.Call, key: str) -> bool:
+        """``init_weights(model)`` above ``model = ddpify.prepare_model(model)`` (planned, or
+        there already) in the same function: the plain model, still being built."""
+        wraps = [(anchor, where) for wrapped, anchor, where in self.facts.model_wraps if wrapped == key]
+        if key in self._existing_wraps:
+            wraps.append((self._existing_wraps[key], "after"))
+        for anchor, where in wraps:
+            if self.function_of(anchor) is self.function_of(call):
+                position = self.get_metadata(PositionProvider, anchor)
+                return self.line(call) < (position.start.line if where == "before" else position.end.line + 1)
+        return False
 
     def _behind_rank_test(self, node: cst.CSTNode) -> bool:
         return any(isinstance(a, cst.If) and names.RANK_TEST.search(code(a.test)) for a in self._ancestors(node))
@@ -762,6 +831,36 @@ class FactCollector(cst.CSTVisitor):
             anchor, where = spot
             self.facts.model_wraps.append((key, anchor, where))
 
+    def _report_conditional_training(self) -> None:
+        """``Adam(encoder.parameters()) if fine_tune else None``: the model is wrapped, and
+        ``ddpify.prepare_model`` leaves a model without trainable parameters unwrapped (DDP
+        rejects one), so whether it is trained in DDP depends on its flags at the wrap."""
+        wrapped = {key for key, _, _ in self.facts.model_wraps} | self._existing_wraps.keys()
+        reported: set[str] = set()
+        for optimizer in self._optimizer_calls:
+            condition = self._optimizer_condition(optimizer)
+            for owner in self._parameter_owners(optimizer) if condition else ():
+                key = code(owner)
+                if key in wrapped and key not in reported:
+                    reported.add(key)
+                    self.facts.manual.append(ManualItem(
+                        self.line(optimizer), f"{key} is trained only when {condition} (its optimizer is conditional): "
+                        "ddpify.prepare_model wraps it only if it has trainable parameters at that point",
+                        f"make its parameters trainable before ddpify.prepare_model({key}) when it is trained; "
+                        "one unfrozen after the wrap trains unwrapped, its gradients never averaged",
+                    ))
+
+    def _optimizer_condition(self, optimizer: cst.Call) -> Optional[str]:
+        """``fine_tune is true`` for ``Adam(...) if fine_tune else None`` (``... is false`` for
+        ``None if frozen else Adam(...)``); None for an optimizer always built."""
+        choice = self.parent(optimizer)
+        if not isinstance(choice, cst.IfExp):
+            return None
+        other = choice.orelse if choice.body is optimizer else choice.body
+        if not (isinstance(other, cst.Name) and other.value == "None"):
+            return None
+        return f"{code(choice.test)} is {'true' if choice.body is optimizer else 'false'}"
+
     def _wrap_spot(self, optimizer: cst.Call, key: str) -> Optional[tuple[cst.CSTNode, str]]:
         """Where ``key = ddpify.prepare_model(key)`` goes: after the model is built, moved and
         loaded, before the first loop, forward call or return that follows."""
@@ -840,6 +939,16 @@ def _callee(call: cst.Call) -> Optional[str]:
     if isinstance(func, cst.Name):
         return func.value
     return func.attr.value if isinstance(func, cst.Attribute) else None
+
+
+def _handed_over_todo(handed: list[str]) -> str:
+    """What to do about a function of another file given ``handed`` (see _handed_over)."""
+    todo = "guard its prints and writes inside it (if ddpify.is_main_process():)"
+    if any(h.endswith("(the DDP model)") for h in handed):
+        todo += ", not the call: every rank must run the DDP model's forward"
+    if any(h.endswith("training loader)") for h in handed):
+        todo += "; a metric it computes over the sharded loader covers one rank's shard: reduce it (torch.distributed.all_reduce)"
+    return todo
 
 
 def _evaluated_parameters(function: cst.FunctionDef) -> dict[int, str]:

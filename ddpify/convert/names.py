@@ -31,6 +31,19 @@ SEED_FUNCTIONS = frozenset(
 )
 TORCH_SAVE = frozenset({"torch.save"})
 MAKE_DIRECTORY = frozenset({"os.mkdir", "os.makedirs"})
+# Calls that read the clock: a name built from them differs between ranks started a second apart.
+CLOCK = frozenset(
+    {
+        "datetime.datetime.now",
+        "datetime.datetime.today",
+        "datetime.datetime.utcnow",
+        "time.strftime",
+        "time.time",
+        "time.localtime",
+        "time.gmtime",
+        "time.ctime",
+    }
+)
 TORCH_LOAD = frozenset({"torch.load"})
 PRINT = frozenset({"builtins.print"})
 TQDM = frozenset(

@@ -55,8 +55,8 @@ SERIALIZERS = names.TORCH_SAVE | {"torch.onnx.export"}
 RUNTIME_COLLECTIVES = frozenset({"ddpify.runtime.save", "ddpify.runtime.barrier"})
 # Method calls that train: a helper making them is training code, not an output helper.
 TRAINING_METHODS = frozenset({"backward", "step", "zero_grad"})
-_CANDIDATE_NAMES = WRITERS.keys() | OPEN | SERIALIZERS
-_CANDIDATE_METHODS = WRITE_METHODS | CSV_WRITE_METHODS
+_CANDIDATE_NAMES = WRITERS.keys() | OPEN | SERIALIZERS | names.MAKE_DIRECTORY
+_CANDIDATE_METHODS = WRITE_METHODS | CSV_WRITE_METHODS | {"mkdir"}
 
 
 def is_candidate(call: cst.Call, qualified: set[str]) -> bool:
@@ -80,6 +80,7 @@ def plan(collector: FactCollector, calls: list[cst.Call]) -> None:
             _plan_unwrapped_save(collector, call)
     for call in calls:
         _plan_output_helper(collector, call)
+    _report_clock_directories(collector, calls)
 
 
 # ---------------------------------------------------------------- what writes
@@ -349,6 +350,60 @@ def _model_handed_in(collector: FactCollector, call: cst.Call) -> Optional[str]:
         if _text(arg.value) in collector.facts.model_keys:
             return f"the trained model {_text(arg.value)} (passed to it)"
     return None
+
+
+# ---------------------------------------------------------------- clock-named directories
+def _report_clock_directories(collector: FactCollector, calls: list[cst.Call]) -> None:
+    """``out = Path("runs", time.strftime(...)); out.mkdir()``: every rank reads its own clock,
+    so ranks a second apart create different directories (and later look for their files in
+    their own). Reported at the directory creation, once per name; the conversion cannot pick
+    one rank's name without a collective, which belongs where the name is computed."""
+    reported: set[str] = set()
+    for call in calls:
+        path = _created_directory(collector, call)
+        for variable in _variables(collector, path) if path is not None else ():
+            clock = _clock_call(collector, variable, collector.function_of(call), set())
+            if clock is None or variable in reported:
+                continue
+            reported.add(variable)
+            collector.facts.manual.append(ManualItem(
+                collector.line(call), f"the name of {variable} uses the clock ({clock}): ranks may create different directories",
+                "compute it on rank 0 and broadcast it (torch.distributed.broadcast_object_list), or derive it from a launcher/job id",
+            ))
+
+
+def _created_directory(collector: FactCollector, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The path ``call`` creates as a directory: ``os.makedirs(path)``, ``path.mkdir()``."""
+    if collector.qualified(call) & names.MAKE_DIRECTORY:
+        return call.args[0].value if call.args else None
+    return call.func.value if isinstance(call.func, cst.Attribute) and call.func.attr.value == "mkdir" else None
+
+
+def _clock_call(collector: FactCollector, variable: str, function: Optional[cst.FunctionDef], seen: set[str]) -> Optional[str]:
+    """The clock call (``time.strftime()``) that a value of ``variable`` is built from,
+    directly or through other variables assigned in ``function`` or at module level."""
+    seen.add(variable)
+    for value in collector.values_of(variable):
+        if collector.function_of(value) not in (function, None):
+            continue
+        for call in of_types(value, cst.Call):
+            if collector.qualified(call) & names.CLOCK:
+                return f"{_text(call.func)}()"  # type: ignore[attr-defined]
+        for name in _variables(collector, value):
+            if name not in seen and (clock := _clock_call(collector, name, function, seen)):
+                return clock
+    return None
+
+
+def _variables(collector: FactCollector, node: cst.CSTNode) -> list[str]:
+    """The plain names read in ``node``: ``base`` and ``stamp`` in ``os.path.join(base, stamp)``,
+    not ``path`` or ``join``, nor a keyword's name."""
+    found: list[str] = []
+    for name in of_types(node, cst.Name):
+        parent = collector.parent(name)
+        if not (isinstance(parent, cst.Attribute) and parent.attr is name or isinstance(parent, cst.Arg) and parent.keyword is name):
+            found.append(name.value)  # type: ignore[attr-defined]
+    return found
 
 
 # ---------------------------------------------------------------- whole-model checkpoints
