@@ -820,16 +820,36 @@ class FactCollector(cst.CSTVisitor):
             seen.add(key)
             spot = self._wrap_spot(optimizer, key)
             if spot is None:
-                self.facts.manual.append(
-                    ManualItem(
-                        self.line(optimizer),
-                        f"{key} is trained here but built outside this function",
-                        f"wrap it where it is built: {key} = ddpify.prepare_model({key})",
-                    )
-                )
+                self.facts.manual.append(self._unwrappable(optimizer, key))
                 continue
             anchor, where = spot
             self.facts.model_wraps.append((key, anchor, where))
+
+    def _unwrappable(self, optimizer: cst.Call, key: str) -> ManualItem:
+        """Why a trained module gets no wrap: built in another function, or only a part
+        (``encoder.linear``) of a model this function holds is trained -- DDP over the whole
+        model would then wait forever for the gradients of the untrained rest."""
+        head, _, part = key.partition(".")
+        if part and head != "self" and self._binds(self.function_of(optimizer), head):
+            return ManualItem(
+                self.line(optimizer),
+                f"only {key} of {head} reaches the optimizer: {head} wrapped whole would wait for gradients its other parameters never get",
+                f"freeze the rest ({head}.requires_grad_(False), then {key}.requires_grad_(True)) before "
+                f"{head} = ddpify.prepare_model({head}), or wrap with find_unused_parameters=True",
+            )
+        return ManualItem(
+            self.line(optimizer),
+            f"{key} is trained here but built outside this function",
+            f"wrap it where it is built: {key} = ddpify.prepare_model({key})",
+        )
+
+    def _binds(self, function: Optional[cst.FunctionDef], name: str) -> bool:
+        """Whether ``function`` (None: the module's own statements) assigns ``name``."""
+        if function is not None:
+            return _assigns_locally(function, name)
+        assert self._module is not None
+        statements = [s for s in self._module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+        return any(code(target) == name for statement in statements for target in _targets(statement))
 
     def _report_conditional_training(self) -> None:
         """``Adam(encoder.parameters()) if fine_tune else None``: the model is wrapped, and
