@@ -118,8 +118,11 @@ def distributed(timeout_s: Optional[float] = None) -> Iterator[Env]:
     setup(timeout_s)
     try:
         yield detect_env()
-    finally:
-        teardown()
+    except BaseException:
+        teardown()  # no barrier: the other ranks may never get there
+        raise
+    barrier()  # all ranks done talking before any closes its connections (see teardown)
+    teardown()
 
 
 def is_distributed() -> bool:
