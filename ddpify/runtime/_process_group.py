@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import sys
 from datetime import timedelta
 from typing import Any, Iterator, Optional
 
@@ -101,8 +102,18 @@ def setup(timeout_s: Optional[float] = None) -> None:
     )
     if not _atexit_registered:
         # Scripts that never call teardown() still exit cleanly (and without NCCL warnings).
-        atexit.register(teardown)
+        atexit.register(_teardown_at_exit)
         _atexit_registered = True
+
+
+def _teardown_at_exit() -> None:
+    """``teardown`` for the end of the interpreter, as ``distributed()`` does it: after a normal
+    end every rank waits for the others first (see ``distributed``); after an uncaught
+    exception (``sys.last_value``, set before exit handlers run) it does not wait, because
+    the other ranks may never get there."""
+    if getattr(sys, "last_value", None) is None:
+        barrier()
+    teardown()
 
 
 def teardown() -> None:
@@ -121,7 +132,9 @@ def distributed(timeout_s: Optional[float] = None) -> Iterator[Env]:
     except BaseException:
         teardown()  # no barrier: the other ranks may never get there
         raise
-    barrier()  # all ranks done talking before any closes its connections (see teardown)
+    # All ranks done talking before any closes its connections: gloo aborts a rank ("terminate
+    # called without an active exception") whose peer closed first while messages were in flight.
+    barrier()
     teardown()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import sys
 from datetime import timedelta
 
 import pytest
@@ -132,14 +133,14 @@ def test_setup_cpu_uses_gloo_env_init_and_is_idempotent(monkeypatch, as_rank):
         {"backend": "gloo", "init_method": "env://", "rank": 1, "world_size": 2}
     ]
     assert fake.set_device_calls == []
-    assert fake.atexit_calls == [ddpify.teardown]
+    assert fake.atexit_calls == [_process_group._teardown_at_exit]
     assert ddpify.is_distributed() is True
     ddpify.teardown()
     ddpify.teardown()
     assert fake.destroyed == 1
     assert ddpify.is_distributed() is False
     ddpify.setup()  # a second group later must not register teardown twice
-    assert fake.atexit_calls == [ddpify.teardown]
+    assert fake.atexit_calls == [_process_group._teardown_at_exit]
 
 
 def test_setup_cuda_binds_local_gpu_and_keeps_cpu_collectives(monkeypatch, as_rank):
@@ -202,3 +203,19 @@ def test_barrier_and_main_process_first_are_noops_single_process(monkeypatch):
     with ddpify.main_process_first():
         entered = True
     assert entered
+
+
+def test_exit_handler_waits_only_after_a_normal_end(monkeypatch, as_rank):
+    fake = FakeGroup(monkeypatch)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    as_rank(1, 2)
+    waits: list[bool] = []
+    monkeypatch.setattr(dist, "barrier", lambda *a, **k: waits.append(fake.initialized))
+    monkeypatch.delattr(sys, "last_value", raising=False)
+    ddpify.setup()
+    _process_group._teardown_at_exit()
+    assert waits == [True] and fake.destroyed == 1
+    ddpify.setup()
+    monkeypatch.setattr(sys, "last_value", ValueError("uncaught"), raising=False)
+    _process_group._teardown_at_exit()
+    assert waits == [True] and fake.destroyed == 2
