@@ -4,8 +4,8 @@ libcst's own traversals (``matchers.findall``, ``CSTVisitor``, batched visitors,
 ``ParentNodeProvider``) rebuild every node they pass (each ``_visit_and_replace_children``
 calls the node's constructor and its validation), even when nothing changes. A read-only
 question needs none of that. Here a tree is flattened once, in libcst's exact visit order, by
-reading the dataclass fields directly; the flat form answers ``findall`` (only nodes of the
-matcher's own type are tried), the parent of every node, and drives visitors -- plain
+reading the dataclass fields directly; the flat form answers type queries (``of_types``: the
+nodes of given classes, in order), the parent of every node, and drives visitors -- plain
 ``CSTVisitor``s and batches of ``BatchableCSTVisitor``s -- with the same calls, in the same
 order, as libcst would make (tested against libcst on real code), at a fraction of the cost.
 """
@@ -17,18 +17,15 @@ import dataclasses
 import re
 import sys
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 import libcst as cst
-
-if TYPE_CHECKING:  # imported only where a caller passes a matcher: it costs ~0.25 s
-    import libcst.matchers as m
 
 # The fields libcst's own traversal visits on each node class, in its order (each class's
 # ``_visit_and_replace_children``; string fields such as ``Name.value`` are not visited).
 # Generated from libcst 1.9 by reading those methods; tested against libcst's traversal, so
-# ``findall`` lists nodes exactly as ``libcst.matchers.findall`` does and the fast visitors
-# make exactly libcst's calls. A class missing here (a newer libcst) falls back to its
+# ``descendants`` lists nodes in libcst's order and the fast visitors make exactly libcst's
+# calls. A class missing here (a newer libcst) falls back to its
 # dataclass fields for flattening and to libcst's own traversal for visitors.
 _VISITED: dict[str, tuple[str, ...]] = {
     'Add': ('whitespace_before', 'whitespace_after'),
@@ -329,70 +326,28 @@ def is_name(node: cst.CSTNode, *values: str) -> bool:
     return isinstance(node, cst.Name) and (not values or node.value in values)
 
 
+def attribute_name(node: cst.CSTNode) -> Optional[str]:
+    """``x.y.name`` -> ``"name"``; None for anything but an attribute (``call.func`` of a method
+    call gives the method's name)."""
+    return node.attr.value if isinstance(node, cst.Attribute) else None
+
+
 def is_method_call(node: cst.CSTNode, *names: str) -> bool:
     """A call of an attribute, ``x.<name>(...)`` with ``name`` in ``names`` when any are given."""
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (not names or node.func.attr.value in names)
+    if not isinstance(node, cst.Call):
+        return False
+    name = attribute_name(node.func)
+    return name is not None and (not names or name in names)
+
+
+def single_statement(line: cst.CSTNode, *kinds: type) -> bool:
+    """A simple statement line holding exactly one statement of these classes."""
+    return isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], kinds)
 
 
 def has_binary_operator(tree: cst.CSTNode, *operators: type) -> bool:
     """Whether ``tree`` holds a binary operation by one of these operators (``cst.Modulo``: ``%``)."""
     return any(isinstance(node.operator, operators) for node in of_types(tree, cst.BinaryOperation))  # type: ignore[attr-defined]
-
-
-def _types(matcher: object) -> tuple[str, ...] | None:
-    """Node class names a matcher can match (None: any)."""
-    import libcst.matchers as m
-
-    if isinstance(matcher, m.OneOf):
-        names: list[str] = []
-        for option in matcher.options:
-            option_types = _types(option)
-            if option_types is None:
-                return None
-            names.extend(option_types)
-        return tuple(names)
-    name = type(matcher).__name__
-    return (name,) if hasattr(cst, name) else None
-
-
-def findall(tree: cst.CSTNode, matcher: m.BaseMatcherNode) -> Sequence[cst.CSTNode]:
-    """Like ``libcst.matchers.findall`` (same nodes, same order), much faster, for the
-    matchers ``libcst.matchers.matches`` takes: node matchers and ``OneOf``/``AllOf`` of them,
-    without metadata."""
-    import libcst.matchers as m
-
-    flat, i = flatten(tree)
-    wanted = _types(matcher)
-    if wanted is None:
-        candidates = flat.nodes[i:flat.ends[i]]
-    else:
-        candidates = flat.of_types(wanted, i, flat.ends[i])
-        if _bare(matcher):  # m.Call(), m.Name() | m.Attribute(): the type is the whole test
-            return candidates
-    return [n for n in candidates if m.matches(n, matcher)]
-
-
-_BARE: dict[int, tuple[object, bool]] = {}
-
-
-def _bare(matcher: object) -> bool:
-    """A node matcher that constrains no field (or a OneOf of such)."""
-    import libcst.matchers as m
-
-    cached = _BARE.get(id(matcher))
-    if cached is not None and cached[0] is matcher:
-        return cached[1]
-    if isinstance(matcher, m.OneOf):
-        bare = all(_bare(option) for option in matcher.options)
-    else:
-        do_not_care = m.DoNotCare()  # a singleton (an enum member)
-        bare = dataclasses.is_dataclass(matcher) and all(
-            getattr(matcher, f.name) is do_not_care for f in dataclasses.fields(matcher)  # type: ignore[arg-type]
-        )
-    if len(_BARE) > 1024:
-        _BARE.clear()
-    _BARE[id(matcher)] = (matcher, bare)
-    return bare
 
 
 # ---------------------------------------------------------------- visitors

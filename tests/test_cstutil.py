@@ -1,5 +1,5 @@
 """ddpify.cstutil answers exactly what libcst's own (slower) traversals answer: the same nodes in
-the same order for findall, the same parents, the same visitor calls in the same order."""
+the same order for type queries, the same parents, the same visitor calls in the same order."""
 
 from __future__ import annotations
 
@@ -93,26 +93,28 @@ def test_descendants_in_libcst_visit_order(name: str, source: str) -> None:
     assert [n for e, n in recorder.events if e == "visit"] == [id(n) for n in cstutil.descendants(module)]
 
 
-MATCHERS = [
-    m.Call(),
-    m.Name(),
-    m.Name() | m.Attribute() | m.Call(),
-    m.Assign(value=m.Call()),
-    m.Call(func=m.Attribute(attr=m.Name("state_dict"))),
-    m.Import() | m.ImportFrom(),
-    m.BinaryOperation(operator=m.Modulo()),
-    m.SimpleString(),
+KINDS = [
+    (cst.Call,),
+    (cst.Name,),
+    (cst.Name, cst.Attribute, cst.Call),
+    (cst.Import, cst.ImportFrom),
+    (cst.SimpleString,),
 ]
 
 
+def _matcher(kinds: tuple[type, ...]) -> m.BaseMatcherNode:
+    matchers = [getattr(m, kind.__name__)() for kind in kinds]
+    return matchers[0] if len(matchers) == 1 else m.OneOf(*matchers)
+
+
 @pytest.mark.parametrize("name, source", SOURCES, ids=IDS)
-def test_findall_is_matchers_findall(name: str, source: str) -> None:
+def test_of_types_is_matchers_findall(name: str, source: str) -> None:
     module = cst.parse_module(source)
-    for matcher in MATCHERS:
-        assert cstutil.findall(module, matcher) == m.findall(module, matcher), matcher
+    for kinds in KINDS:
+        assert cstutil.of_types(module, *kinds) == m.findall(module, _matcher(kinds)), kinds
     for statement in module.body:  # subtrees of a flattened tree
-        for matcher in MATCHERS[:3]:
-            assert cstutil.findall(statement, matcher) == m.findall(statement, matcher)
+        for kinds in KINDS[:3]:
+            assert cstutil.of_types(statement, *kinds) == m.findall(statement, _matcher(kinds))
 
 
 # Each plain predicate of cstutil beside the matcher it replaces in the check rules.
@@ -123,6 +125,7 @@ NODE_PREDICATES = [
     (lambda n: cstutil.is_method_call(n), m.Call(func=m.Attribute())),
     (lambda n: cstutil.is_method_call(n, "state_dict"), m.Call(func=m.Attribute(attr=m.Name("state_dict")))),
     (lambda n: cstutil.is_method_call(n, "step", "backward"), m.Call(func=m.Attribute(attr=m.Name("step") | m.Name("backward")))),
+    (lambda n: cstutil.single_statement(n, cst.Import, cst.ImportFrom), m.SimpleStatementLine(body=[m.Import() | m.ImportFrom()])),
 ]
 SUBTREE_PREDICATES = [  # whether a subtree holds a match
     (lambda n: cstutil.has_binary_operator(n, cst.Modulo), m.BinaryOperation(operator=m.Modulo())),

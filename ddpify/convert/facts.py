@@ -11,7 +11,7 @@ from typing import Literal, Optional, Sequence, Union
 
 import libcst as cst
 
-from ddpify.cstutil import of_types
+from ddpify.cstutil import attribute_name, has_binary_operator, of_types, single_statement
 from libcst.metadata import (
     ParentNodeProvider,
     PositionProvider,
@@ -941,7 +941,7 @@ class FactCollector(cst.CSTVisitor):
                 self.facts.main_guard = statement  # type: ignore[assignment]
             if not in_prefix:
                 continue
-            if _only_statement(statement, cst.Import, cst.ImportFrom):
+            if single_statement(statement, cst.Import, cst.ImportFrom):
                 last_import = statement
             elif last_import is not None or not _is_docstring(statement):
                 in_prefix = last_import is None
@@ -991,9 +991,7 @@ def _evaluated_parameters(function: cst.FunctionDef) -> dict[int, str]:
 
 def _steps_under_modulo(gate: cst.If) -> bool:
     """``if (i + 1) % accumulate == 0: optimizer.step()``."""
-    return bool([b for b in of_types(gate.test, cst.BinaryOperation) if isinstance(b.operator, cst.Modulo)]) and bool(
-        [c for c in of_types(gate.body, cst.Call) if attribute_name(c.func) == "step"]
-    )
+    return has_binary_operator(gate.test, cst.Modulo) and any(attribute_name(c.func) == "step" for c in of_types(gate.body, cst.Call))
 
 
 def _downloads(call: cst.Call) -> bool:
@@ -1103,19 +1101,8 @@ def _find_outside_definitions(statement: cst.CSTNode, *kinds: type) -> list[cst.
     return [n for n in of_types(statement, *kinds) if id(n) not in inside]
 
 
-def attribute_name(node: cst.BaseExpression) -> Optional[str]:
-    """``x.y.name`` -> ``"name"``; None for anything but an attribute (``call.func`` of a method
-    call gives the method's name)."""
-    return node.attr.value if isinstance(node, cst.Attribute) else None
-
-
-def _only_statement(line: cst.CSTNode, *kinds: type) -> bool:
-    """A simple statement line holding exactly one statement of these classes."""
-    return isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], kinds)
-
-
 def _is_docstring(line: cst.CSTNode) -> bool:
-    return _only_statement(line, cst.Expr) and isinstance(line.body[0].value, cst.SimpleString)  # type: ignore[union-attr]
+    return single_statement(line, cst.Expr) and isinstance(line.body[0].value, cst.SimpleString)  # type: ignore[union-attr]
 
 
 def _is_main_guard(statement: cst.CSTNode) -> bool:

@@ -14,6 +14,7 @@ import libcst as cst
 from ddpify import snippets
 from ddpify.convert import names
 from ddpify.convert.facts import code, is_simple_reference
+from ddpify.cstutil import single_statement
 
 RT = "ddpify"  # the name converted scripts import the runtime as
 RUNTIME_IMPORT = ("ddpify.runtime", RT)  # (module, asname) for AddImportsVisitor
@@ -43,18 +44,10 @@ def _prologue_end(module: cst.Module) -> int:
     flag, which the visitor steps over), that is not a one-import line. A longer prologue than
     the visitor reads is harmless; a shorter one is not."""
     body = module.body
-    index = 0 if body and _is_import_line(body[0]) else 1
-    while index < len(body) and _is_import_line(body[index]):
+    index = 0 if body and single_statement(body[0], cst.Import, cst.ImportFrom) else 1
+    while index < len(body) and single_statement(body[index], cst.Import, cst.ImportFrom):
         index += 1
     return index
-
-
-def _is_import_line(statement: cst.BaseStatement) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], (cst.Import, cst.ImportFrom))
-    )
 
 
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))

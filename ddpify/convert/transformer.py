@@ -14,8 +14,9 @@ from libcst.metadata import PositionProvider, QualifiedNameProvider
 
 from ddpify import snippets
 from ddpify.convert import names, rewrites
-from ddpify.convert.facts import Facts, attribute_name, code, is_simple_reference
+from ddpify.convert.facts import Facts, code, is_simple_reference
 from ddpify.convert.rewrites import RT
+from ddpify.cstutil import attribute_name
 from ddpify.findings import Change, ManualItem
 from ddpify.qualified_names import BindingProvider
 
