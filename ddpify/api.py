@@ -8,14 +8,16 @@ import libcst as cst
 
 from ddpify import standalone as embedding
 from ddpify.convert import names, rewrites
+from ddpify.convert.facts import collect_facts
 from ddpify.convert.transformer import ConvertTransformer
 from ddpify.errors import DdpifyError, InternalError, syntax_error
 from ddpify.findings import ConversionResult
-from ddpify.metadata import FastMetadata, collect_facts
+from ddpify.tree.metadata import FastMetadata
 
 
-def convert_source(source: str, *, per_process_batch: bool = False, filename: str = "<string>",
-                   standalone: bool = False, annotate: bool = False) -> ConversionResult:
+def convert_source(
+    source: str, *, per_process_batch: bool = False, filename: str = "<string>", standalone: bool = False, annotate: bool = False
+) -> ConversionResult:
     """Rewrite a single-GPU training script for DDP.
 
     A script with no training code (no DataLoader, no optimizer) comes back unchanged, byte
@@ -45,7 +47,9 @@ def convert_source(source: str, *, per_process_batch: bool = False, filename: st
     try:  # never hand out code that does not parse
         cst.parse_module(output)
     except cst.ParserSyntaxError as exc:
-        raise InternalError(f"{filename}: the converted code would not parse ({exc.message}); nothing written. This is a ddpify bug") from None
+        raise InternalError(
+            f"{filename}: the converted code would not parse ({exc.message}); nothing written. This is a ddpify bug"
+        ) from None
     return ConversionResult(
         source=source,
         output=output,

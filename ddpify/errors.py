@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import libcst as cst
 
-EXIT_OK = 0
-EXIT_CHANGED = 1  # reserved for --check style "would change" answers
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3  # a ddpify bug: the rewrite produced code that does not parse; nothing written
 
@@ -26,7 +24,16 @@ class InternalError(DdpifyError):
     exit_code = EXIT_INTERNAL
 
 
-def syntax_error(source: str, filename: str, exc: "cst.ParserSyntaxError") -> DdpifyError:
+def compiles(source: str, filename: str) -> bool:
+    """CPython's own parser accepts ``source`` (20x faster than building a libcst tree)."""
+    try:
+        compile(source, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def syntax_error(source: str, filename: str, exc: cst.ParserSyntaxError) -> DdpifyError:
     """``file:line:col: syntax error: ...`` where CPython puts it (libcst reports the token
     after the error, often the next line); libcst's own position when CPython accepts it.
     Shared by convert and check, so both name the same place."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 
 @dataclass(frozen=True, order=True)
@@ -46,7 +45,7 @@ class Finding:
     column: int
     code: str
     message: str
-    fix: Optional[str] = None
+    fix: str | None = None
     end_line: int = 0
     end_column: int = 0
 
@@ -58,5 +57,5 @@ class CheckResult:
     path: str
     findings: tuple[Finding, ...]
     source: str
-    fixed: Optional[str] = None
+    fixed: str | None = None
     distributed: bool = True

@@ -8,10 +8,7 @@ from ddpify.findings import ConversionResult
 def conversion_report(result: ConversionResult, source_name: str, output_name: str) -> str:
     if not result.changed:
         return f"ddpify: {source_name}: no training code to convert, output is identical\n"
-    lines = [
-        f"ddpify: {source_name} -> {output_name}: {len(result.changes)} change(s), "
-        f"{len(result.manual)} item(s) for a human"
-    ]
+    lines = [f"ddpify: {source_name} -> {output_name}: {len(result.changes)} change(s), {len(result.manual)} item(s) for a human"]
     lines.append("changed:")
     lines += [f"  {_where(c.line)}{c.what}" for c in result.changes]
     if result.manual:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Union
 
 import libcst as cst
 
@@ -19,7 +18,7 @@ from ddpify.errors import InternalError
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 
 Key = tuple[str, str]  # (module, top-level name)
-ImportNode = Union[cst.Import, cst.ImportFrom]
+ImportNode = cst.Import | cst.ImportFrom
 
 
 class _References(cst.CSTVisitor):
@@ -76,11 +75,11 @@ class RuntimeModule:
     name: str
     tree: cst.Module
     defines: dict[str, int] = field(default_factory=dict)  # name -> statement index
-    imported: dict[str, tuple[int, Optional[Key]]] = field(default_factory=dict)  # bound name -> (index, sibling origin)
+    imported: dict[str, tuple[int, Key | None]] = field(default_factory=dict)  # bound name -> (index, sibling origin)
     always: list[int] = field(default_factory=list)  # docstring, __future__
 
     @classmethod
-    def parse(cls, name: str, text: str) -> "RuntimeModule":
+    def parse(cls, name: str, text: str) -> RuntimeModule:
         module = cls(name, cst.parse_module(text))
         for index, statement in enumerate(module.tree.body):
             module._index(index, statement)
@@ -91,8 +90,10 @@ class RuntimeModule:
             self.defines[statement.name.value] = index
             return
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-            raise InternalError(f"ddpify/runtime/{self.name}.py: top-level statement the standalone embedder "
-                                f"cannot follow:\n{self.tree.code_for_node(statement)}")
+            raise InternalError(
+                f"ddpify/runtime/{self.name}.py: top-level statement the standalone embedder "
+                f"cannot follow:\n{self.tree.code_for_node(statement)}"
+            )
         small = statement.body[0]
         if isinstance(small, cst.Expr) and index == 0:
             self.always.append(index)  # the module docstring says why the module exists
@@ -116,17 +117,17 @@ class RuntimeModule:
         return visitor
 
 
-def _bindings(node: ImportNode) -> list[tuple[str, Optional[Key]]]:
+def _bindings(node: ImportNode) -> list[tuple[str, Key | None]]:
     """(bound name, (sibling module, name) for ``from ._x import name`` / ``(x, "")`` for
     ``from . import _x``; None for an outside import)."""
     if isinstance(node, cst.Import):
         return [(_bound(alias, top_level=True), None) for alias in node.names]
     assert not isinstance(node.names, cst.ImportStar), "the runtime never star-imports"
     relative = bool(node.relative)
-    out: list[tuple[str, Optional[Key]]] = []
+    out: list[tuple[str, Key | None]] = []
     for alias in node.names:
         imported = _dotted(alias.name)
-        origin: Optional[Key] = None
+        origin: Key | None = None
         if relative:
             origin = (node.module.value, imported) if isinstance(node.module, cst.Name) else (imported, "")
         out.append((_bound(alias, top_level=False), origin))
@@ -142,8 +143,7 @@ def _bound(alias: cst.ImportAlias, *, top_level: bool) -> str:
 
 def load_runtime() -> dict[str, RuntimeModule]:
     """Every runtime module (``_data``, ``_env``, ...) plus the package ``__init__``."""
-    return {path.stem: RuntimeModule.parse(path.stem, path.read_text(encoding="utf-8"))
-            for path in sorted(RUNTIME_DIR.glob("*.py"))}
+    return {path.stem: RuntimeModule.parse(path.stem, path.read_text(encoding="utf-8")) for path in sorted(RUNTIME_DIR.glob("*.py"))}
 
 
 def exports(runtime: dict[str, RuntimeModule]) -> dict[str, Key]:
@@ -193,6 +193,10 @@ def pruned_source(module: RuntimeModule, names: set[str]) -> str:
         aliases = [a for a in node.names if _bound(a, top_level=isinstance(node, cst.Import)) in names]
         if aliases:
             aliases = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in aliases]
-            trimmed = node.with_changes(names=aliases, lpar=None, rpar=None) if isinstance(node, cst.ImportFrom) else node.with_changes(names=aliases)
+            trimmed = (
+                node.with_changes(names=aliases, lpar=None, rpar=None)
+                if isinstance(node, cst.ImportFrom)
+                else node.with_changes(names=aliases)
+            )
             parts.append(module.tree.code_for_node(statement.with_changes(body=[trimmed])))
     return "".join(parts).lstrip("\n")

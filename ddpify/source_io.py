@@ -42,8 +42,10 @@ def encode(source: SourceFile, text: str) -> bytes:
     try:
         body = text.encode(source.encoding)
     except UnicodeEncodeError as exc:
-        raise DdpifyError(f"cannot encode the result as {source.encoding} (the input's encoding): "
-                          f"{exc.object[exc.start:exc.end]!r} at character {exc.start}") from None
+        raise DdpifyError(
+            f"cannot encode the result as {source.encoding} (the input's encoding): "
+            f"{exc.object[exc.start : exc.end]!r} at character {exc.start}"
+        ) from None
     return (b"\xef\xbb\xbf" if source.bom else b"") + body
 
 

@@ -78,10 +78,20 @@ def embed(code: str) -> str:
     by_module: dict[str, list[str]] = {}
     for name in used:
         by_module.setdefault(exported[name][0], []).append(name)
-    block = templating.environment(trim_blocks=True, lstrip_blocks=True).get_template("standalone.py.j2").render(
-        begin=BEGIN, end=END, version=__version__, used=used, package=PACKAGE,
-        exports=sorted(by_module.items()), modules=modules,
-    ).rstrip("\n")
+    block = (
+        templating.environment(trim_blocks=True, lstrip_blocks=True)
+        .get_template("standalone.py.j2")
+        .render(
+            begin=BEGIN,
+            end=END,
+            version=__version__,
+            used=used,
+            package=PACKAGE,
+            exports=sorted(by_module.items()),
+            modules=modules,
+        )
+        .rstrip("\n")
+    )
     block = block.replace("\n", tree.default_newline)
     output = _IMPORT_LINE.sub(lambda _: block, code, count=1)
     try:  # never hand out code that does not parse

@@ -25,8 +25,8 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 from ddpify import __version__
 from ddpify.findings import Finding
@@ -82,7 +82,7 @@ def _libcst_version() -> str:
 
 
 class Cache:
-    def __init__(self, directory: Optional[Path] = None) -> None:
+    def __init__(self, directory: Path | None = None) -> None:
         self.root = (directory or default_dir()) / FORMAT
         self._writable = True
         self._pruned = False
@@ -98,7 +98,7 @@ class Cache:
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key[2:]}.json"
 
-    def get(self, key: str, path: str) -> Optional[tuple[tuple[Finding, ...], bool]]:
+    def get(self, key: str, path: str) -> tuple[tuple[Finding, ...], bool] | None:
         """The findings (re-attached to ``path``) and the distributed flag, or None."""
         try:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))

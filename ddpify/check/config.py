@@ -17,14 +17,13 @@ import functools
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Optional
 
 from ddpify.errors import DdpifyError
 
 
 @dataclass(frozen=True)
 class Config:
-    root: Optional[Path] = None  # the folder of the pyproject.toml it came from
+    root: Path | None = None  # the folder of the pyproject.toml it came from
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -50,8 +49,10 @@ class Config:
 
 def _match(rel: str, pattern: str) -> bool:
     pattern = pattern.rstrip("/")
-    return fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern + "/*") or any(
-        fnmatch.fnmatch(part, pattern) for part in rel.split("/")
+    return (
+        fnmatch.fnmatch(rel, pattern)
+        or fnmatch.fnmatch(rel, pattern + "/*")
+        or any(fnmatch.fnmatch(part, pattern) for part in rel.split("/"))
     )
 
 

@@ -6,63 +6,22 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
-from ddpify import cstutil
 from ddpify.check import noqa, scope
+from ddpify.check.file_info import FileInfo
 from ddpify.check.rule import Report, Rule
 from ddpify.check.rules import ALL_RULES
-from ddpify.convert import names
-from ddpify.convert.facts import Facts, code
 from ddpify.convert.rewrites import RT, RUNTIME_IMPORT, with_runtime_import
-from ddpify.errors import syntax_error
+from ddpify.errors import compiles, syntax_error
 from ddpify.findings import CheckResult, Finding
-from ddpify.metadata import FastMetadata, collect_facts, visitor_names
+from ddpify.tree import cstutil
+from ddpify.tree.metadata import FastMetadata, visitor_names
 
 MAX_FIX_ROUNDS = 4
-NOT_DISTRIBUTED = scope.NOT_DISTRIBUTED
-
-
-@dataclass
-class FileInfo:
-    """What the rules of one file share; expensive parts are computed on first use."""
-
-    path: str
-    source: str
-    wrapper: MetadataWrapper
-    _facts: Optional[Facts] = field(default=None, repr=False)
-
-    @property
-    def module(self) -> cst.Module:
-        return self.wrapper.module
-
-    @property
-    def facts(self) -> Facts:
-        """The converter's own analysis (loaders and their roles, trained models, epoch loops),
-        so lint rules judge a script exactly as the converter would convert it."""
-        if self._facts is None:
-            self._facts = collect_facts(self.wrapper)
-        return self._facts
-
-    @property
-    def already_converted(self) -> bool:
-        """``facts.already_converted`` (the script imports ddpify.runtime), without the fact pass."""
-        if self._facts is not None:
-            return self._facts.already_converted
-        for node in cstutil.of_types(self.module, cst.Import, cst.ImportFrom):
-            if isinstance(node, cst.Import):
-                modules = [code(alias.name) for alias in node.names]
-            elif isinstance(node, cst.ImportFrom) and node.module is not None and node.relative == ():
-                modules = [code(node.module)]
-            else:
-                continue
-            if any(m == names.RUNTIME_MODULE or m.startswith(names.RUNTIME_MODULE + ".") for m in modules):
-                return True
-        return False
 
 
 def _has_attribute_hooks(kind: type) -> bool:
@@ -84,7 +43,7 @@ def _run_rules(wrapper: MetadataWrapper, visitors: Sequence[Rule]) -> None:
         cstutil.visit_batched(wrapper.module, methods)
 
 
-def select_rules(select: Optional[Sequence[str]] = None, ignore: Optional[Sequence[str]] = None) -> list[type[Rule]]:
+def select_rules(select: Sequence[str] | None = None, ignore: Sequence[str] | None = None) -> list[type[Rule]]:
     """Rules whose code starts with one of ``select`` (default: all) and none of ``ignore``."""
     chosen = [r for r in ALL_RULES if not select or any(r.code.startswith(p.upper()) for p in select)]
     return [r for r in chosen if not ignore or not any(r.code.startswith(p.upper()) for p in ignore)]
@@ -94,7 +53,7 @@ def check_source(
     source: str,
     path: str = "<string>",
     *,
-    rules: Optional[Sequence[type[Rule]]] = None,
+    rules: Sequence[type[Rule]] | None = None,
     fix: bool = False,
     unsafe_fixes: bool = False,
     require_ddp: bool = False,
@@ -121,9 +80,7 @@ def findings_module(source: str) -> cst.Module:
     return cst.parse_module(source)
 
 
-def _check_once(
-    source: str, path: str, active: Sequence[type[Rule]], require_ddp: bool
-) -> tuple[list[Finding], list[Report], bool]:
+def _check_once(source: str, path: str, active: Sequence[type[Rule]], require_ddp: bool) -> tuple[list[Finding], list[Report], bool]:
     if not scope.mentions_distributed(source):
         check_syntax(source, path)  # still refuse broken files
         return scope.not_distributed(path, require_ddp), [], False
@@ -151,9 +108,14 @@ def _check_once(
         kept.append(report)
         findings.append(
             Finding(
-                path, span.start.line, span.start.column + 1, report.rule.code, report.message,
+                path,
+                span.start.line,
+                span.start.column + 1,
+                report.rule.code,
+                report.message,
                 report.rule.fix if report.fixable else None,
-                span.end.line, span.end.column + 1,
+                span.end.line,
+                span.end.column + 1,
             )
         )
     return sorted(set(findings)), kept, True
@@ -161,7 +123,7 @@ def _check_once(
 
 def _statement_lines(node: cst.CSTNode, positions, parents) -> range:  # type: ignore[no-untyped-def]
     """Lines of the simple statement holding ``node`` (or of the node itself)."""
-    current: Optional[cst.CSTNode] = node
+    current: cst.CSTNode | None = node
     while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
         current = parents.get(current)
     if isinstance(current, cst.BaseCompoundStatement):
@@ -177,13 +139,8 @@ def check_syntax(source: str, path: str) -> None:
     parser (20x faster than building a libcst tree). Only when CPython refuses it does libcst
     parse it too, for the same message as ever (and to accept syntax newer than this Python
     that libcst knows)."""
-    try:
-        compile(source, path, "exec", flags=_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError):
+    if not compiles(source, path):
         _parse(source, path)
-
-
-_ONLY_AST = 0x400  # ast.PyCF_ONLY_AST, without importing ast
 
 
 def _parse(source: str, path: str) -> cst.Module:

@@ -5,12 +5,29 @@ explicitly is always checked (like ruff), unless excluded by the config."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from ddpify.check.config import find_config
 
-SKIPPED_FOLDERS = frozenset({".git", ".hg", ".venv", "venv", "env", "__pycache__", "build", "dist", "node_modules", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".eggs"})
+SKIPPED_FOLDERS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".venv",
+        "venv",
+        "env",
+        "__pycache__",
+        "build",
+        "dist",
+        "node_modules",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".eggs",
+    }
+)
 
 
 def python_files(paths: Iterable[Path]) -> Iterator[Path]:
@@ -46,8 +63,10 @@ def _git_ignored(folder: Path, files: list[Path]) -> set[Path]:
     try:
         result = subprocess.run(
             ["git", "check-ignore", "--stdin", "-z"],
-            cwd=folder, input="\0".join(str(f.resolve()) for f in files).encode(),
-            capture_output=True, timeout=30,
+            cwd=folder,
+            input="\0".join(str(f.resolve()) for f in files).encode(),
+            capture_output=True,
+            timeout=30,
         )
     except (OSError, subprocess.SubprocessError):
         return set()

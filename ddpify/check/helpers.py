@@ -4,18 +4,14 @@ DDP-wrapped model, does a test look at the global or the local rank."""
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 import libcst as cst
 
-from ddpify.cstutil import of_types
-
 from ddpify.check.rule import Rule
 from ddpify.convert import names
-from ddpify.convert.facts import code, is_simple_reference
+from ddpify.tree.cstutil import code, of_types
 
 RANK_TEST = names.RANK_TEST
-LOCAL_RANK_TEST = re.compile(r"local_rank|LOCAL_RANK|local_process_index|gpu_id", re.I)
 DDP_WRAPPERS = frozenset(
     {
         "torch.nn.parallel.DistributedDataParallel",
@@ -26,7 +22,7 @@ DDP_WRAPPERS = frozenset(
 EPOCH_VARIABLE = re.compile(r"epoch|^ep$|^e$", re.I)
 
 
-def rank_guard(rule: Rule, node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+def rank_guard(rule: Rule, node: cst.CSTNode) -> cst.BaseExpression | None:
     """The test of the innermost enclosing ``if`` that selects a rank, or None."""
     child = node
     for ancestor in rule.ancestors(node):
@@ -49,17 +45,6 @@ def is_ddp_wrap(rule: Rule, call: cst.Call) -> bool:
 def call_assignments(module: cst.Module) -> list[cst.Assign]:
     """Assignments of a call's result (``x = f(...)``): where a wrap or a loader is made."""
     return [a for a in of_types(module, cst.Assign) if isinstance(a, cst.Assign) and isinstance(a.value, cst.Call)]
-
-
-def wrapped_names(rule: Rule, module: cst.Module) -> set[str]:
-    """Names assigned the result of a DDP wrap: ``model = DDP(model, ...)``."""
-    names: set[str] = set()
-    for assign in call_assignments(module):
-        if is_ddp_wrap(rule, assign.value) and len(assign.targets) == 1:  # type: ignore[arg-type]
-            target = assign.targets[0].target
-            if is_simple_reference(target):
-                names.add(code(target))
-    return names
 
 
 def is_epoch_loop(node: cst.For) -> bool:

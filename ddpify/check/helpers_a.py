@@ -9,7 +9,7 @@ from ``visit_Module`` once and cache the answer.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -17,13 +17,10 @@ from libcst.metadata import PositionProvider
 from ddpify.check.helpers import call_assignments, is_ddp_wrap
 from ddpify.check.rule import Rule
 from ddpify.convert import names
-from ddpify.convert.facts import code, is_simple_reference
-from ddpify.cstutil import is_method_call, is_name, of_types
+from ddpify.tree.cstutil import code, is_method_call, is_name, is_simple_reference, of_types
 
 # ---------------------------------------------------------------- names
-DDP_CLASSES = frozenset(
-    {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
-)
+DDP_CLASSES = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"})
 SAVE_FUNCTIONS = frozenset({"torch.save", "ddpify.runtime.save"})
 SET_DEVICE = frozenset(
     {
@@ -33,11 +30,11 @@ SET_DEVICE = frozenset(
         "torch.accelerator.set_device_idx",
     }
 )
-INIT_PROCESS_GROUP = frozenset(
-    {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
-)
+INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"})
 # A helper of the project that sets the group and device up in another file (detr/timm style).
-EXTERNAL_DEVICE_SETUP = re.compile(r"^(init_distributed\w*|setup_distributed\w*|init_dist|setup_ddp|ddp_setup|init_ddp|setup_for_distributed)$")
+EXTERNAL_DEVICE_SETUP = re.compile(
+    r"^(init_distributed\w*|setup_distributed\w*|init_dist|setup_ddp|ddp_setup|init_ddp|setup_for_distributed)$"
+)
 BATCHNORM = re.compile(r"^torch\.nn\.(modules\.batchnorm\.)?(Lazy)?BatchNorm[123]d$")
 SYNC_BATCHNORM = re.compile(r"^torch\.nn\.(modules\.batchnorm\.)?SyncBatchNorm(\.convert_sync_batchnorm)?$")
 TORCHVISION_MODEL = re.compile(r"^torchvision\.models\.(segmentation\.|video\.)?([a-z][a-z0-9_]*)$")
@@ -47,10 +44,20 @@ TORCHVISION_WITHOUT_BN = re.compile(
 )
 IO_METHODS = frozenset(
     {
-        "save_pretrained", "save_checkpoint", "save_model", "save_state",
-        "add_scalar", "add_scalars", "add_image", "add_images", "add_histogram", "add_text", "add_figure",
+        "save_pretrained",
+        "save_checkpoint",
+        "save_model",
+        "save_state",
+        "add_scalar",
+        "add_scalars",
+        "add_image",
+        "add_images",
+        "add_histogram",
+        "add_text",
+        "add_figure",
     }
 )
+
 
 def short(node: cst.CSTNode, limit: int = 60) -> str:
     """The node's source on one line, shortened for a message."""
@@ -65,9 +72,7 @@ LOCAL_RANK_TERM = re.compile(
     re.I,
 )
 # Terms that read the *global* rank; searched after the local terms are blanked out.
-GLOBAL_RANK_TERM = re.compile(
-    r"rank|is_main_process|is_master|master_process|main_process|is_primary|global_zero|process_index", re.I
-)
+GLOBAL_RANK_TERM = re.compile(r"rank|is_main_process|is_master|master_process|main_process|is_primary|global_zero|process_index", re.I)
 LOCAL_ZERO_FLAGS = re.compile(r"^(is_local_main_process|is_local_master|is_local_main|local_main_process)$")
 # Any rank term: a seed expression with one of these differs between ranks.
 ANY_RANK_TERM = re.compile(r"rank|process_index|initial_seed|worker", re.I)
@@ -114,7 +119,7 @@ def _comparison_selects_zero(test: cst.Comparison) -> bool:
 
 
 def selects_local_rank_zero(
-    test: cst.BaseExpression, aliases: Optional[dict[str, list[cst.BaseExpression]]] = None, *, _depth: int = 0
+    test: cst.BaseExpression, aliases: dict[str, list[cst.BaseExpression]] | None = None, *, _depth: int = 0
 ) -> bool:
     """Whether ``test`` is true on local rank 0 of every node because it looks at the local
     rank only: ``local_rank == 0``, ``args.local_rank in [-1, 0]``,
@@ -167,7 +172,7 @@ def name_values(module: cst.Module) -> dict[str, list[cst.BaseExpression]]:
 
 
 # ---------------------------------------------------------------- I/O
-def singleton_io(rule: Rule, call: cst.Call) -> Optional[str]:
+def singleton_io(rule: Rule, call: cst.Call) -> str | None:
     """What a call writes once per job (a checkpoint, a log, a line of output), or None."""
     qualified = rule.qualified(call)
     if is_save_call(rule, call):
@@ -198,7 +203,7 @@ def is_save_call(rule: Rule, call: cst.Call) -> bool:
     return bool(_SAVE_NAME.match(last))
 
 
-def root_name(node: cst.CSTNode) -> Optional[str]:
+def root_name(node: cst.CSTNode) -> str | None:
     """``ckpt`` for ``ckpt``, ``ckpt["model"]``, ``state.ckpt``."""
     while isinstance(node, (cst.Subscript, cst.Attribute)):
         node = node.value
@@ -223,7 +228,7 @@ def wrap_sites(rule: Rule, module: cst.Module) -> dict[str, list[cst.Assign]]:
     return sites
 
 
-def enclosing_function(rule: Rule, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+def enclosing_function(rule: Rule, node: cst.CSTNode) -> cst.FunctionDef | None:
     for ancestor in rule.ancestors(node):
         if isinstance(ancestor, cst.FunctionDef):
             return ancestor
@@ -253,9 +258,7 @@ def wrapped_when(rule: Rule, node: cst.CSTNode, name: str, sites: dict[str, list
     return False
 
 
-def _called_before(
-    rule: Rule, callee: Optional[cst.FunctionDef], caller: Optional[cst.FunctionDef], line: int
-) -> bool:
+def _called_before(rule: Rule, callee: cst.FunctionDef | None, caller: cst.FunctionDef | None, line: int) -> bool:
     """Whether ``caller`` calls ``callee`` (``self._load(...)`` / ``load(...)``) before ``line``:
     then ``callee`` runs before the wrap there (``__init__`` loading a snapshot, then wrapping)."""
     if callee is None or caller is None:
@@ -313,8 +316,8 @@ def _reaches_save(rule: Rule, call: cst.Call, saved_names: set[str]) -> bool:
 
 
 # ---------------------------------------------------------------- scope
-DATA_PARALLEL_NAMES = DDP_CLASSES | INIT_PROCESS_GROUP | frozenset(
-    {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
+DATA_PARALLEL_NAMES = (
+    DDP_CLASSES | INIT_PROCESS_GROUP | frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 )
 
 
@@ -366,7 +369,7 @@ def cpu_only(source: str) -> bool:
     return not _ACCELERATOR_TEXT.search(source)
 
 
-def gloo_backend(rule: Rule, module: cst.Module) -> Optional[cst.Call]:
+def gloo_backend(rule: Rule, module: cst.Module) -> cst.Call | None:
     """The ``init_process_group("gloo")`` / ``init_process_group(backend="gloo")`` call, if any."""
     for call in of_types(module, cst.Call):
         assert isinstance(call, cst.Call)
@@ -402,9 +405,7 @@ def iterable_dataset_classes(rule: Rule, module: cst.Module) -> set[str]:
     return found
 
 
-def is_iterable_dataset(
-    rule: Rule, dataset: cst.BaseExpression, classes: set[str], values: dict[str, list[cst.BaseExpression]]
-) -> bool:
+def is_iterable_dataset(rule: Rule, dataset: cst.BaseExpression, classes: set[str], values: dict[str, list[cst.BaseExpression]]) -> bool:
     """A dataset built by an IterableDataset class (directly or through one variable)."""
     candidates: Iterable[cst.BaseExpression] = [dataset]
     if isinstance(dataset, cst.Name):

@@ -5,17 +5,18 @@ where the main guard is, and whether the script sets up a process group at all."
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, Optional, TypeVar, Union
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from ddpify import cstutil
 from ddpify.check.helpers import RANK_TEST, is_ddp_wrap
 from ddpify.check.rule import Rule
 from ddpify.convert import names
-from ddpify.convert.facts import code, is_simple_reference
+from ddpify.tree import cstutil
+from ddpify.tree.cstutil import code, is_simple_reference
 
 N = TypeVar("N", bound=cst.CSTNode)
 
@@ -25,10 +26,25 @@ RUNTIME = names.RUNTIME_MODULE + "."
 # torch.distributed calls that every rank of the group must make, or all of them wait.
 COLLECTIVES = frozenset(
     {
-        "barrier", "monitored_barrier", "all_reduce", "all_gather", "all_gather_object",
-        "all_gather_into_tensor", "_all_gather_base", "broadcast", "broadcast_object_list",
-        "reduce", "gather", "gather_object", "scatter", "scatter_object_list", "reduce_scatter",
-        "reduce_scatter_tensor", "_reduce_scatter_base", "all_to_all", "all_to_all_single",
+        "barrier",
+        "monitored_barrier",
+        "all_reduce",
+        "all_gather",
+        "all_gather_object",
+        "all_gather_into_tensor",
+        "_all_gather_base",
+        "broadcast",
+        "broadcast_object_list",
+        "reduce",
+        "gather",
+        "gather_object",
+        "scatter",
+        "scatter_object_list",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "_reduce_scatter_base",
+        "all_to_all",
+        "all_to_all_single",
     }
 )
 # ddpify.runtime helpers with a collective inside (a barrier).
@@ -36,7 +52,19 @@ RUNTIME_COLLECTIVES = frozenset({"save", "barrier"})
 # Calls that combine values across processes: torch.distributed's own, and the usual helpers
 # scripts wrap them in (pytorch/examples AverageMeter.all_reduce, Horovod metric_average,
 # DETR reduce_dict, Accelerate gather_for_metrics, torchvision synchronize_between_processes).
-REDUCTIONS = frozenset({"all_reduce", "reduce", "all_gather", "all_gather_object", "all_gather_into_tensor", "gather", "gather_object", "reduce_scatter", "reduce_scatter_tensor"})
+REDUCTIONS = frozenset(
+    {
+        "all_reduce",
+        "reduce",
+        "all_gather",
+        "all_gather_object",
+        "all_gather_into_tensor",
+        "gather",
+        "gather_object",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+    }
+)
 REDUCTION_HELPER = re.compile(
     r"(^|_)(all_?reduce|all_?gather|allreduce|allgather)($|_)|^reduce_(tensor|mean|sum|dict|value|loss|metrics?)$|"
     r"^gather_for_metrics$|^synchronize_between_processes$|^metric_average$|^(sync|reduce)_across_\w+$",
@@ -100,7 +128,7 @@ def in_function(rule: Rule, node: cst.CSTNode) -> bool:
 
 
 # ---------------------------------------------------------------- names of calls
-def callee_name(call: cst.Call) -> Optional[str]:
+def callee_name(call: cst.Call) -> str | None:
     """The last component of the called name: ``dist.all_reduce(...)`` → ``all_reduce``."""
     func = call.func
     if isinstance(func, cst.Name):
@@ -110,27 +138,27 @@ def callee_name(call: cst.Call) -> Optional[str]:
     return None
 
 
-def dist_function(rule: Rule, call: cst.Call) -> Optional[str]:
+def dist_function(rule: Rule, call: cst.Call) -> str | None:
     """``all_reduce`` for ``dist.all_reduce(...)`` / ``torch.distributed.all_reduce(...)``."""
     for name in rule.qualified(call):
         if name.startswith(DIST):
-            rest = name[len(DIST):]
+            rest = name[len(DIST) :]
             if rest.startswith("distributed_c10d."):
-                rest = rest[len("distributed_c10d."):]
+                rest = rest[len("distributed_c10d.") :]
             if "." not in rest:
                 return rest
     return None
 
 
-def runtime_function(rule: Rule, call: cst.Call) -> Optional[str]:
+def runtime_function(rule: Rule, call: cst.Call) -> str | None:
     """``save`` for ``ddpify.save(...)`` where ``ddpify`` is ``ddpify.runtime``."""
     for name in rule.qualified(call):
-        if name.startswith(RUNTIME) and "." not in name[len(RUNTIME):]:
-            return name[len(RUNTIME):]
+        if name.startswith(RUNTIME) and "." not in name[len(RUNTIME) :]:
+            return name[len(RUNTIME) :]
     return None
 
 
-def collective(rule: Rule, call: cst.Call) -> Optional[str]:
+def collective(rule: Rule, call: cst.Call) -> str | None:
     """A printable name when ``call`` is a collective every rank must reach, else None."""
     function = dist_function(rule, call)
     if function in COLLECTIVES:
@@ -189,7 +217,7 @@ def initialises_process_group(rule: Rule, module: cst.Module) -> bool:
 
 
 # ---------------------------------------------------------------- rank guards
-def selecting_rank_guard(rule: Rule, node: cst.CSTNode) -> Optional[Union[cst.If, cst.IfExp]]:
+def selecting_rank_guard(rule: Rule, node: cst.CSTNode) -> cst.If | cst.IfExp | None:
     """The innermost ``if`` (within the function) whose test lets only some ranks through:
     ``rank == 0``, ``is_main_process()``, ``local_rank not in [-1, 0]`` — not tests every rank
     answers alike, such as ``local_rank != -1``."""
@@ -225,7 +253,7 @@ class Wrap:
     scope: cst.CSTNode
 
     @property
-    def model(self) -> Optional[str]:
+    def model(self) -> str | None:
         """The wrapped module's expression when it is a plain reference."""
         if self.call.args and self.call.args[0].keyword is None and is_simple_reference(self.call.args[0].value):
             return code(self.call.args[0].value)
@@ -242,7 +270,7 @@ def ddp_wraps(rule: Rule, module: cst.Module) -> list[Wrap]:
             continue
         value = assign.value
         conditional = False
-        call: Optional[cst.Call] = None
+        call: cst.Call | None = None
         if isinstance(value, cst.Call) and is_ddp_wrap(rule, value):
             call = value
         elif isinstance(value, cst.IfExp):
@@ -271,13 +299,13 @@ def assignments(rule: Rule, module: cst.Module) -> dict[str, list[cst.Assign]]:
     return by_target
 
 
-def wrap_in_effect(rule: Rule, wraps: list[Wrap], assigned: dict[str, list[cst.Assign]], node: cst.CSTNode, name: str) -> Optional[Wrap]:
+def wrap_in_effect(rule: Rule, wraps: list[Wrap], assigned: dict[str, list[cst.Assign]], node: cst.CSTNode, name: str) -> Wrap | None:
     """The wrap of ``name`` that ``node`` comes after in the same scope, with no other
     assignment to ``name`` in between and not in the other branch of an ``if``."""
     where = start(rule, node)
     scope = scope_of(rule, node)
     holders = set(rule.ancestors(node))
-    best: Optional[Wrap] = None
+    best: Wrap | None = None
     for wrap in wraps:
         if wrap.target != name or wrap.scope is not scope or start(rule, wrap.statement) >= where or wrap.statement in holders:
             continue
@@ -298,7 +326,7 @@ def wrap_in_effect(rule: Rule, wraps: list[Wrap], assigned: dict[str, list[cst.A
     return best
 
 
-def receiver(call: cst.Call) -> Optional[str]:
+def receiver(call: cst.Call) -> str | None:
     """``model`` for ``model.to(...)``; ``model.module`` stays as written."""
     if isinstance(call.func, cst.Attribute) and is_simple_reference(call.func.value):
         return code(call.func.value)
@@ -324,7 +352,7 @@ def is_train_name(text: str) -> bool:
     return any(_TRAIN_WORD.match(w) for w in _words(text))
 
 
-def assigned_to(rule: Rule, node: cst.CSTNode) -> Optional[str]:
+def assigned_to(rule: Rule, node: cst.CSTNode) -> str | None:
     """``x`` when ``node`` is the whole value of ``x = node``."""
     parent = rule.parent(node)
     if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1:
@@ -334,16 +362,16 @@ def assigned_to(rule: Rule, node: cst.CSTNode) -> Optional[str]:
     return None
 
 
-def keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+def keyword_value(call: cst.Call, name: str) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value
     return None
 
 
-def is_true(value: Optional[cst.BaseExpression]) -> bool:
+def is_true(value: cst.BaseExpression | None) -> bool:
     return isinstance(value, cst.Name) and value.value == "True"
 
 
-def is_false(value: Optional[cst.BaseExpression]) -> bool:
+def is_false(value: cst.BaseExpression | None) -> bool:
     return isinstance(value, cst.Name) and value.value == "False"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from typing import Optional
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+\d+(?:[\s,]+[A-Z]+\d+)*))?", re.I)
 _DDPIFY = re.compile(r"#\s*ddpify:\s*ignore(?:\[(?P<codes>[A-Z]+\d+(?:[\s,]+[A-Z]+\d+)*)\])?", re.I)
@@ -32,7 +31,7 @@ def suppressions(source: str) -> dict[int, frozenset[str]]:
     return found
 
 
-def _codes(comment: str) -> Optional[frozenset[str]]:
+def _codes(comment: str) -> frozenset[str] | None:
     for pattern in (_NOQA, _DDPIFY):
         match = pattern.search(comment)
         if match:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from ddpify import __version__
 from ddpify.findings import Finding
 
-FORMATS = ("text", "json", "github", "sarif")
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "note": "note"}
 
 
@@ -42,15 +41,23 @@ def statistics(findings: Sequence[Finding]) -> str:
     from ddpify.check.rules import BY_CODE
 
     counts = Counter(f.code for f in findings)
-    lines = [f"{count:5d}  {code}  {BY_CODE[code].name if code in BY_CODE else 'not-distributed'}" for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    lines = [
+        f"{count:5d}  {code}  {BY_CODE[code].name if code in BY_CODE else 'not-distributed'}"
+        for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
 def _as_dict(finding: Finding) -> dict:
     return {
-        "path": finding.path, "line": finding.line, "column": finding.column,
-        "end_line": finding.end_line, "end_column": finding.end_column,
-        "code": finding.code, "message": finding.message, "fix": finding.fix,
+        "path": finding.path,
+        "line": finding.line,
+        "column": finding.column,
+        "end_line": finding.end_line,
+        "end_column": finding.end_column,
+        "code": finding.code,
+        "message": finding.message,
+        "fix": finding.fix,
     }
 
 
@@ -81,15 +88,18 @@ def sarif(findings: Sequence[Finding]) -> dict:
             "ruleId": f.code,
             "level": _SARIF_LEVEL[ALL_RULES[index[f.code]].severity] if f.code in index else "warning",
             "message": {"text": f.message},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": {"uri": f.path.replace("\\", "/")},
-                    "region": {
-                        "startLine": f.line, "startColumn": f.column,
-                        **({"endLine": f.end_line, "endColumn": f.end_column} if f.end_line else {}),
-                    },
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": f.path.replace("\\", "/")},
+                        "region": {
+                            "startLine": f.line,
+                            "startColumn": f.column,
+                            **({"endLine": f.end_line, "endColumn": f.end_column} if f.end_line else {}),
+                        },
+                    }
                 }
-            }],
+            ],
         }
         if f.code in index:
             result["ruleIndex"] = index[f.code]

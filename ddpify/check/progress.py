@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Optional, TextIO
+from typing import TextIO
 
 MIN_FILES = 20  # fewer files finish too soon for a bar to help
 DELAY_S = 0.3  # nor is one drawn before the run has taken this long
@@ -18,7 +18,7 @@ WIDTH = 30
 
 
 class ProgressBar:
-    def __init__(self, stream: Optional[TextIO] = None, *, enabled: Optional[bool] = None) -> None:
+    def __init__(self, stream: TextIO | None = None, *, enabled: bool | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
         if enabled is None:
             enabled = _is_terminal(self.stream)

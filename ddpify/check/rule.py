@@ -7,19 +7,20 @@ them and ``ddpify rule CODE`` / docs/rules.md are generated from them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, ClassVar, Literal, Optional, Union
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
 if TYPE_CHECKING:
-    from ddpify.check.engine import FileInfo
+    from ddpify.check.file_info import FileInfo
 
 Fixability = Literal["safe", "unsafe"]
 # A fix: the replacement node, or a function that builds it (never None) when a fix is applied.
 # Building fixes renders the converter's jinja2 snippets; a check that fixes nothing skips it.
-Replacement = Union[cst.CSTNode, Callable[[], cst.CSTNode]]
+Replacement = cst.CSTNode | Callable[[], cst.CSTNode]
 Severity = Literal["error", "warning", "note"]
 
 
@@ -29,24 +30,24 @@ class Invalid:
     ``--unsafe-fixes`` for unsafe rules), or None where the rule does not fix this example."""
 
     code: str
-    fixed: Optional[str] = None
+    fixed: str | None = None
 
 
 @dataclass
 class Report:
     """One finding as the rule made it: the node, the message, the optional replacement."""
 
-    rule: type["Rule"]
+    rule: type[Rule]
     node: cst.CSTNode
     message: str
-    fix: Optional[Replacement] = None
+    fix: Replacement | None = None
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None
 
     @property
-    def replacement(self) -> Optional[cst.CSTNode]:
+    def replacement(self) -> cst.CSTNode | None:
         """The fixed node, built on first use."""
         if self.fix is not None and not isinstance(self.fix, cst.CSTNode):
             self.fix = self.fix()
@@ -59,24 +60,24 @@ class Rule(cst.BatchableCSTVisitor):
     message: ClassVar[str]
     why: ClassVar[str]
     severity: ClassVar[Severity] = "warning"
-    fix: ClassVar[Optional[Fixability]] = None
+    fix: ClassVar[Fixability | None] = None
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[Invalid, ...]] = ()
 
     METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, ParentNodeProvider)
 
-    def __init__(self, file: "FileInfo") -> None:
+    def __init__(self, file: FileInfo) -> None:
         super().__init__()
         self.file = file
         self.reports: list[Report] = []
 
-    def report(self, node: cst.CSTNode, message: Optional[str] = None, replacement: Optional[Replacement] = None) -> None:
+    def report(self, node: cst.CSTNode, message: str | None = None, replacement: Replacement | None = None) -> None:
         self.reports.append(Report(type(self), node, message or self.message, replacement if self.fix else None))
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
         return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
 
-    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.get_metadata(ParentNodeProvider, node, None)
 
     def ancestors(self, node: cst.CSTNode):  # type: ignore[no-untyped-def]

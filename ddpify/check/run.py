@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Sequence
 
 from ddpify import source_io
 from ddpify.check import scope
 from ddpify.check.cache import Cache
 from ddpify.check.config import find_config
 from ddpify.check.files import python_files
-from ddpify.errors import DdpifyError
+from ddpify.errors import DdpifyError, compiles
 from ddpify.findings import CheckResult
 
 Progress = Callable[[int, int], None]  # (files done, files in all)
@@ -41,8 +41,8 @@ class Options:
     write: bool = True  # False with --diff: compute fixes, write nothing
     require_ddp: bool = False
     cache: bool = True
-    cache_dir: Optional[Path] = None  # None: cache.default_dir()
-    jobs: Optional[int] = None  # None: one per available core
+    cache_dir: Path | None = None  # None: cache.default_dir()
+    jobs: int | None = None  # None: one per available core
 
 
 @dataclass
@@ -59,15 +59,15 @@ class _Task:
     source: source_io.SourceFile
     select: tuple[str, ...]
     ignore: tuple[str, ...]
-    key: Optional[str]
+    key: str | None
 
 
-def check_paths(paths: Sequence[Path], options: Options, progress: Optional[Progress] = None) -> Outcome:
+def check_paths(paths: Sequence[Path], options: Options, progress: Progress | None = None) -> Outcome:
     files = list(python_files(paths))
     total = len(files)
     done = 0
     cache = Cache(options.cache_dir) if options.cache else None
-    slots: list[Optional[CheckResult | str]] = [None] * total  # a result, or an error message
+    slots: list[CheckResult | str | None] = [None] * total  # a result, or an error message
     tasks: list[tuple[int, _Task]] = []
     for index, path in enumerate(files):
         try:
@@ -100,19 +100,7 @@ def check_paths(paths: Sequence[Path], options: Options, progress: Optional[Prog
     return outcome
 
 
-def check_file(path: Path, options: Options) -> CheckResult:
-    """Check (and with ``options.fix``, fix) one file, in this process."""
-    cache = Cache(options.cache_dir) if options.cache else None
-    settled, task = _prepare(path, options, cache)
-    if task is None:
-        assert isinstance(settled, CheckResult)
-        return settled
-    result = _engine(task, options)
-    _finish(task, result, options, cache)
-    return result
-
-
-def _prepare(path: Path, options: Options, cache: Optional[Cache]) -> tuple[Optional[CheckResult], Optional[_Task]]:
+def _prepare(path: Path, options: Options, cache: Cache | None) -> tuple[CheckResult | None, _Task | None]:
     """A result settled without the engine, or the task for it."""
     config = find_config(path)
     select = options.select or config.select
@@ -127,7 +115,7 @@ def _prepare(path: Path, options: Options, cache: Optional[Cache]) -> tuple[Opti
             fixable = any(f.fix == "safe" or (f.fix == "unsafe" and options.unsafe_fixes) for f in findings)
             if not (options.fix and fixable):  # a fix run with nothing to fix is a check
                 return CheckResult(str(path), findings, source.text, None, distributed), None
-    if not scope.mentions_distributed(source.text) and _compiles(source.text, str(path)):
+    if not scope.mentions_distributed(source.text) and compiles(source.text, str(path)):
         result = CheckResult(str(path), tuple(scope.not_distributed(str(path), options.require_ddp)), source.text, None, False)
         if cache is not None and key is not None:
             cache.put(key, result.findings, result.distributed)
@@ -135,25 +123,20 @@ def _prepare(path: Path, options: Options, cache: Optional[Cache]) -> tuple[Opti
     return None, _Task(path, source, tuple(select), tuple(ignore), key)
 
 
-def _compiles(text: str, name: str) -> bool:
-    """CPython parses it (the engine reports, through libcst, on files that do not)."""
-    try:
-        compile(text, name, "exec", flags=0x400, dont_inherit=True)  # 0x400: ast.PyCF_ONLY_AST
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
-
 def _engine(task: _Task, options: Options) -> CheckResult:
     from ddpify.check.engine import check_source, select_rules
 
     return check_source(
-        task.source.text, str(task.path), rules=select_rules(task.select, task.ignore), fix=options.fix,
-        unsafe_fixes=options.unsafe_fixes, require_ddp=options.require_ddp,
+        task.source.text,
+        str(task.path),
+        rules=select_rules(task.select, task.ignore),
+        fix=options.fix,
+        unsafe_fixes=options.unsafe_fixes,
+        require_ddp=options.require_ddp,
     )
 
 
-def _finish(task: _Task, result: CheckResult, options: Options, cache: Optional[Cache]) -> None:
+def _finish(task: _Task, result: CheckResult, options: Options, cache: Cache | None) -> None:
     """Write a fix back; remember the findings of an unfixed file."""
     if result.fixed is not None:
         if options.write:
@@ -186,7 +169,7 @@ def _run(tasks: list[tuple[int, _Task]], options: Options) -> Iterable[tuple[int
         yield from pool.imap_unordered(_worker, [(index, task, options) for index, task in ordered], chunksize=1)
 
 
-def _pool_plan(count: int, jobs: Optional[int]):  # type: ignore[no-untyped-def]
+def _pool_plan(count: int, jobs: int | None):  # type: ignore[no-untyped-def]
     """The multiprocessing context and worker count for ``count`` files, or (None, 1)."""
     workers = min(jobs or available_cores(), count)
     if workers < 2:
@@ -210,7 +193,7 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def missing(paths: Iterable[Path]) -> Optional[str]:
+def missing(paths: Iterable[Path]) -> str | None:
     for path in paths:
         if not path.exists():
             return f"{path}: no such file or directory"

@@ -36,8 +36,7 @@ def not_distributed(path: str, require_ddp: bool) -> list[Finding]:
 def is_distributed_script(module: cst.Module) -> bool:
     import libcst as cst
 
-    from ddpify.convert.facts import code
-    from ddpify.cstutil import is_name, of_types
+    from ddpify.tree.cstutil import code, is_name, of_types
 
     for node in of_types(module, cst.Import, cst.ImportFrom):
         if isinstance(node, cst.Import):

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Optional, Sequence, Union
+from typing import Literal
 
 import libcst as cst
-
-from ddpify.cstutil import attribute_name, has_binary_operator, of_types, single_statement
 from libcst.metadata import (
+    MetadataWrapper,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
@@ -20,56 +20,25 @@ from libcst.metadata import (
 )
 
 from ddpify.convert import names, side_effects
-from ddpify.qualified_names import BindingProvider
 from ddpify.findings import Change, ManualItem
+from ddpify.tree.cstutil import attribute_name, code, has_binary_operator, is_simple_reference, of_types, single_statement
+from ddpify.tree.metadata import run_visitor
+from ddpify.tree.qualified_names import BindingProvider
 
 Role = Literal["train", "eval"]
-Scope = Union[cst.Module, cst.FunctionDef]
-StatementList = Union[cst.Module, cst.IndentedBlock]
-
-_EMPTY = cst.Module([])
-
-
-def code(node: cst.CSTNode) -> str:
-    """Source text of ``node`` (used to compare simple expressions such as ``self.model``).
-    Plain names and dotted names, most of the calls, are spelled without a code generation."""
-    if isinstance(node, cst.Name) and not node.lpar:
-        return node.value
-    if isinstance(node, cst.Attribute) and _plain_dot(node):
-        return f"{code(node.value)}.{node.attr.value}"
-    return _EMPTY.code_for_node(node)
-
-
-def _plain_dot(node: cst.Attribute) -> bool:
-    dot = node.dot
-    return (
-        not node.lpar
-        and isinstance(node.value, (cst.Name, cst.Attribute))
-        and isinstance(dot.whitespace_before, cst.SimpleWhitespace)
-        and isinstance(dot.whitespace_after, cst.SimpleWhitespace)
-        and not dot.whitespace_before.value
-        and not dot.whitespace_after.value
-    )
-
-
-def is_simple_reference(node: cst.CSTNode) -> bool:
-    """``model``, ``self.model``, ``trainer.net``: names we can refer to again in new code."""
-    if isinstance(node, cst.Name):
-        return True
-    return isinstance(node, cst.Attribute) and is_simple_reference(node.value)
 
 
 @dataclass
 class LoaderFact:
     call: cst.Call
-    key: Optional[str]
+    key: str | None
     role: Role
     reason: str
     line: int
     # Set when the batch-size expression is also used as "the size of a batch" elsewhere:
     # splitting the batch would break that code, so this loader keeps the per-process batch.
-    batch_used_at: Optional[int] = None
-    batch_expression: Optional[str] = None
+    batch_used_at: int | None = None
+    batch_expression: str | None = None
 
 
 @dataclass
@@ -81,20 +50,6 @@ class HelperLoader:
     key: str
     helper: str
     line: int
-
-
-@dataclass
-class Insertions:
-    """Statements to splice in before or after an original statement node."""
-
-    before: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)
-    after: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)
-
-    def add_before(self, anchor: cst.CSTNode, statement: cst.BaseStatement) -> None:
-        self.before.setdefault(anchor, []).append(statement)
-
-    def add_after(self, anchor: cst.CSTNode, statement: cst.BaseStatement) -> None:
-        self.after.setdefault(anchor, []).append(statement)
 
 
 @dataclass
@@ -126,11 +81,10 @@ class Facts:
     rank_zero_opens: set[cst.Call] = field(default_factory=set)
     # models saved whole (torch.save(model, f), {"net": net}): the Arg / DictElement to unwrap
     unwrapped_values: set[cst.CSTNode] = field(default_factory=set)
-    main_guard: Optional[cst.If] = None
-    setup_after: Optional[cst.CSTNode] = None
+    main_guard: cst.If | None = None
+    setup_after: cst.CSTNode | None = None
     has_training_code: bool = False
     already_converted: bool = False
-    uses_torch_distributed: bool = False
     changes: list[Change] = field(default_factory=list)
     manual: list[ManualItem] = field(default_factory=list)
 
@@ -145,12 +99,12 @@ class FactCollector(cst.CSTVisitor):
         self.facts = Facts()
         self._functions: list[cst.FunctionDef] = []
         self._classes: list[cst.ClassDef] = []
-        self._epoch_loops: list[tuple[cst.For, Optional[cst.FunctionDef], Optional[cst.ClassDef]]] = []
+        self._epoch_loops: list[tuple[cst.For, cst.FunctionDef | None, cst.ClassDef | None]] = []
         self._epoch_depth = 0
         self._optimizers: list[tuple[cst.Call, str]] = []
         self._optimizer_calls: list[cst.Call] = []
         # loader key -> (role, owning function or None for module, owning class)
-        self._loader_keys: list[tuple[str, Role, Optional[cst.FunctionDef], Optional[cst.ClassDef]]] = []
+        self._loader_keys: list[tuple[str, Role, cst.FunctionDef | None, cst.ClassDef | None]] = []
         self._loader_lines: dict[str, int] = {}
         self._loader_factories: dict[str, Role] = {}
         self._factory_calls: list[tuple[cst.Call, str]] = []
@@ -166,11 +120,11 @@ class FactCollector(cst.CSTVisitor):
         self._parameter_receivers: dict[str, None] = {}  # ordered set
         self._checkpoint_calls: list[cst.Call] = []  # calls named like save_checkpoint
         self._reference_calls: list[cst.Call] = []  # calls given a name (`check_accuracy(loader, model)`)
-        self._module: Optional[cst.Module] = None
+        self._module: cst.Module | None = None
         self._bootstrapped = False
         self._loops: list[cst.For] = []
         self._loop_depth = 0
-        self._first_backward: Optional[cst.Call] = None
+        self._first_backward: cst.Call | None = None
         self._moves_in_loops: list[cst.Call] = []  # x.cpu() / x.to(...) / x.cuda() inside loops
         self._function_defs: list[cst.FunctionDef] = []
         self._aliases: list[tuple[str, str, cst.Assign]] = []
@@ -187,14 +141,14 @@ class FactCollector(cst.CSTVisitor):
     def line(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line
 
-    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.get_metadata(ParentNodeProvider, node, None)
 
     def values_of(self, variable: str) -> list[cst.BaseExpression]:
         """Every value assigned to the plain name ``variable`` anywhere in the script."""
         return self._values_of.get(variable, [])
 
-    def module_function(self, name: str) -> Optional[cst.FunctionDef]:
+    def module_function(self, name: str) -> cst.FunctionDef | None:
         """The one module-level function this file defines as ``name``; None when there is none
         or several (which one a call runs is then a guess)."""
         found = [f for f in self._function_defs if f.name.value == name and self._owners_of(f) == (None, None)]
@@ -204,7 +158,7 @@ class FactCollector(cst.CSTVisitor):
         """Whether this file defines a function, method or class called ``name``."""
         return name in self._defined
 
-    def function_of(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+    def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         """The innermost function around ``node`` (None at module or class level)."""
         return self._owners_of(node)[0]
 
@@ -237,10 +191,10 @@ class FactCollector(cst.CSTVisitor):
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._classes.pop()
 
-    def _function(self) -> Optional[cst.FunctionDef]:
+    def _function(self) -> cst.FunctionDef | None:
         return self._functions[-1] if self._functions else None
 
-    def _class(self) -> Optional[cst.ClassDef]:
+    def _class(self) -> cst.ClassDef | None:
         return self._classes[-1] if self._classes else None
 
     # ---------------------------------------------------------------- loops
@@ -290,8 +244,6 @@ class FactCollector(cst.CSTVisitor):
     def _note_import(self, module: str) -> None:
         if module == names.RUNTIME_MODULE or module.startswith(names.RUNTIME_MODULE + "."):
             self.facts.already_converted = True
-        if module.startswith("torch.distributed"):
-            self.facts.uses_torch_distributed = True
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
@@ -353,8 +305,6 @@ class FactCollector(cst.CSTVisitor):
             self._existing_shards.add(code(node.args[0].value))
         elif attribute_name(node.func) == "set_epoch" or "ddpify.runtime.set_epoch" in qualified:
             self._existing_set_epoch.append((node, code(node)))
-        if any(q.startswith(names.DISTRIBUTED_PREFIXES) for q in qualified):
-            self.facts.uses_torch_distributed = True
         if _downloads(node):
             self._note_download(node)
         if side_effects.is_candidate(node, qualified):
@@ -370,7 +320,7 @@ class FactCollector(cst.CSTVisitor):
             self._reference_calls.append(node)
         if isinstance(node.func, cst.Name):
             self._factory_calls.append((node, node.func.value))
-        elif (isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
             self._method_calls.append((node, node.func.attr.value))  # type: ignore[attr-defined]
 
     def _note_module_like_use(self, call: cst.Call) -> None:
@@ -387,7 +337,7 @@ class FactCollector(cst.CSTVisitor):
                 self._parameter_receivers.setdefault(code(func.value))
 
     def _note_download(self, call: cst.Call) -> None:
-        statement: Optional[cst.CSTNode] = None
+        statement: cst.CSTNode | None = None
         for ancestor in self._ancestors(call):
             if isinstance(ancestor, cst.With) and "main_process_first" in code(ancestor.items[0]):
                 return
@@ -411,11 +361,13 @@ class FactCollector(cst.CSTVisitor):
         ``--annotate`` comment must read the same when the output is converted again."""
         named = ", ".join(self._parameter_receivers)
         model = next(iter(self._parameter_receivers), "model")
-        self.facts.manual.append(ManualItem(
-            self.line(backward),
-            f"training without a torch.optim optimizer: ddpify cannot tell which model is trained{f' (parameters updated by hand: {named})' if named else ''}",
-            f"wrap it after it is built: {model} = ddpify.prepare_model({model}) (the gradients are then averaged across ranks)",
-        ))
+        self.facts.manual.append(
+            ManualItem(
+                self.line(backward),
+                f"training without a torch.optim optimizer: ddpify cannot tell which model is trained{f' (parameters updated by hand: {named})' if named else ''}",
+                f"wrap it after it is built: {model} = ddpify.prepare_model({model}) (the gradients are then averaged across ranks)",
+            )
+        )
 
     def _optimizer_builders(self) -> list[tuple[cst.Call, cst.Name]]:
         """``optimizer = build_optimizer(model, args)`` and later ``optimizer.step()`` (a target
@@ -480,7 +432,7 @@ class FactCollector(cst.CSTVisitor):
         if factory is not None:
             self._loader_factories[factory] = role
 
-    def _loader_target(self, call: cst.Call) -> tuple[Optional[str], Optional[str]]:
+    def _loader_target(self, call: cst.Call) -> tuple[str | None, str | None]:
         """(variable the loader is stored in, or name of the function that returns it)."""
         parent = self.parent(call)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
@@ -563,13 +515,17 @@ class FactCollector(cst.CSTVisitor):
                 continue
             for key, role, reason in self._helper_loader_targets(assign, call):
                 if role == "eval":
-                    self.facts.changes.append(Change(self.line(call), f"{key} is an evaluation loader ({reason}): left unsharded, every rank evaluates the full set"))
+                    self.facts.changes.append(
+                        Change(
+                            self.line(call), f"{key} is an evaluation loader ({reason}): left unsharded, every rank evaluates the full set"
+                        )
+                    )
                 elif key not in self._existing_shards:
                     self.facts.helper_loaders.append(HelperLoader(statement, key, helper, self.line(call)))
                     self._loader_keys.append((key, "train", *self._owners_of(call)))
                     self._loader_lines.setdefault(key, self.line(call))
 
-    def _opaque_helper(self, call: cst.Call) -> Optional[str]:
+    def _opaque_helper(self, call: cst.Call) -> str | None:
         """``get_loaders`` for a call of a function this file does not define (imported, or a
         method of an object built elsewhere); None for local code, builtins, DataLoader itself
         and ddpify's own helpers."""
@@ -577,11 +533,14 @@ class FactCollector(cst.CSTVisitor):
         if name is None or name in self._defined:
             return None
         qualified = self.get_metadata(QualifiedNameProvider, call, set())
-        if any(q.source is QualifiedNameSource.BUILTIN or q.name in names.DATALOADER or q.name.startswith(names.RUNTIME_MODULE + ".") for q in qualified):
+        if any(
+            q.source is QualifiedNameSource.BUILTIN or q.name in names.DATALOADER or q.name.startswith(names.RUNTIME_MODULE + ".")
+            for q in qualified
+        ):
             return None
         return code(call.func)
 
-    def _project_helper(self, call: cst.Call) -> Optional[str]:
+    def _project_helper(self, call: cst.Call) -> str | None:
         """``save_checkpoint`` for a function of the project's own modules (``from utils import
         save_checkpoint``, ``utils.save_checkpoint``, a star import); None for this file's code,
         its variables' methods, the standard library and known libraries (names.LIBRARY_MODULES)."""
@@ -604,10 +563,13 @@ class FactCollector(cst.CSTVisitor):
             expression = self.parent(call)
             statement = self.parent(expression) if isinstance(expression, cst.Expr) else None
             if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-                self.facts.manual.append(ManualItem(
-                    self.line(call), f"{helper}() writes a checkpoint in another file, and its result is used here",
-                    "run the write on rank 0 only (if ddpify.is_main_process():) and give it ddpify.unwrap(model)",
-                ))
+                self.facts.manual.append(
+                    ManualItem(
+                        self.line(call),
+                        f"{helper}() writes a checkpoint in another file, and its result is used here",
+                        "run the write on rank 0 only (if ddpify.is_main_process():) and give it ddpify.unwrap(model)",
+                    )
+                )
                 continue
             self.facts.rank_zero_helpers[statement] = helper
             self.facts.unwrapped_args.update(a for a in call.args if code(a.value) in self.facts.model_keys)
@@ -626,12 +588,16 @@ class FactCollector(cst.CSTVisitor):
             handed = self._handed_over(call)
             if handed:
                 reported.add(helper)
-                self.facts.manual.append(ManualItem(
-                    self.line(call), f"{helper}() (another file) runs on every rank with {', '.join(handed)}: "
-                    "prints or writes inside it happen once per rank", _handed_over_todo(handed),
-                ))
+                self.facts.manual.append(
+                    ManualItem(
+                        self.line(call),
+                        f"{helper}() (another file) runs on every rank with {', '.join(handed)}: "
+                        "prints or writes inside it happen once per rank",
+                        _handed_over_todo(handed),
+                    )
+                )
 
-    def _imported_helper(self, call: cst.Call) -> Optional[str]:
+    def _imported_helper(self, call: cst.Call) -> str | None:
         """A project helper (see _project_helper) that is imported, or a plain name a star
         import may have brought; not a method of an object this file cannot name."""
         helper = self._project_helper(call)
@@ -707,9 +673,9 @@ class FactCollector(cst.CSTVisitor):
                 self._loader_keys.append((target, role, *self._owners_of(node)))
                 self._loader_lines.setdefault(target, self.line(node))
 
-    def _owners_of(self, node: cst.CSTNode) -> tuple[Optional[cst.FunctionDef], Optional[cst.ClassDef]]:
-        function: Optional[cst.FunctionDef] = None
-        klass: Optional[cst.ClassDef] = None
+    def _owners_of(self, node: cst.CSTNode) -> tuple[cst.FunctionDef | None, cst.ClassDef | None]:
+        function: cst.FunctionDef | None = None
+        klass: cst.ClassDef | None = None
         current = self.parent(node)
         while current is not None:
             if isinstance(current, cst.FunctionDef) and function is None:
@@ -738,7 +704,10 @@ class FactCollector(cst.CSTVisitor):
         for key, _, _, _ in train_keys:
             if key in self._loader_lines:
                 self.facts.changes.append(
-                    Change(self._loader_lines[key], f"no epoch loop found around {key}: the runtime advances its sampler's epoch on every pass instead")
+                    Change(
+                        self._loader_lines[key],
+                        f"no epoch loop found around {key}: the runtime advances its sampler's epoch on every pass instead",
+                    )
                 )
 
     def _plan_accumulation(self) -> None:
@@ -761,10 +730,13 @@ class FactCollector(cst.CSTVisitor):
             forwarded = [k for k in self.facts.model_keys if any(code(c.func) == k for c in of_types(loop.body, cst.Call))]  # type: ignore[attr-defined]
             model = forwarded[0] if len(forwarded) == 1 else next(iter(self.facts.model_keys)) if len(self.facts.model_keys) == 1 else None
             if used & assigned or model is None:
-                self.facts.manual.append(ManualItem(
-                    self.line(gate), "gradient accumulation: every micro-batch all-reduces its gradients",
-                    "run the non-stepping micro-batches' forward and backward under model.no_sync() (ddpify.sync_gradients(model, when=<steps now>))",
-                ))
+                self.facts.manual.append(
+                    ManualItem(
+                        self.line(gate),
+                        "gradient accumulation: every micro-batch all-reduces its gradients",
+                        "run the non-stepping micro-batches' forward and backward under model.no_sync() (ddpify.sync_gradients(model, when=<steps now>))",
+                    )
+                )
                 continue
             self.facts.accumulation[loop] = (model, code(gate.test))
 
@@ -784,10 +756,13 @@ class FactCollector(cst.CSTVisitor):
             if all(c.func.attr.value in _MODE_OR_MOVE for c in links):  # type: ignore[attr-defined]
                 self.facts.dropped_moves.add(call)
             else:
-                self.facts.manual.append(ManualItem(
-                    self.line(call), f"{code(receiver)} is moved between devices after the DDP wrap",
-                    f"keep it on its device: save ddpify.unwrap({code(receiver)}).state_dict() directly (load with map_location)",
-                ))
+                self.facts.manual.append(
+                    ManualItem(
+                        self.line(call),
+                        f"{code(receiver)} is moved between devices after the DDP wrap",
+                        f"keep it on its device: save ddpify.unwrap({code(receiver)}).state_dict() directly (load with map_location)",
+                    )
+                )
 
     def _plan_unsharded_evaluation(self) -> None:
         """``calc_accuracy(train_loader, model)``: evaluation code (a loop over a loader
@@ -843,7 +818,7 @@ class FactCollector(cst.CSTVisitor):
             f"wrap it where it is built: {key} = ddpify.prepare_model({key})",
         )
 
-    def _binds(self, function: Optional[cst.FunctionDef], name: str) -> bool:
+    def _binds(self, function: cst.FunctionDef | None, name: str) -> bool:
         """Whether ``function`` (None: the module's own statements) assigns ``name``."""
         if function is not None:
             return _assigns_locally(function, name)
@@ -863,14 +838,17 @@ class FactCollector(cst.CSTVisitor):
                 key = code(owner)
                 if key in wrapped and key not in reported:
                     reported.add(key)
-                    self.facts.manual.append(ManualItem(
-                        self.line(optimizer), f"{key} is trained only when {condition} (its optimizer is conditional): "
-                        "ddpify.prepare_model wraps it only if it has trainable parameters at that point",
-                        f"make its parameters trainable before ddpify.prepare_model({key}) when it is trained; "
-                        "one unfrozen after the wrap trains unwrapped, its gradients never averaged",
-                    ))
+                    self.facts.manual.append(
+                        ManualItem(
+                            self.line(optimizer),
+                            f"{key} is trained only when {condition} (its optimizer is conditional): "
+                            "ddpify.prepare_model wraps it only if it has trainable parameters at that point",
+                            f"make its parameters trainable before ddpify.prepare_model({key}) when it is trained; "
+                            "one unfrozen after the wrap trains unwrapped, its gradients never averaged",
+                        )
+                    )
 
-    def _optimizer_condition(self, optimizer: cst.Call) -> Optional[str]:
+    def _optimizer_condition(self, optimizer: cst.Call) -> str | None:
         """``fine_tune is true`` for ``Adam(...) if fine_tune else None`` (``... is false`` for
         ``None if frozen else Adam(...)``); None for an optimizer always built."""
         choice = self.parent(optimizer)
@@ -881,7 +859,7 @@ class FactCollector(cst.CSTVisitor):
             return None
         return f"{code(choice.test)} is {'true' if choice.body is optimizer else 'false'}"
 
-    def _wrap_spot(self, optimizer: cst.Call, key: str) -> Optional[tuple[cst.CSTNode, str]]:
+    def _wrap_spot(self, optimizer: cst.Call, key: str) -> tuple[cst.CSTNode, str] | None:
         """Where ``key = ddpify.prepare_model(key)`` goes: after the model is built, moved and
         loaded, before the first loop, forward call or return that follows."""
         for statement, body in self._enclosing_statements(optimizer, stop_at_function=key.startswith("self.")):
@@ -906,7 +884,7 @@ class FactCollector(cst.CSTVisitor):
             return False
         return _assigns(test.with_changes(orelse=None), key) and _assigns(test.orelse, key)
 
-    def _wrap_spot_in_methods(self, klass: cst.ClassDef, key: str) -> Optional[tuple[cst.CSTNode, str]]:
+    def _wrap_spot_in_methods(self, klass: cst.ClassDef, key: str) -> tuple[cst.CSTNode, str] | None:
         methods = [s for s in klass.body.body if isinstance(s, cst.FunctionDef)]
         methods.sort(key=lambda f: f.name.value != "__init__")
         for method in methods:
@@ -916,12 +894,10 @@ class FactCollector(cst.CSTVisitor):
                 return _before_first_stop(body, anchor, key)
         return None
 
-    def _enclosing_statements(
-        self, node: cst.CSTNode, *, stop_at_function: bool
-    ) -> list[tuple[cst.CSTNode, list[cst.CSTNode]]]:
+    def _enclosing_statements(self, node: cst.CSTNode, *, stop_at_function: bool) -> list[tuple[cst.CSTNode, list[cst.CSTNode]]]:
         """(statement, the statement list it stands in), innermost first."""
         found: list[tuple[cst.CSTNode, list[cst.CSTNode]]] = []
-        current: Optional[cst.CSTNode] = node
+        current: cst.CSTNode | None = node
         while current is not None:
             parent = self.parent(current)
             if isinstance(parent, (cst.IndentedBlock, cst.Module)) and isinstance(current, cst.BaseStatement):
@@ -934,7 +910,7 @@ class FactCollector(cst.CSTVisitor):
         return found
 
     def _find_bootstrap_points(self, module: cst.Module) -> None:
-        last_import: Optional[cst.CSTNode] = None
+        last_import: cst.CSTNode | None = None
         in_prefix = True
         for statement in module.body:
             if _is_main_guard(statement):
@@ -953,7 +929,7 @@ _MODE_OR_MOVE = frozenset({"cpu", "to", "cuda", "eval", "train"})
 _MODULE_CALLS = frozenset({"train", "eval", "to", "cuda", "parameters", "named_parameters", "forward", "apply"})
 
 
-def _callee(call: cst.Call) -> Optional[str]:
+def _callee(call: cst.Call) -> str | None:
     """The called function's own name: ``save`` for ``save(...)`` and ``utils.save(...)``."""
     func = call.func
     if isinstance(func, cst.Name):
@@ -1002,14 +978,14 @@ def _downloads(call: cst.Call) -> bool:
     return attribute_name(call.func) == "from_pretrained"
 
 
-def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value
     return None
 
 
-def _classify_loader(name: Optional[str], shuffle: Optional[cst.BaseExpression]) -> tuple[Role, str]:
+def _classify_loader(name: str | None, shuffle: cst.BaseExpression | None) -> tuple[Role, str]:
     """Training loaders are sharded, evaluation loaders are not (see README, "Evaluation")."""
     if name and names.EVAL_LOADER.search(name.split(".")[-1]):
         return "eval", f"named {name}"
@@ -1048,10 +1024,10 @@ def _assigns(statement: cst.CSTNode, key: str) -> bool:
 
 def _visible(
     key: str,
-    owner_function: Optional[cst.FunctionDef],
-    owner_class: Optional[cst.ClassDef],
-    function: Optional[cst.FunctionDef],
-    klass: Optional[cst.ClassDef],
+    owner_function: cst.FunctionDef | None,
+    owner_class: cst.ClassDef | None,
+    function: cst.FunctionDef | None,
+    klass: cst.ClassDef | None,
 ) -> bool:
     """Whether a loader stored in ``key`` can be named from code in ``function``."""
     if key.startswith("self."):
@@ -1061,14 +1037,33 @@ def _visible(
     return owner_function is function
 
 
-def _assigns_locally(function: Optional[cst.FunctionDef], key: str) -> bool:
+def _assigns_locally(function: cst.FunctionDef | None, key: str) -> bool:
     if function is None:
         return False
     return any(code(target) == key for target in _targets(function.body))
 
 
 # Calls that take the model as an argument without training it.
-_HARMLESS_CALLS = frozenset({"print", "len", "isinstance", "str", "repr", "type", "id", "hasattr", "getattr", "setattr", "watch", "summary", "count_parameters", "info", "debug", "log"})
+_HARMLESS_CALLS = frozenset(
+    {
+        "print",
+        "len",
+        "isinstance",
+        "str",
+        "repr",
+        "type",
+        "id",
+        "hasattr",
+        "getattr",
+        "setattr",
+        "watch",
+        "summary",
+        "count_parameters",
+        "info",
+        "debug",
+        "log",
+    }
+)
 # Helpers that load weights into the model they are given (load_checkpoint(ckpt, model)): the
 # model is wrapped after them, so they load into the plain module (no "module." keys).
 _LOADS_INTO = re.compile(r"load|restore", re.I)
@@ -1124,3 +1119,10 @@ def _before_first_stop(body: Sequence[cst.CSTNode], anchor: int, key: str) -> tu
         if _is_stop(body[index], key):
             return body[index], "before"
     return body[-1], "after"
+
+
+def collect_facts(wrapper: MetadataWrapper) -> Facts:
+    """The converter's read-only fact pass over ``wrapper.module``."""
+    collector = FactCollector()
+    run_visitor(wrapper, collector)
+    return collector.facts

@@ -72,9 +72,7 @@ OPTIMIZER_VARIABLE = re.compile(r"optim|(^|_)opt($|_)", re.I)
 SCHEDULER_PREFIX = "torch.optim.lr_scheduler."
 # Optimizers imported from other libraries (transformers.AdamW, bitsandbytes, timm, ...).
 OPTIMIZER_CLASS = re.compile(r"(^|\.)(Adam\w*|SGD|RMSprop|Adagrad|Adadelta|Adamax|LBFGS|Lion|Lamb|LAMB|NAdam|RAdam|Rprop|ASGD|SparseAdam)$")
-ITERABLE_DATASET = frozenset(
-    {"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"}
-)
+ITERABLE_DATASET = frozenset({"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"})
 DISTRIBUTED_PREFIXES = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel")
 RUNTIME_MODULE = "ddpify.runtime"
 
@@ -104,7 +102,10 @@ LIBRARY_MODULES = frozenset(
 LOCAL_RANK_FLAGS = ("--local_rank", "--local-rank")
 # `local_rank == 0`, `args.local_rank in [-1, 0]`, `local_rank <= 0`, `not args.local_rank`: meant
 # as "the main process", but true once per node.
-LOCAL_MAIN_TEST = re.compile(r"^(not\s+[\w.]*local_rank|[\w.\[\]'\"]*local_rank[\w'\"\]]*\s*(==\s*0|<=\s*0|in\s*[\[(]\s*-1\s*,\s*0\s*[\])]|in\s*[\[(]\s*0\s*,\s*-1\s*[\])]))$", re.I)
+LOCAL_MAIN_TEST = re.compile(
+    r"^(not\s+[\w.]*local_rank|[\w.\[\]'\"]*local_rank[\w'\"\]]*\s*(==\s*0|<=\s*0|in\s*[\[(]\s*-1\s*,\s*0\s*[\])]|in\s*[\[(]\s*0\s*,\s*-1\s*[\])]))$",
+    re.I,
+)
 # Tests that select one process: `rank == 0`, `is_main_process()`, `args.local_rank in [-1, 0]`...
 RANK_TEST = re.compile(r"rank|is_main_process|is_master|master_process|main_process|is_primary|gpu_id\s*==\s*0|global_zero", re.I)
 
@@ -117,6 +118,7 @@ def is_optimizer(qualified: set[str]) -> bool:
         if name.startswith(OPTIMIZER_PREFIX) or OPTIMIZER_CLASS.search(name):
             return True
     return False
+
 
 # nn.Module / DDP members that mean the same on the wrapper as on the model. Any other
 # attribute of a trained model (model.decode, model.encoder, model.num_classes) lives on the

@@ -7,17 +7,17 @@ Every piece of inserted code comes from ``templates/snippets.py.j2``.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import libcst as cst
 
 from ddpify import snippets
 from ddpify.convert import names
-from ddpify.convert.facts import code, is_simple_reference
-from ddpify.cstutil import single_statement
+from ddpify.tree.cstutil import code, is_simple_reference, single_statement
 
 RT = "ddpify"  # the name converted scripts import the runtime as
 RUNTIME_IMPORT = ("ddpify.runtime", RT)  # (module, asname) for AddImportsVisitor
+
 
 def with_runtime_import(module: cst.Module) -> cst.Module:
     """``import ddpify.runtime as ddpify`` added by libcst's ``AddImportsVisitor`` (kept as it
@@ -36,7 +36,7 @@ def with_runtime_import(module: cst.Module) -> cst.Module:
     end = _prologue_end(module)
     prologue = module.with_changes(body=module.body[: end + 1])  # + the first other statement
     done = AddImportsVisitor(context).transform_module(prologue)
-    return module.with_changes(body=[*done.body, *module.body[end + 1:]])
+    return module.with_changes(body=[*done.body, *module.body[end + 1 :]])
 
 
 def _prologue_end(module: cst.Module) -> int:
@@ -151,9 +151,7 @@ def cuda_to_device(call: cst.Call) -> cst.Call:
     return call.with_changes(func=func.with_changes(attr=cst.Name("to")), args=fix_commas([cst.Arg(device()), *keep]))
 
 
-def device_value(
-    value: cst.BaseExpression, *, allow_int: bool, is_torch_device: Callable[[cst.Call], bool]
-) -> cst.BaseExpression:
+def device_value(value: cst.BaseExpression, *, allow_int: bool, is_torch_device: Callable[[cst.Call], bool]) -> cst.BaseExpression:
     """``"cuda"``, ``"cuda:0"``, ``0`` (also inside ``a if c else b`` or ``torch.device(...)``)
     → ``ddpify.device()``; anything else comes back as the same object."""
     if is_cuda_literal(value, allow_int=allow_int):
@@ -180,7 +178,7 @@ def rank_zero_save(call: cst.Call) -> cst.Call:
     return call.with_changes(func=snippets.expression("save", rt=RT))
 
 
-def with_map_location(call: cst.Call) -> Optional[cst.Call]:
+def with_map_location(call: cst.Call) -> cst.Call | None:
     """``torch.load(p)`` → ``torch.load(p, map_location=ddpify.device())``; None if not possible."""
     if len(call.args) >= 2 or has_keyword(call, "map_location") or any(a.star for a in call.args):
         return None
@@ -192,7 +190,7 @@ def rank_zero_print(call: cst.Call) -> cst.Call:
     return call.with_changes(func=snippets.expression("print", rt=RT))
 
 
-def quiet_progress_bar(call: cst.Call) -> Optional[cst.Call]:
+def quiet_progress_bar(call: cst.Call) -> cst.Call | None:
     """``tqdm(...)`` shown on rank 0 only; None if it already is."""
     args = list(call.args)
     for index, arg in enumerate(args):
@@ -212,7 +210,7 @@ def rank_zero_factory(call: cst.Call) -> cst.Call:
     return call.with_changes(func=snippets.expression("rank_zero", rt=RT, factory=code(call.func)))
 
 
-def local_rank_argument(call: cst.Call) -> Optional[cst.Call]:
+def local_rank_argument(call: cst.Call) -> cst.Call | None:
     """``add_argument("--local_rank", default=-1)`` → both spellings and a launcher-aware
     default; None when there is nothing to change."""
     flags = [a for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
@@ -285,7 +283,7 @@ def unsharded(loader: cst.BaseExpression) -> cst.BaseExpression:
     return snippets.expression("unsharded", rt=RT, loader=code(loader))
 
 
-def makedirs_exist_ok(call: cst.Call) -> Optional[cst.Call]:
+def makedirs_exist_ok(call: cst.Call) -> cst.Call | None:
     """``os.mkdir(d)`` / ``os.makedirs(d)`` → ``os.makedirs(d, exist_ok=True)``: every rank runs
     the ``if not os.path.isdir(d): os.mkdir(d)`` idiom at once, and all but the first would
     crash with FileExistsError. None when ``exist_ok`` is already given."""

@@ -15,15 +15,16 @@ import functools
 import importlib.machinery
 import os
 import sys
-from typing import TYPE_CHECKING, Iterator, Optional
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
 from ddpify.convert import names
-from ddpify.cstutil import of_types
-from ddpify.qualified_names import BindingProvider
 from ddpify.findings import ManualItem
+from ddpify.tree.cstutil import code, of_types
+from ddpify.tree.qualified_names import BindingProvider
 
 if TYPE_CHECKING:
     from ddpify.convert.facts import FactCollector
@@ -84,13 +85,13 @@ def plan(collector: FactCollector, calls: list[cst.Call]) -> None:
 
 
 # ---------------------------------------------------------------- what writes
-def _write_label(collector: FactCollector, call: cst.Call) -> Optional[str]:
+def _write_label(collector: FactCollector, call: cst.Call) -> str | None:
     """A short name for what ``call`` writes, or None when it writes nothing we guard."""
     for name in collector.qualified(call):
         if name in WRITERS:
             return WRITERS[name]
     if _star_imported_writer(collector, call):
-        return _text(call.func)
+        return code(call.func)
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in WRITE_METHODS:
         return f".{func.attr.value}()"
@@ -107,7 +108,7 @@ def _write_label(collector: FactCollector, call: cst.Call) -> Optional[str]:
 def _star_imported_writer(collector: FactCollector, call: cst.Call) -> bool:
     """``sys.stdout.write(...)`` with ``sys`` bound nowhere in the file but a star import
     present: the star import is where ``sys`` comes from (see STAR_IMPORTED_WRITERS)."""
-    if not collector.star_import or collector.qualified(call) or _text(call.func) not in STAR_IMPORTED_WRITERS:
+    if not collector.star_import or collector.qualified(call) or code(call.func) not in STAR_IMPORTED_WRITERS:
         return False
     head = call.func
     while isinstance(head, cst.Attribute):
@@ -165,11 +166,14 @@ def _plan_opens(collector: FactCollector, opens: list[cst.Call]) -> set[cst.With
         elif isinstance(item, cst.Assign) or isinstance(block, cst.With) and _saves_checkpoint(collector, block):
             collector.facts.rank_zero_opens.add(call)
         else:
-            collector.facts.manual.append(ManualItem(
-                collector.line(call), "file opened for writing on every rank, in code that also computes",
-                "if one process should write it, open it with ddpify.rank_zero(open)(...) (the others write nowhere); "
-                "if the ranks read it back, call ddpify.barrier() after rank 0 has written it",
-            ))
+            collector.facts.manual.append(
+                ManualItem(
+                    collector.line(call),
+                    "file opened for writing on every rank, in code that also computes",
+                    "if one process should write it, open it with ddpify.rank_zero(open)(...) (the others write nowhere); "
+                    "if the ranks read it back, call ddpify.barrier() after rank 0 has written it",
+                )
+            )
     return guarded
 
 
@@ -209,28 +213,37 @@ def _plan_write(collector: FactCollector, call: cst.Call, label: str) -> None:
     if statement is None:
         return  # a write in a loop header, a condition, ...: nothing to move
     if not _is_call_statement(statement, call):
-        collector.facts.manual.append(ManualItem(
-            line, f"{label} runs on every rank and shares its statement with other code",
-            "put the write on its own line under `if ddpify.is_main_process():`",
-        ))
+        collector.facts.manual.append(
+            ManualItem(
+                line,
+                f"{label} runs on every rank and shares its statement with other code",
+                "put the write on its own line under `if ddpify.is_main_process():`",
+            )
+        )
         return
     blocker = _must_run_everywhere(collector, statement)
     if blocker is not None:
-        collector.facts.manual.append(ManualItem(
-            line, f"{label} runs on every rank, but its statement also calls {blocker}, which every rank must run "
-            "(guarded, a forward through DDP or a collective on rank 0 alone hangs)",
-            "compute the value on every rank first, then write it under `if ddpify.is_main_process():`",
-        ))
+        collector.facts.manual.append(
+            ManualItem(
+                line,
+                f"{label} runs on every rank, but its statement also calls {blocker}, which every rank must run "
+                "(guarded, a forward through DDP or a collective on rank 0 alone hangs)",
+                "compute the value on every rank first, then write it under `if ddpify.is_main_process():`",
+            )
+        )
         return
     collector.facts.main_process_only[statement] = label
     if label in READ_BACK:
-        collector.facts.manual.append(ManualItem(
-            line, f"{label} is now written by rank 0 alone: a rank that reads the file back may find it missing or incomplete",
-            "if the file is read back, call ddpify.barrier() after the `if ddpify.is_main_process():` block",
-        ))
+        collector.facts.manual.append(
+            ManualItem(
+                line,
+                f"{label} is now written by rank 0 alone: a rank that reads the file back may find it missing or incomplete",
+                "if the file is read back, call ddpify.barrier() after the `if ddpify.is_main_process():` block",
+            )
+        )
 
 
-def _statement_of(collector: FactCollector, call: cst.Call) -> Optional[cst.CSTNode]:
+def _statement_of(collector: FactCollector, call: cst.Call) -> cst.CSTNode | None:
     """The simple statement (line or one-line suite) holding ``call``, or None."""
     for ancestor in _ancestors(collector, call):
         if isinstance(ancestor, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
@@ -240,12 +253,12 @@ def _statement_of(collector: FactCollector, call: cst.Call) -> Optional[cst.CSTN
     return None
 
 
-def _must_run_everywhere(collector: FactCollector, node: cst.CSTNode) -> Optional[str]:
+def _must_run_everywhere(collector: FactCollector, node: cst.CSTNode) -> str | None:
     """The first forward of a trained model or collective in ``node``, as text, or None."""
     models = collector.facts.model_keys
     for call in of_types(node, cst.Call):
         assert isinstance(call, cst.Call)
-        func = _text(call.func)
+        func = code(call.func)
         if func in models or func.removesuffix(".forward") in models:
             return f"{func}(...)"
         qualified = collector.qualified(call)
@@ -258,7 +271,7 @@ def _already_guarded(collector: FactCollector, node: cst.CSTNode) -> bool:
     """Inside an ``if`` on the rank (``if rank == 0:``, ``if ddpify.is_main_process():``)."""
     child = node
     for ancestor in _ancestors(collector, node):
-        if isinstance(ancestor, cst.If) and child is not ancestor.test and names.RANK_TEST.search(_text(ancestor.test)):
+        if isinstance(ancestor, cst.If) and child is not ancestor.test and names.RANK_TEST.search(code(ancestor.test)):
             return True
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
             return False
@@ -286,32 +299,41 @@ def _plan_output_helper(collector: FactCollector, call: cst.Call) -> None:
     name = call.func.value  # type: ignore[attr-defined]
     blocker = _must_run_everywhere(collector, helper.body) or _model_handed_in(collector, call)
     if blocker is not None:
-        collector.facts.manual.append(ManualItem(
-            collector.line(call), f"{name}() runs {blocker} and writes output on every rank; its writes are guarded "
-            "or reported inside it, the call stays on every rank (a forward through DDP or a collective on rank 0 alone hangs)",
-            f"keep calling {name}() on every rank, or run its forwards on ddpify.unwrap(model) under torch.no_grad() "
-            "and call it under `if ddpify.is_main_process():`",
-        ))
+        collector.facts.manual.append(
+            ManualItem(
+                collector.line(call),
+                f"{name}() runs {blocker} and writes output on every rank; its writes are guarded "
+                "or reported inside it, the call stays on every rank (a forward through DDP or a collective on rank 0 alone hangs)",
+                f"keep calling {name}() on every rank, or run its forwards on ddpify.unwrap(model) under torch.no_grad() "
+                "and call it under `if ddpify.is_main_process():`",
+            )
+        )
     elif not _changes_outside_state(collector, helper):
         label = f"{name}() (a helper of this file that writes output: {', '.join(dict.fromkeys(writes))})"
         collector.facts.main_process_only[statement] = label  # type: ignore[index]
 
 
-def _is_call_statement(statement: Optional[cst.CSTNode], call: cst.Call) -> bool:
+def _is_call_statement(statement: cst.CSTNode | None, call: cst.Call) -> bool:
     """``statement`` is ``call`` alone: its result is used nowhere."""
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is call)
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and statement.body[0].value is call
+    )
 
 
-def _helper_write(collector: FactCollector, call: cst.Call) -> Optional[str]:
+def _helper_write(collector: FactCollector, call: cst.Call) -> str | None:
     """What ``call`` in a helper's body writes (prints excepted: they are ddpify.print already)."""
     return _write_label(collector, call) or ("open(..., 'w')" if _is_write_open(collector, call) else None)
 
 
 def _trains(helper: cst.FunctionDef) -> bool:
     """``loss.backward()``, ``optimizer.step()``: training code that also logs, not an output helper."""
-    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in TRAINING_METHODS  # type: ignore[attr-defined]
-               for c in of_types(helper.body, cst.Call))
+    return any(
+        isinstance(c.func, cst.Attribute) and c.func.attr.value in TRAINING_METHODS  # type: ignore[attr-defined]
+        for c in of_types(helper.body, cst.Call)
+    )
 
 
 def _changes_outside_state(collector: FactCollector, helper: cst.FunctionDef) -> bool:
@@ -338,17 +360,16 @@ def _is_module_variable(collector: FactCollector, node: cst.BaseExpression) -> b
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name) and any(
-        q.source is QualifiedNameSource.LOCAL and "." not in q.name
-        for q in collector.get_metadata(QualifiedNameProvider, node, set())
+        q.source is QualifiedNameSource.LOCAL and "." not in q.name for q in collector.get_metadata(QualifiedNameProvider, node, set())
     )
 
 
-def _model_handed_in(collector: FactCollector, call: cst.Call) -> Optional[str]:
+def _model_handed_in(collector: FactCollector, call: cst.Call) -> str | None:
     """``show_predictions(net, batch)``: the helper receives a trained model, so its forward
     runs through DDP whatever the parameter is called."""
     for arg in call.args:
-        if _text(arg.value) in collector.facts.model_keys:
-            return f"the trained model {_text(arg.value)} (passed to it)"
+        if code(arg.value) in collector.facts.model_keys:
+            return f"the trained model {code(arg.value)} (passed to it)"
     return None
 
 
@@ -366,20 +387,23 @@ def _report_clock_directories(collector: FactCollector, calls: list[cst.Call]) -
             if clock is None or variable in reported:
                 continue
             reported.add(variable)
-            collector.facts.manual.append(ManualItem(
-                collector.line(call), f"the name of {variable} uses the clock ({clock}): ranks may create different directories",
-                "compute it on rank 0 and broadcast it (torch.distributed.broadcast_object_list), or derive it from a launcher/job id",
-            ))
+            collector.facts.manual.append(
+                ManualItem(
+                    collector.line(call),
+                    f"the name of {variable} uses the clock ({clock}): ranks may create different directories",
+                    "compute it on rank 0 and broadcast it (torch.distributed.broadcast_object_list), or derive it from a launcher/job id",
+                )
+            )
 
 
-def _created_directory(collector: FactCollector, call: cst.Call) -> Optional[cst.BaseExpression]:
+def _created_directory(collector: FactCollector, call: cst.Call) -> cst.BaseExpression | None:
     """The path ``call`` creates as a directory: ``os.makedirs(path)``, ``path.mkdir()``."""
     if collector.qualified(call) & names.MAKE_DIRECTORY:
         return call.args[0].value if call.args else None
     return call.func.value if isinstance(call.func, cst.Attribute) and call.func.attr.value == "mkdir" else None
 
 
-def _clock_call(collector: FactCollector, variable: str, function: Optional[cst.FunctionDef], seen: set[str]) -> Optional[str]:
+def _clock_call(collector: FactCollector, variable: str, function: cst.FunctionDef | None, seen: set[str]) -> str | None:
     """The clock call (``time.strftime()``) that a value of ``variable`` is built from,
     directly or through other variables assigned in ``function`` or at module level."""
     seen.add(variable)
@@ -388,7 +412,7 @@ def _clock_call(collector: FactCollector, variable: str, function: Optional[cst.
             continue
         for call in of_types(value, cst.Call):
             if collector.qualified(call) & names.CLOCK:
-                return f"{_text(call.func)}()"  # type: ignore[attr-defined]
+                return f"{code(call.func)}()"  # type: ignore[attr-defined]
         for name in _variables(collector, value):
             if name not in seen and (clock := _clock_call(collector, name, function, seen)):
                 return clock
@@ -416,12 +440,12 @@ def _plan_unwrapped_save(collector: FactCollector, call: cst.Call) -> None:
         return
     first = call.args[0]
     models = collector.facts.model_keys
-    if _text(first.value) in models:
+    if code(first.value) in models:
         collector.facts.unwrapped_values.add(first)
         return
     for value in _dict_literals(collector, first.value, call):
         for element in value.elements:
-            if isinstance(element, cst.DictElement) and _text(element.value) in models:
+            if isinstance(element, cst.DictElement) and code(element.value) in models:
                 collector.facts.unwrapped_values.add(element)
 
 
@@ -441,11 +465,3 @@ def _ancestors(collector: FactCollector, node: cst.CSTNode) -> Iterator[cst.CSTN
     while current is not None:
         yield current
         current = collector.parent(current)
-
-
-_EMPTY = cst.Module([])
-
-
-def _text(node: cst.CSTNode) -> str:
-    """Source text of ``node`` (``facts.code``; facts imports this module, so not from there)."""
-    return _EMPTY.code_for_node(node)

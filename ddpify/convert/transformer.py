@@ -7,21 +7,20 @@ what makes converting twice a no-op.
 
 from __future__ import annotations
 
-from typing import Optional, TypeVar, Union
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import PositionProvider, QualifiedNameProvider
 
 from ddpify import snippets
 from ddpify.convert import names, rewrites
-from ddpify.convert.facts import Facts, code, is_simple_reference
+from ddpify.convert.facts import Facts
 from ddpify.convert.rewrites import RT
-from ddpify.cstutil import attribute_name
 from ddpify.findings import Change, ManualItem
-from ddpify.qualified_names import BindingProvider
+from ddpify.tree.cstutil import attribute_name, code, is_simple_reference
+from ddpify.tree.qualified_names import BindingProvider
 
-
-_NodeOrRemoval = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+_NodeOrRemoval = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
 _Valued = TypeVar("_Valued", cst.Arg, cst.DictElement)
 
 
@@ -64,7 +63,7 @@ class ConvertTransformer(cst.CSTTransformer):
     def note(self, node: cst.CSTNode, what: str) -> None:
         self.changes.append(Change(self.line(node), what))
 
-    def _noted(self, node: cst.CSTNode, rewritten: Optional[cst.Call], what: str) -> Optional[cst.Call]:
+    def _noted(self, node: cst.CSTNode, rewritten: cst.Call | None, what: str) -> cst.Call | None:
         """A rewrite that may not apply (None): noted in the report only when it did."""
         if rewritten is not None:
             self.note(node, what)
@@ -81,7 +80,9 @@ class ConvertTransformer(cst.CSTTransformer):
             self._after.setdefault(loader.statement, []).append((statement, what))
         if self.facts.main_guard is None and self.facts.setup_after is not None:
             setup = snippets.statement("setup", rt=RT)
-            self._after.setdefault(self.facts.setup_after, []).insert(0, (setup, "set up the process group after the imports (torn down at exit)"))
+            self._after.setdefault(self.facts.setup_after, []).insert(
+                0, (setup, "set up the process group after the imports (torn down at exit)")
+            )
 
     # ---------------------------------------------------------------- statements
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> _NodeOrRemoval:  # type: ignore[override]
@@ -118,13 +119,18 @@ class ConvertTransformer(cst.CSTTransformer):
         accumulation = self.facts.accumulation.get(original_node)
         if accumulation is not None:
             model, when = accumulation
-            self.note(original_node, f"gradient accumulation: micro-batches that do not step skip the all-reduce (ddpify.sync_gradients({model}, when={when}))")
+            self.note(
+                original_node,
+                f"gradient accumulation: micro-batches that do not step skip the all-reduce (ddpify.sync_gradients({model}, when={when}))",
+            )
             updated_node = rewrites.synced_accumulation(updated_node, model, when)
         keys = self.facts.set_epoch.get(original_node)
         if not keys or not isinstance(updated_node.body, cst.IndentedBlock):
             if keys:
                 self.manual.append(
-                    ManualItem(self.line(original_node), "one-line epoch loop", "call ddpify.set_epoch(loader, epoch) at the top of each epoch")
+                    ManualItem(
+                        self.line(original_node), "one-line epoch loop", "call ddpify.set_epoch(loader, epoch) at the top of each epoch"
+                    )
                 )
             return updated_node
         epoch = code(original_node.target)
@@ -135,7 +141,7 @@ class ConvertTransformer(cst.CSTTransformer):
     def visit_If(self, node: cst.If) -> None:
         self._tests.append(code(node.test))
 
-    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> Union[cst.If, cst.RemovalSentinel]:
+    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If | cst.RemovalSentinel:
         self._tests.pop()
         if original_node is self.facts.main_guard and isinstance(updated_node.body, cst.IndentedBlock):
             block = snippets.statement("distributed_block", rt=RT)
@@ -154,11 +160,13 @@ class ConvertTransformer(cst.CSTTransformer):
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
-    ) -> Union[cst.SimpleStatementLine, cst.With, cst.If, cst.RemovalSentinel]:
+    ) -> cst.SimpleStatementLine | cst.With | cst.If | cst.RemovalSentinel:
         body = [s for s in updated_node.body if not _is_self_assignment(s) and not _is_leftover_reference(s, original_node)]
         if len(body) == len(updated_node.body):
             if original_node in self.facts.downloads:
-                self.note(original_node, "download under ddpify.main_process_first(): rank 0 downloads, the others wait and reuse the files")
+                self.note(
+                    original_node, "download under ddpify.main_process_first(): rank 0 downloads, the others wait and reuse the files"
+                )
                 return rewrites.downloaded_once(updated_node)  # type: ignore[return-value]
             helper = self.facts.rank_zero_helpers.get(original_node)
             if helper is not None:
@@ -228,16 +236,25 @@ class ConvertTransformer(cst.CSTTransformer):
         if original_node in self.facts.unwrapped_values:
             return self._saved_unwrapped(original_node, updated_node)
         if original_node in self.facts.unwrapped_args:
-            self.note(original_node, f"{code(original_node.value)} handed to checkpoint code as ddpify.unwrap({code(original_node.value)}): the plain module, not the DDP wrapper")
+            self.note(
+                original_node,
+                f"{code(original_node.value)} handed to checkpoint code as ddpify.unwrap({code(original_node.value)}): the plain module, not the DDP wrapper",
+            )
             return updated_node.with_changes(value=rewrites.unwrapped(updated_node.value))
         if original_node in self.facts.unsharded_args:
-            self.note(original_node, f"{code(original_node.value)} is evaluated here: passed unsharded (ddpify.unsharded) so the metric covers all the data on every rank")
+            self.note(
+                original_node,
+                f"{code(original_node.value)} is evaluated here: passed unsharded (ddpify.unsharded) so the metric covers all the data on every rank",
+            )
             return updated_node.with_changes(value=rewrites.unsharded(updated_node.value))
         return updated_node
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if original_node in self.facts.dropped_moves:
-            self.note(original_node, f"{code(original_node.func)}() dropped: the DDP-wrapped model stays on its device during training (checkpoints keep that device)")
+            self.note(
+                original_node,
+                f"{code(original_node.func)}() dropped: the DDP-wrapped model stays on its device during training (checkpoints keep that device)",
+            )
             return updated_node.func.value  # type: ignore[attr-defined]
         qualified = self.qualified(original_node)
         for rewrite in (
@@ -255,7 +272,7 @@ class ConvertTransformer(cst.CSTTransformer):
                 return result
         return updated_node
 
-    def _loader(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
+    def _loader(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         fact = self.facts.loaders.get(original)
         if fact is None:
             return None
@@ -265,20 +282,31 @@ class ConvertTransformer(cst.CSTTransformer):
             return updated
         per_process = self.per_process_batch or fact.batch_used_at is not None
         if fact.batch_used_at is not None and not self.per_process_batch:
-            self.manual.append(ManualItem(
-                self.line(original),
-                f"{fact.batch_expression} is also used at line {fact.batch_used_at} as if it were the size of every batch, "
-                "so splitting the global batch would break that code: this loader keeps the per-process batch",
-                f"effective batch = {fact.batch_expression} x world_size: scale the learning rate, or use the real batch length there and convert again",
-            ))
-        self.note(original, f"{label} gets a DistributedSampler ({fact.reason}); {'per-process batch kept (effective batch x world_size)' if per_process else 'global batch preserved: per-rank batch = batch // world_size'}")
+            self.manual.append(
+                ManualItem(
+                    self.line(original),
+                    f"{fact.batch_expression} is also used at line {fact.batch_used_at} as if it were the size of every batch, "
+                    "so splitting the global batch would break that code: this loader keeps the per-process batch",
+                    f"effective batch = {fact.batch_expression} x world_size: scale the learning rate, or use the real batch length there and convert again",
+                )
+            )
+        self.note(
+            original,
+            f"{label} gets a DistributedSampler ({fact.reason}); {'per-process batch kept (effective batch x world_size)' if per_process else 'global batch preserved: per-rank batch = batch // world_size'}",
+        )
         if rewrites.has_keyword(original, "sampler"):
             self.note(original, f"{label}: your sampler is kept and sharded across ranks")
         if rewrites.has_keyword(original, "batch_sampler"):
-            self.manual.append(ManualItem(self.line(original), f"{label} uses a batch_sampler", "each rank takes every world_size-th batch, so the global batch grows by world_size: scale the learning rate or the batch sampler"))
+            self.manual.append(
+                ManualItem(
+                    self.line(original),
+                    f"{label} uses a batch_sampler",
+                    "each rank takes every world_size-th batch, so the global batch grows by world_size: scale the learning rate or the batch sampler",
+                )
+            )
         return rewrites.distributed_loader(updated, per_process_batch=per_process)
 
-    def _dataparallel(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
+    def _dataparallel(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if qualified & names.DATAPARALLEL and updated.args:
             self.note(original, "nn.DataParallel removed: DistributedDataParallel replaces it")
             return rewrites.without_dataparallel(updated)
@@ -287,7 +315,7 @@ class ConvertTransformer(cst.CSTTransformer):
             return rewrites.without_data_parallel_function(updated)
         return None
 
-    def _device_call(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
+    def _device_call(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if qualified & names.CURRENT_ACCELERATOR:
             self.note(original, "accelerator device → the local rank's device")
             return rewrites.device()
@@ -295,7 +323,13 @@ class ConvertTransformer(cst.CSTTransformer):
             value = self._device_value(updated.args[0].value, allow_int=True)
             if value is updated.args[0].value:
                 if not isinstance(value, (cst.SimpleString, cst.Call)) and f"{RT}.device()" not in code(value):
-                    self.manual.append(ManualItem(self.line(original), f"device comes from {code(value)}", "make sure it names the local rank's GPU (ddpify.device()), not cuda:0 on every rank"))
+                    self.manual.append(
+                        ManualItem(
+                            self.line(original),
+                            f"device comes from {code(value)}",
+                            "make sure it names the local rank's GPU (ddpify.device()), not cuda:0 on every rank",
+                        )
+                    )
                 return None
             self.note(original, "CUDA device → the local rank's device (cuda:LOCAL_RANK, else cpu)")
             if rewrites.is_cuda_literal(updated.args[0].value, allow_int=True):
@@ -314,7 +348,7 @@ class ConvertTransformer(cst.CSTTransformer):
                 return updated.with_changes(args=[updated.args[0].with_changes(value=value), *updated.args[1:]])
         return self._device_keyword(original, updated)
 
-    def _device_keyword(self, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
+    def _device_keyword(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
         args = list(updated.args)
         for index, arg in enumerate(args):
             if arg.keyword is not None and arg.keyword.value == "device":
@@ -338,13 +372,16 @@ class ConvertTransformer(cst.CSTTransformer):
         except KeyError:  # a node built by a previous rewrite has no metadata
             return False
 
-    def _seed(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
+    def _seed(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if not qualified & names.SEED_FUNCTIONS or not updated.args:
             return None
-        self.note(original, f"{code(original.func)}(...) → ddpify.seed: same seed on every rank for model init and data, then seed + rank once training starts")
+        self.note(
+            original,
+            f"{code(original.func)}(...) → ddpify.seed: same seed on every rank for model init and data, then seed + rank once training starts",
+        )
         return rewrites.seeded(updated)
 
-    def _checkpoint(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
+    def _checkpoint(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if qualified & names.TORCH_SAVE:
             if any(names.RANK_TEST.search(test) for test in self._tests):
                 # ddpify.save waits for every rank: behind a rank test it would hang the others
@@ -353,26 +390,33 @@ class ConvertTransformer(cst.CSTTransformer):
             self.note(original, "torch.save → ddpify.save: written once by rank 0 (atomically), the other ranks wait for it")
             return rewrites.rank_zero_save(updated)
         if qualified & names.MAKE_DIRECTORY:
-            return self._noted(original, rewrites.makedirs_exist_ok(updated), "directory creation tolerates the other ranks: os.makedirs(..., exist_ok=True)")
+            return self._noted(
+                original,
+                rewrites.makedirs_exist_ok(updated),
+                "directory creation tolerates the other ranks: os.makedirs(..., exist_ok=True)",
+            )
         if qualified & names.TORCH_LOAD:
             return self._noted(original, rewrites.with_map_location(updated), "torch.load gets map_location=ddpify.device()")
         return None
 
-    def _output(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
+    def _output(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if qualified & names.PRINT:
             self.note(original, "print → ddpify.print (rank 0 only)")
             return rewrites.rank_zero_print(updated)
         if qualified & names.TQDM:
             return self._noted(original, rewrites.quiet_progress_bar(updated), "progress bar shown on rank 0 only")
         if original in self.facts.rank_zero_opens:
-            self.note(original, "file opened for writing on rank 0 only: ddpify.rank_zero(open) (other ranks get a no-op file; the code around it still runs everywhere)")
+            self.note(
+                original,
+                "file opened for writing on rank 0 only: ddpify.rank_zero(open) (other ranks get a no-op file; the code around it still runs everywhere)",
+            )
             return rewrites.rank_zero_factory(updated)
         if qualified & names.SUMMARY_WRITERS or any(q.startswith(names.WANDB_PREFIX) for q in qualified):
             self.note(original, f"{code(original.func)} runs on rank 0 only (other ranks get a no-op object)")
             return rewrites.rank_zero_factory(updated)
         return None
 
-    def _model_state(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
+    def _model_state(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         func = original.func
         if not isinstance(func, cst.Attribute) or not self.is_model(func.value):
             return None
@@ -385,10 +429,14 @@ class ConvertTransformer(cst.CSTTransformer):
             return rewrites.unwrapped_load_state_dict(updated)
         return None
 
-    def _local_rank_argument(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> Optional[cst.BaseExpression]:
+    def _local_rank_argument(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if attribute_name(original.func) != "add_argument" or not updated.args:
             return None
-        return self._noted(original, rewrites.local_rank_argument(updated), "--local_rank keeps working under torchrun: both spellings accepted, default is LOCAL_RANK under a launcher")
+        return self._noted(
+            original,
+            rewrites.local_rank_argument(updated),
+            "--local_rank keeps working under torchrun: both spellings accepted, default is LOCAL_RANK under a launcher",
+        )
 
 
 def _is_leftover_reference(statement: cst.BaseSmallStatement, original: cst.SimpleStatementLine) -> bool:

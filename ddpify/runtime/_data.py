@@ -13,7 +13,8 @@ import os
 import random
 import sys
 import warnings
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Optional
 
 import torch
 from torch.utils.data import DataLoader, IterableDataset, RandomSampler, Sampler, SequentialSampler
@@ -141,9 +142,7 @@ class ShardedBatchSampler(_ShardingBase, Sampler):
     per-rank batch is the user's batch and the global batch becomes W times larger.
     """
 
-    def __init__(
-        self, batch_sampler: Iterable[Sequence[Any]], num_replicas: int, rank: int, seed: int = 0
-    ) -> None:
+    def __init__(self, batch_sampler: Iterable[Sequence[Any]], num_replicas: int, rank: int, seed: int = 0) -> None:
         super().__init__(batch_sampler, num_replicas, rank, seed)
 
     @property
@@ -230,10 +229,7 @@ def distributed_loader(*args: Any, per_process_batch: bool = False, **kwargs: An
     else:
         if batch_size is not None:
             if per_process_batch:
-                _print_once(
-                    f"ddpify: per-process batch {batch_size} x {world} processes = "
-                    f"effective batch {batch_size * world}"
-                )
+                _print_once(f"ddpify: per-process batch {batch_size} x {world} processes = effective batch {batch_size * world}")
             elif batch_size % world != 0:
                 raise ValueError(
                     f"batch_size {batch_size} is not divisible by world size {world}; use a "

@@ -8,8 +8,9 @@ parses its arguments) and in a plain ``python train.py`` run.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Optional
 
 __all__ = ["Env", "Launcher", "detect_env", "detect_launcher", "LAUNCHERS"]
 
@@ -49,8 +50,14 @@ class Launcher:
 LAUNCHERS = (
     Launcher("torchrun", "RANK", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"),
     Launcher("slurm", "SLURM_STEP_ID", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", None),
-    Launcher("openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-             "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"),
+    Launcher(
+        "openmpi",
+        "OMPI_COMM_WORLD_RANK",
+        "OMPI_COMM_WORLD_RANK",
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "OMPI_COMM_WORLD_SIZE",
+        "OMPI_COMM_WORLD_LOCAL_SIZE",
+    ),
     Launcher("mpich", "PMI_RANK", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "MPI_LOCALNRANKS"),
 )
 _NO_LAUNCHER = "none"
@@ -158,14 +165,10 @@ def _read(environ: Mapping[str, str], launcher: Launcher) -> Env:
         elif not 0 <= rank < world_size:
             problems.append(f"{launcher.rank}={rank} must satisfy 0 <= {launcher.rank} < {launcher.world}={world_size}")
         if not 1 <= local_world_size <= max(world_size, 1):
-            problems.append(
-                f"{local_world_name}={local_world_size} must satisfy "
-                f"1 <= {local_world_name} <= {launcher.world}={world_size}"
-            )
+            problems.append(f"{local_world_name}={local_world_size} must satisfy 1 <= {local_world_name} <= {launcher.world}={world_size}")
         elif not 0 <= local_rank < local_world_size:
             problems.append(
-                f"{launcher.local_rank}={local_rank} must satisfy "
-                f"0 <= {launcher.local_rank} < {local_world_name}={local_world_size}"
+                f"{launcher.local_rank}={local_rank} must satisfy 0 <= {launcher.local_rank} < {local_world_name}={local_world_size}"
             )
     if problems:
         raise RuntimeError(f"ddpify: invalid launcher environment: {'; '.join(problems)}.")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import builtins
 import os
 import uuid
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 
@@ -90,7 +91,7 @@ class NullObject:
 
     __slots__ = ()
 
-    def __getattr__(self, name: str) -> "NullObject":
+    def __getattr__(self, name: str) -> NullObject:
         return self
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -99,10 +100,10 @@ class NullObject:
     def __delattr__(self, name: str) -> None:
         pass
 
-    def __call__(self, *args: Any, **kwargs: Any) -> "NullObject":
+    def __call__(self, *args: Any, **kwargs: Any) -> NullObject:
         return self
 
-    def __enter__(self) -> "NullObject":
+    def __enter__(self) -> NullObject:
         return self
 
     def __exit__(self, *exc_info: Any) -> bool:
@@ -117,7 +118,7 @@ class NullObject:
     def __bool__(self) -> bool:
         return False
 
-    def __getitem__(self, key: Any) -> "NullObject":
+    def __getitem__(self, key: Any) -> NullObject:
         return self
 
     def __setitem__(self, key: Any, value: Any) -> None:

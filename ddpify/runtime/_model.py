@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 from collections import OrderedDict
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
@@ -71,7 +72,7 @@ def load_state_dict(model: nn.Module, state_dict: Mapping[str, Any], strict: boo
     """
     target = unwrap(model)
     if state_dict and all(isinstance(k, str) and k.startswith(_DDP_PREFIX) for k in state_dict):
-        copy: "OrderedDict[str, Any]" = OrderedDict(state_dict)
+        copy: OrderedDict[str, Any] = OrderedDict(state_dict)
         metadata = getattr(state_dict, "_metadata", None)
         if metadata is not None:
             # consume_prefix_... rewrites _metadata in place too; give it a copy of its own.

@@ -10,8 +10,9 @@ import atexit
 import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from datetime import timedelta
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 import torch
 import torch.distributed as dist
@@ -50,9 +51,7 @@ def _timeout_from_env() -> Optional[float]:
     try:
         value = float(raw)
     except ValueError:
-        raise RuntimeError(
-            f"ddpify: {TIMEOUT_ENV_VAR}={raw!r} is not a number of seconds."
-        ) from None
+        raise RuntimeError(f"ddpify: {TIMEOUT_ENV_VAR}={raw!r} is not a number of seconds.") from None
     if value <= 0:
         raise RuntimeError(f"ddpify: {TIMEOUT_ENV_VAR}={raw!r} must be a positive number of seconds.")
     return value
@@ -75,8 +74,7 @@ def setup(timeout_s: Optional[float] = None) -> None:
         return
     if not dist.is_available():
         raise RuntimeError(
-            "ddpify: this PyTorch build has no torch.distributed support, "
-            f"so it cannot run with WORLD_SIZE={env.world_size}."
+            f"ddpify: this PyTorch build has no torch.distributed support, so it cannot run with WORLD_SIZE={env.world_size}."
         )
     if timeout_s is None:
         timeout_s = _timeout_from_env()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from typing import Mapping
+from collections.abc import Mapping
 
 from ._env import Env
 from ._hostlist import expand_hostlist
@@ -44,8 +44,7 @@ def _first(environ: Mapping[str, str], names: tuple[str, ...]) -> tuple[str, str
 def _slurm(environ: Mapping[str, str]) -> tuple[str, str]:
     name, nodelist = _first(environ, _SLURM_NODELISTS)
     _, job_id = _first(environ, _SLURM_JOB_IDS)
-    needed = (("SLURM_STEP_NODELIST or SLURM_JOB_NODELIST", nodelist, "MASTER_ADDR"),
-              ("SLURM_JOB_ID", job_id, "MASTER_PORT"))
+    needed = (("SLURM_STEP_NODELIST or SLURM_JOB_NODELIST", nodelist, "MASTER_ADDR"), ("SLURM_JOB_ID", job_id, "MASTER_PORT"))
     missing = [(what, override) for what, value, override in needed if not value and override not in environ]
     if missing:
         raise RuntimeError(

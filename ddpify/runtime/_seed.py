@@ -12,7 +12,8 @@ from __future__ import annotations
 import contextlib
 import operator
 import zlib
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ._process_group import barrier, is_distributed, is_main_process, rank, world_size
 

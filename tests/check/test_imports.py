@@ -10,7 +10,7 @@ from pathlib import Path
 
 # The modules of the check path that must not import libcst.matchers themselves.
 CHECK_MODULES = (
-    "ddpify.cstutil",
+    "ddpify.tree.cstutil",
     "ddpify.check.scope",
     "ddpify.check.rule",
     "ddpify.check.helpers",
@@ -48,11 +48,11 @@ def _import(*modules: str) -> dict[str, object]:
 
 
 def test_cstutil_and_scope_leave_matchers_unloaded() -> None:
-    assert _import("ddpify.cstutil", "ddpify.check.scope") == {"importers": [], "loaded": False}
+    assert _import("ddpify.tree.cstutil", "ddpify.check.scope") == {"importers": [], "loaded": False}
 
 
 def test_rules_helpers_and_fact_pass_do_not_import_matchers() -> None:
-    assert _import(*CHECK_MODULES, "ddpify.convert.facts", "ddpify.metadata") == {"importers": [], "loaded": False}
+    assert _import(*CHECK_MODULES, "ddpify.convert.facts", "ddpify.tree.metadata") == {"importers": [], "loaded": False}
 
 
 def test_checking_a_file_leaves_matchers_unloaded() -> None:

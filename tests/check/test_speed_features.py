@@ -18,7 +18,8 @@ from ddpify.check import engine
 from ddpify.check.rules import ALL_RULES
 from ddpify.check.progress import ProgressBar
 from ddpify.check.run import Options, check_paths
-from ddpify.metadata import FastMetadata, visitor_names
+from ddpify.check.file_info import FileInfo
+from ddpify.tree.metadata import FastMetadata, visitor_names
 
 BUGGY = """\
 import torch
@@ -217,7 +218,7 @@ def test_pool_gives_the_outcome_of_one_process(project: Path, tmp_path: Path) ->
 
 # ---------------------------------------------------------------- engine internals
 def test_visitor_methods_are_what_libcst_lists() -> None:
-    file = engine.FileInfo("x.py", "", None)  # type: ignore[arg-type]
+    file = FileInfo("x.py", "", None)  # type: ignore[arg-type]
     for rule in ALL_RULES:
         assert set(visitor_names(rule)) == set(rule(file).get_visitors()), rule.code
 
@@ -229,8 +230,8 @@ def test_already_converted_without_the_fact_pass() -> None:
     for path in sorted((root / "tests" / "fixtures").rglob("*.py")) + sorted((root / "examples").rglob("*.py")):
         source = path.read_text(encoding="utf-8")
         module = cst.parse_module(source)
-        cheap = engine.FileInfo(str(path), source, FastMetadata(module)).already_converted
-        full = engine.FileInfo(str(path), source, FastMetadata(module))
+        cheap = FileInfo(str(path), source, FastMetadata(module)).already_converted
+        full = FileInfo(str(path), source, FastMetadata(module))
         assert cheap == full.facts.already_converted, path
 
 

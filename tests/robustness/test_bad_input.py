@@ -2,7 +2,7 @@
 input or usage, 3 internal error), no traceback, and no file written or touched — neither the
 input nor an output that already exists (same bytes, same mtime, no temporary file left).
 
-Complements tests/test_cli.py (which runs the same kind of cases in a subprocess); these run
+Complements tests/cli/test_cli.py (which runs the same kind of cases in a subprocess); these run
 the CLI in-process, so each costs milliseconds.
 """
 

@@ -13,7 +13,8 @@ def _discover() -> list[type[Rule]]:
     for info in pkgutil.iter_modules(__path__):
         module = importlib.import_module(f"{__name__}.{info.name}")
         found.extend(
-            value for value in vars(module).values()
+            value
+            for value in vars(module).values()
             if isinstance(value, type) and issubclass(value, Rule) and value is not Rule and value.__module__ == module.__name__
         )
     return sorted(found, key=lambda rule: rule.code)

@@ -2,16 +2,12 @@ from __future__ import annotations
 
 import functools
 
-from typing import Optional
-
 import libcst as cst
-
-from ddpify.cstutil import is_method_call, of_types
 
 from ddpify.check.helpers import is_epoch_loop
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import rewrites
-from ddpify.convert.facts import code, is_simple_reference
+from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
 
 _SAMPLER = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 
@@ -111,5 +107,5 @@ for epoch in range(10):
 
     def _pick(self, loop: cst.For) -> str:
         text = code(loop.body)
-        mentioned: Optional[str] = next((key for key in self._loaders if key in text), None)
+        mentioned: str | None = next((key for key in self._loaders if key in text), None)
         return mentioned or self._loaders[0]

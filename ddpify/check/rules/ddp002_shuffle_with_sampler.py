@@ -53,4 +53,6 @@ loader = DataLoader(dataset, batch_size=4, sampler=DistributedSampler(dataset))
         if isinstance(shuffle.value, cst.Name) and shuffle.value.value == "False":
             return
         kept = [a for a in node.args if a is not shuffle]
-        self.report(node, replacement=node.with_changes(args=fix_commas([*kept[:-1], kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)])))
+        self.report(
+            node, replacement=node.with_changes(args=fix_commas([*kept[:-1], kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]))
+        )

@@ -2,8 +2,6 @@ from __future__ import annotations
 
 import functools
 
-from typing import Optional
-
 import libcst as cst
 
 from ddpify.check.helpers_a import is_data_parallel, is_iterable_dataset, iterable_dataset_classes, name_values
@@ -20,8 +18,8 @@ class LoaderWithoutSampler(Rule):
     message = "training DataLoader has no distributed sampler: every rank iterates the whole dataset"
     severity = "error"
     why = (
-        "DDP averages gradients but does not split the data: the DDP docstring says it \"does not "
-        "chunk or otherwise shard the input\", that is the job of a DistributedSampler. A training "
+        'DDP averages gradients but does not split the data: the DDP docstring says it "does not '
+        'chunk or otherwise shard the input", that is the job of a DistributedSampler. A training '
         "loader without one hands every rank the same batches, so N GPUs do the work of one, each "
         "epoch takes as long as on a single GPU, and the effective batch is N copies of the same "
         "samples. Which loaders train is decided as the converter decides it (a name with "
@@ -123,7 +121,7 @@ model = DDP(model)
         return any(a.star for a in call.args) and "sampler" in self.file.source
 
 
-def _dataset(call: cst.Call) -> Optional[cst.BaseExpression]:
+def _dataset(call: cst.Call) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "dataset":
             return arg.value

@@ -2,11 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.cstutil import of_types
-
 from ddpify.check.helpers_a import name_values, selects_local_rank_zero, short, singleton_io
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert.rewrites import main_process_test
+from ddpify.tree.cstutil import of_types
 
 
 class LocalRankGuard(Rule):
@@ -16,7 +15,7 @@ class LocalRankGuard(Rule):
     severity = "warning"
     why = (
         "LOCAL_RANK is the process's index on its own node, so `if local_rank == 0:` (or "
-        "`args.local_rank in [-1, 0]`, `os.environ[\"LOCAL_RANK\"] == \"0\"`) is true once per "
+        '`args.local_rank in [-1, 0]`, `os.environ["LOCAL_RANK"] == "0"`) is true once per '
         "node. On one node that is the same as rank 0, which is why the bug survives testing; on "
         "several nodes every node's first process writes the checkpoint, opens a wandb run or a "
         "SummaryWriter and prints, so shared files are written concurrently and get corrupted "

@@ -7,7 +7,7 @@ import libcst as cst
 from ddpify.check.helpers_a import wrap_sites, wrapped_state_dict_saves
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import rewrites
-from ddpify.convert.facts import code
+from ddpify.tree.cstutil import code
 
 
 class WrappedStateDictSaved(Rule):
@@ -20,7 +20,7 @@ class WrappedStateDictSaved(Rule):
         "`state_dict()` names every parameter `module.<name>` (NVIDIA/apex#647, "
         "pytorch/pytorch#41048). A checkpoint saved that way no longer loads into the plain model "
         "(single-GPU evaluation, inference, fine-tuning): `load_state_dict` fails with "
-        "\"Missing key(s) ... Unexpected key(s) module.features...\". Save the unwrapped model's "
+        '"Missing key(s) ... Unexpected key(s) module.features...". Save the unwrapped model\'s '
         "state instead. The fix writes `ddpify.unwrap(model).state_dict()`, exactly as the "
         "converter does; it works whether or not the model is wrapped (single process)."
     )

@@ -4,12 +4,10 @@ import functools
 
 import libcst as cst
 
-from ddpify.cstutil import is_method_call
-
 from ddpify.check.helpers_a import wrap_sites, wrapped_state_dict_saves, wrapped_when
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import rewrites
-from ddpify.convert.facts import code
+from ddpify.tree.cstutil import code, is_method_call
 
 
 class LoadIntoWrappedModel(Rule):
@@ -20,9 +18,9 @@ class LoadIntoWrappedModel(Rule):
     why = (
         "The DDP wrapper names its parameters `module.<name>`. Loading a checkpoint saved from the "
         "plain model (or with `model.module.state_dict()`) into the wrapper fails with "
-        "\"Missing key(s) in state_dict: module.features...\", and a checkpoint saved from the "
+        '"Missing key(s) in state_dict: module.features...", and a checkpoint saved from the '
         "wrapper fails the other way round when loaded into the plain model before wrapping "
-        "(pytorch/pytorch#3805 \"unexpected key module.features...\"). Which of the two a given "
+        '(pytorch/pytorch#3805 "unexpected key module.features..."). Which of the two a given '
         "checkpoint file holds is not visible in the code, so load through a helper that accepts "
         "both: the fix writes `ddpify.load_state_dict(model, state)`, which loads into the "
         "unwrapped model and strips a `module.` prefix when every key has one, exactly as the "

@@ -2,8 +2,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.cstutil import of_types
-
 from ddpify.check.helpers_a import (
     BATCHNORM,
     TORCHVISION_MODEL,
@@ -13,6 +11,7 @@ from ddpify.check.helpers_a import (
     is_ddp_class_call,
 )
 from ddpify.check.rule import Invalid, Rule
+from ddpify.tree.cstutil import of_types
 
 
 class UnsyncedBatchNorm(Rule):

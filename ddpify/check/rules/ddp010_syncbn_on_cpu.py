@@ -1,13 +1,12 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 import libcst as cst
 
 from ddpify.check.helpers_a import SYNC_BATCHNORM, cpu_only, gloo_backend
 from ddpify.check.rule import Invalid, Rule
-from ddpify.convert.facts import code
+from ddpify.tree.cstutil import code
 
 _CUDA_TEST = re.compile(r"cuda|nccl|gpu", re.I)
 
@@ -19,11 +18,11 @@ class SyncBatchNormOnCpu(Rule):
     severity = "error"
     why = (
         "SyncBatchNorm all-reduces its statistics with a CUDA-only kernel path: on CPU tensors (the "
-        "gloo backend) its forward raises \"SyncBatchNorm expected input tensor to be on GPU\" "
+        'gloo backend) its forward raises "SyncBatchNorm expected input tensor to be on GPU" '
         "(open-mmlab/mmocr#398), and DDP refuses to wrap a CPU module that holds one. Scripts that "
-        "run with `init_process_group(backend=\"gloo\")`, or never mention CUDA at all, therefore "
+        'run with `init_process_group(backend="gloo")`, or never mention CUDA at all, therefore '
         "crash on the first batch after `convert_sync_batchnorm`. Convert only where the model is "
-        "on CUDA (`if device.type == \"cuda\": model = nn.SyncBatchNorm.convert_sync_batchnorm(model)`), "
+        'on CUDA (`if device.type == "cuda": model = nn.SyncBatchNorm.convert_sync_batchnorm(model)`), '
         "or use `ddpify.prepare_model(model)`, which converts for CUDA models only. A conversion "
         "already under a test that mentions cuda/nccl/gpu is not flagged. Report only."
     )
@@ -76,7 +75,7 @@ net = DDP(net)
 
     def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
         super().__init__(file)
-        self._reason: Optional[str] = None
+        self._reason: str | None = None
 
     def visit_Module(self, node: cst.Module) -> None:
         if "SyncBatchNorm" not in self.file.source:

@@ -4,13 +4,11 @@ import functools
 
 import libcst as cst
 
-from ddpify.cstutil import of_types
-
 from ddpify.check import helpers_b as hb
 from ddpify.check.helpers_a import ANY_RANK_TERM, enclosing_function, is_data_parallel, name_values, short
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
-from ddpify.convert.facts import code
+from ddpify.tree.cstutil import code, of_types
 
 
 class SameSeedEveryRank(Rule):

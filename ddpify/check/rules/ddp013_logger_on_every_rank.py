@@ -2,16 +2,12 @@ from __future__ import annotations
 
 import functools
 
-from typing import Optional
-
 import libcst as cst
-
-from ddpify.cstutil import is_method_call, of_types
 
 from ddpify.check.helpers import RANK_TEST, rank_guard
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
-from ddpify.convert.facts import code
+from ddpify.tree.cstutil import code, is_method_call, of_types
 
 _WANDB = frozenset({"wandb.init", "wandb.log", "wandb.watch"})
 _SWITCHES = frozenset({"mode", "disabled"})  # wandb.init(mode="disabled"), SummaryWriter has none
@@ -29,7 +25,7 @@ class LoggerOnEveryRank(Rule):
     severity = "warning"
     why = (
         "Every process executes the script, so an unguarded `wandb.init()` opens N runs "
-        "(huggingface/pytorch-image-models#1309 \"--log-wandb creates multiple instances\"), "
+        '(huggingface/pytorch-image-models#1309 "--log-wandb creates multiple instances"), '
         "`SummaryWriter()` writes N event files that TensorBoard overlays, and `mlflow.start_run()` "
         "records N runs (metatensor/metatrain#733); `wandb.log` on a rank whose `wandb.init` was "
         "guarded raises. Log from rank 0 only. The fix wraps the factory: "
@@ -37,7 +33,7 @@ class LoggerOnEveryRank(Rule):
         "rank 0 and hands the other ranks a no-op object, so the rest of the code (`writer.add_scalar`) "
         "needs no guard, exactly as the converter does. mlflow calls are reported only. Calls under a "
         "rank test (`if rank == 0:`, `... if is_main_process() else None`) or switched off by the rank "
-        "(`wandb.init(mode=\"online\" if rank == 0 else \"disabled\")`) are fine."
+        '(`wandb.init(mode="online" if rank == 0 else "disabled")`) are fine.'
     )
     fix = "safe"
     valid = (
@@ -140,7 +136,7 @@ with mlflow.start_run():
             replacement=functools.partial(rewrites.rank_zero_factory, node),
         )
 
-    def _logger(self, node: cst.Call) -> Optional[str]:
+    def _logger(self, node: cst.Call) -> str | None:
         qualified = self.qualified(node)
         if qualified & names.SUMMARY_WRITERS:
             return "SummaryWriter(...)"

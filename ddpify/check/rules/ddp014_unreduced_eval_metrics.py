@@ -1,15 +1,13 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 import libcst as cst
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names
-from ddpify.convert.facts import code, is_simple_reference
-from ddpify.cstutil import is_method_call, of_types
+from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
 
 SAMPLER = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 # Accumulators of an evaluation: `correct += ...`, `total += ...`, `val_loss += ...`.
@@ -196,9 +194,7 @@ print(test_loss / len(test_loader))
                         found.add((function, params[index + offset].name.value))
         return found
 
-    def _sharded_iterable(
-        self, loop: cst.For, sharded: set[str], parameters: set[tuple[cst.FunctionDef, str]]
-    ) -> Optional[str]:
+    def _sharded_iterable(self, loop: cst.For, sharded: set[str], parameters: set[tuple[cst.FunctionDef, str]]) -> str | None:
         mentioned = {code(n) for n in of_types(loop.iter, cst.Name, cst.Attribute)}
         for key in sorted(mentioned & sharded):
             return key

@@ -1,15 +1,11 @@
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
-
-from ddpify.cstutil import is_name
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names
-from ddpify.convert.facts import code
+from ddpify.tree.cstutil import code, is_name
 
 SAMPLER = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 
@@ -121,11 +117,17 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
             labels.append(dataset)
         evaluation = [label for label in labels if hb.is_eval_name(label)]
         if evaluation:
-            self.report(call, f"DistributedSampler on the evaluation set {evaluation[0]} without drop_last=True pads it with repeated samples, which the metrics count twice")
+            self.report(
+                call,
+                f"DistributedSampler on the evaluation set {evaluation[0]} without drop_last=True pads it with repeated samples, which the metrics count twice",
+            )
         elif hb.is_false(hb.keyword_value(call, "shuffle")) and not any(hb.is_train_name(label) for label in labels):
-            self.report(call, "DistributedSampler with shuffle=False (an evaluation set?) and no drop_last=True pads it with repeated samples, which the metrics count twice")
+            self.report(
+                call,
+                "DistributedSampler with shuffle=False (an evaluation set?) and no drop_last=True pads it with repeated samples, which the metrics count twice",
+            )
 
-    def _loader_receiving(self, sampler: cst.Call) -> Optional[cst.Call]:
+    def _loader_receiving(self, sampler: cst.Call) -> cst.Call | None:
         arg = self.parent(sampler)
         if isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "sampler":
             call = self.parent(arg)
@@ -138,12 +140,18 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
             return
         target = hb.assigned_to(self, call) or ""
         if hb.is_eval_name(target):
-            self.report(call, f"ddpify.distributed_loader shards the evaluation set of {target} and pads it with repeated samples, which the metrics count twice: evaluate with a plain DataLoader on every rank")
+            self.report(
+                call,
+                f"ddpify.distributed_loader shards the evaluation set of {target} and pads it with repeated samples, which the metrics count twice: evaluate with a plain DataLoader on every rank",
+            )
         elif hb.is_false(hb.keyword_value(call, "shuffle")) and not hb.is_train_name(target):
-            self.report(call, "ddpify.distributed_loader with shuffle=False (an evaluation set?) pads the data with repeated samples, which the metrics count twice")
+            self.report(
+                call,
+                "ddpify.distributed_loader with shuffle=False (an evaluation set?) pads the data with repeated samples, which the metrics count twice",
+            )
 
 
-def _dataset(call: cst.Call) -> Optional[str]:
+def _dataset(call: cst.Call) -> str | None:
     value = hb.keyword_value(call, "dataset")
     if value is None and call.args and call.args[0].keyword is None and not call.args[0].star:
         value = call.args[0].value

@@ -2,11 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.cstutil import is_method_call
-
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
-from ddpify.convert.facts import code
+from ddpify.tree.cstutil import code, is_method_call
 
 _LAUNCH = "torch.distributed.launch"
 
@@ -19,7 +17,7 @@ class LocalRankArgument(Rule):
     why = (
         "`torch.distributed.launch` used to pass `--local_rank=N` to every process; it is "
         "deprecated, and since torch 2.0 it passes `--local-rank=N` (dash) instead, so a parser "
-        "that only knows `--local_rank` stops with \"unrecognized arguments: --local-rank=0\" "
+        'that only knows `--local_rank` stops with "unrecognized arguments: --local-rank=0" '
         "(huggingface/pytorch-image-models#1728). Its successor `torchrun` passes nothing at all: "
         "the local rank is in the LOCAL_RANK environment variable, so `args.local_rank` keeps its "
         "default (-1) and the script believes it is not distributed, or puts every rank on the same "
@@ -92,7 +90,8 @@ import torch.distributed as dist
         if fixed is None:
             return
         spelled = [
-            a.value.evaluated_value for a in node.args
+            a.value.evaluated_value
+            for a in node.args
             if a.keyword is None and isinstance(a.value, cst.SimpleString) and a.value.evaluated_value in names.LOCAL_RANK_FLAGS
         ]
         default = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "default"), None)
@@ -112,7 +111,10 @@ import torch.distributed as dist
         except Exception:  # noqa: BLE001 - an undecodable literal is not ours to judge
             return
         if _LAUNCH in text:
-            self.report(node, message="torch.distributed.launch is deprecated (and passes --local-rank since torch 2.0): launch with torchrun, which passes LOCAL_RANK in the environment")
+            self.report(
+                node,
+                message="torch.distributed.launch is deprecated (and passes --local-rank since torch 2.0): launch with torchrun, which passes LOCAL_RANK in the environment",
+            )
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.module is None or node.relative or self.file.already_converted:

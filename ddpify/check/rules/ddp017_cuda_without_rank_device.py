@@ -4,12 +4,10 @@ import functools
 
 import libcst as cst
 
-from ddpify.cstutil import of_types
-
 from ddpify.check.helpers_a import is_data_parallel, pins_device_per_rank, short
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
-from ddpify.convert.facts import code, is_simple_reference
+from ddpify.tree.cstutil import is_simple_reference, of_types
 
 
 class CudaWithoutRankDevice(Rule):
@@ -18,19 +16,19 @@ class CudaWithoutRankDevice(Rule):
     message = "bare CUDA device with no per-rank device set: every rank uses GPU 0"
     severity = "error"
     why = (
-        "`\"cuda\"`, `.cuda()` and `torch.device(\"cuda\")` mean *the current device*, which is GPU 0 "
-        "in every process until `torch.cuda.set_device(local_rank)` is called; `\"cuda:0\"` is "
+        '`"cuda"`, `.cuda()` and `torch.device("cuda")` mean *the current device*, which is GPU 0 '
+        'in every process until `torch.cuda.set_device(local_rank)` is called; `"cuda:0"` is '
         "GPU 0 outright. So all ranks put their model and batches on the first GPU: it runs out "
-        "of memory or NCCL stops with \"Duplicate GPU detected\" (NVIDIA/Megatron-LM#661), and "
+        'of memory or NCCL stops with "Duplicate GPU detected" (NVIDIA/Megatron-LM#661), and '
         "the other GPUs idle. The DDP docstring asks each process to own one GPU through "
         "CUDA_VISIBLE_DEVICES or `torch.cuda.set_device(i)`, and pytorch/examples PR #1142 added "
         "exactly those calls. The fix names the process's own device, `ddpify.device()` "
         "(cuda:LOCAL_RANK, or cpu without CUDA), exactly as the converter does: `.cuda()` becomes "
-        "`.to(ddpify.device())`, `torch.device(\"cuda\")` and `\"cuda:0\"` become `ddpify.device()`. "
+        '`.to(ddpify.device())`, `torch.device("cuda")` and `"cuda:0"` become `ddpify.device()`. '
         "Not flagged: scripts that call `torch.cuda.set_device(...)`, enter `torch.cuda.device(...)`, "
         "set CUDA_VISIBLE_DEVICES in code, call a project helper such as `init_distributed_mode`, or "
         "use ddpify.runtime; and devices computed from a rank (`.cuda(local_rank)`, "
-        "`f\"cuda:{local_rank}\"`)."
+        '`f"cuda:{local_rank}"`).'
     )
     fix = "safe"
     valid = (
@@ -110,9 +108,7 @@ buffer = torch.zeros(4, device=ddpify.device())
         self._active = False
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._active = (
-            is_data_parallel(self, node) and not self.file.already_converted and not pins_device_per_rank(self, node)
-        )
+        self._active = is_data_parallel(self, node) and not self.file.already_converted and not pins_device_per_rank(self, node)
 
     # ------------------------------------------------------------ calls
     def visit_Call(self, node: cst.Call) -> None:
@@ -128,7 +124,13 @@ buffer = torch.zeros(4, device=ddpify.device())
             if method == "cuda":
                 self._cuda(node)
                 return
-            if method == "to" and node.args and node.args[0].keyword is None and not node.args[0].star and not _has_call(node.args[0].value):
+            if (
+                method == "to"
+                and node.args
+                and node.args[0].keyword is None
+                and not node.args[0].star
+                and not _has_call(node.args[0].value)
+            ):
                 value = self._value(node.args[0].value, allow_int=True)
                 if value is not node.args[0].value:
                     self.report(
@@ -146,8 +148,10 @@ buffer = torch.zeros(4, device=ddpify.device())
         value = self._value(original, allow_int=True)
         if value is original:
             return
-        replacement = rewrites.device() if rewrites.is_cuda_literal(original, allow_int=True) else node.with_changes(
-            args=[node.args[0].with_changes(value=value)]
+        replacement = (
+            rewrites.device()
+            if rewrites.is_cuda_literal(original, allow_int=True)
+            else node.with_changes(args=[node.args[0].with_changes(value=value)])
         )
         self.report(node, message=f"{short(node)} with no per-rank device set: every rank uses GPU 0", replacement=replacement)
 

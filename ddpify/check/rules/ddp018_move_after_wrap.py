@@ -6,8 +6,7 @@ import libcst as cst
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
-from ddpify.convert.facts import code
-from ddpify.cstutil import is_name, of_types
+from ddpify.tree.cstutil import code, is_name, of_types
 
 _MOVES = frozenset({"to", "cuda", "to_empty"})
 _DEVICE_WORDS = re.compile(r"device|cuda|gpu|rank", re.I)
@@ -124,7 +123,10 @@ def main(rank):
         built_here = [a for a in assigned.get(model, []) if hb.scope_of(self, a) is wrap.scope and a is not wrap.statement]
         if not built_here or not all(_constructed_on_cpu(a.value) for a in built_here) or _device_context(self.file.module):
             return
-        self.report(wrap.call, f"DDP(..., device_ids=...) wraps {model}, which is never moved to a device: call {model}.to(device) before wrapping it")
+        self.report(
+            wrap.call,
+            f"DDP(..., device_ids=...) wraps {model}, which is never moved to a device: call {model}.to(device) before wrapping it",
+        )
 
 
 def _constructed_on_cpu(value: cst.BaseExpression) -> bool:

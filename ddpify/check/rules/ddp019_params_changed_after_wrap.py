@@ -1,13 +1,12 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 import libcst as cst
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
-from ddpify.convert.facts import code, is_simple_reference
+from ddpify.tree.cstutil import code, is_simple_reference
 
 # `.apply(fn)` that re-initialises weights (not `.apply(set_bn_eval)`, which changes no parameter)
 _INITIALISER = re.compile(r"init|weight|reset|xavier|kaiming|normal|uniform|orthogonal|trunc", re.I)
@@ -113,7 +112,7 @@ model.apply(init_weights)
                     "weights at the wrap, so ranks with different RNG states now differ; initialise before wrapping",
                 )
 
-    def _changed_model(self, call: cst.Call) -> Optional[tuple[str, str]]:
+    def _changed_model(self, call: cst.Call) -> tuple[str, str] | None:
         """(how, model) for ``model.load_state_dict(...)``, ``model.apply(fn)``,
         ``ddpify.load_state_dict(model, ...)``."""
         name = hb.callee_name(call)

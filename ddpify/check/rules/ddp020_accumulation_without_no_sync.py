@@ -1,9 +1,7 @@
 from __future__ import annotations
 
 import functools
-
 import re
-from typing import Optional, Union
 
 import libcst as cst
 
@@ -11,15 +9,14 @@ from ddpify.check import helpers_b as hb
 from ddpify.check.helpers import is_ddp_wrap
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
-from ddpify.convert.facts import code
-from ddpify.cstutil import has_binary_operator, is_method_call, of_types
+from ddpify.tree.cstutil import code, has_binary_operator, is_method_call, of_types
 
 _OPTIMIZER_NAME = re.compile(r"(^|[._])(optim\w*|opt|opt_\w+|\w*_opt|\w*optimizer\w*)$", re.I)
 _NOT_OPTIMIZER = re.compile(r"sched|lr_|warmup", re.I)
 # Ways to skip the all-reduce of non-final micro-steps: DDP's own, ddpify's
 # `with ddpify.sync_gradients(model, when=...)`, Accelerate's `accelerator.accumulate(model)`.
 _SYNC_CONTROL = frozenset({"no_sync", "require_backward_grad_sync", "sync_gradients", "accumulate"})
-Loop = Union[cst.For, cst.While]
+Loop = cst.For | cst.While
 
 
 class AccumulationWithoutNoSync(Rule):
@@ -189,7 +186,7 @@ for x, y in loader:
             return True
         return bool(_OPTIMIZER_NAME.search(owner)) and not _NOT_OPTIMIZER.search(owner)
 
-    def _modulo_if(self, node: cst.CSTNode) -> Optional[cst.If]:
+    def _modulo_if(self, node: cst.CSTNode) -> cst.If | None:
         child = node
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
@@ -200,7 +197,7 @@ for x, y in loader:
             child = ancestor
         return None
 
-    def _loop_of(self, node: cst.CSTNode) -> Optional[Loop]:
+    def _loop_of(self, node: cst.CSTNode) -> Loop | None:
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, (cst.For, cst.While)):
                 return ancestor

@@ -88,4 +88,6 @@ if __name__ == "__main__":
                 continue
             instead = _RUNTIME_EQUIVALENT.get(function)  # type: ignore[arg-type]
             advice = f"use {instead}, which also works in a single process" if instead else "guard it with dist.is_initialized()"
-            self.report(call, f"dist.{function}() but the script never initialises a process group: it raises in a single-process run; {advice}")
+            self.report(
+                call, f"dist.{function}() but the script never initialises a process group: it raises in a single-process run; {advice}"
+            )

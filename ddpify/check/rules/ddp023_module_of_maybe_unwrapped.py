@@ -1,14 +1,14 @@
 from __future__ import annotations
 
 import functools
-
 import re
+
 import libcst as cst
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import rewrites
-from ddpify.convert.facts import code, is_simple_reference
+from ddpify.tree.cstutil import code, is_simple_reference
 
 _TYPE_TEST = re.compile(r"\b(isinstance|hasattr|getattr)\b|\.module\b")
 
@@ -121,7 +121,9 @@ ddpify.unwrap(model).generate(prompt)
 
     def _is_target(self, node: cst.Attribute) -> bool:
         parent = self.parent(node)
-        return isinstance(parent, (cst.AssignTarget, cst.Del)) or (isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node)
+        return isinstance(parent, (cst.AssignTarget, cst.Del)) or (
+            isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node
+        )
 
     def _guarded(self, node: cst.Attribute, name: str) -> bool:
         """Only reached when the model is wrapped: after an unconditional DDP wrap in the same

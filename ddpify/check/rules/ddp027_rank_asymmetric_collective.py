@@ -1,14 +1,12 @@
 from __future__ import annotations
 
-from typing import Optional, Union
-
 import libcst as cst
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
-from ddpify.convert.facts import code
+from ddpify.tree.cstutil import code
 
-Guard = Union[cst.If, cst.IfExp]
+Guard = cst.If | cst.IfExp
 
 
 class RankAsymmetricCollective(Rule):
@@ -80,7 +78,7 @@ if ddpify.is_main_process():
 
     def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
         super().__init__(file)
-        self._collectives: list[tuple[cst.Call, str, Optional[Guard]]] = []
+        self._collectives: list[tuple[cst.Call, str, Guard | None]] = []
         self._wraps: list[hb.Wrap] = []
         self._assigned: dict[str, list[cst.Assign]] = {}
 

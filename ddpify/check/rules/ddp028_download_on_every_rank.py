@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import functools
-
 import re
 
 import libcst as cst

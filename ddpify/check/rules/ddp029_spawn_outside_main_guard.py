@@ -1,12 +1,10 @@
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
-from ddpify.cstutil import of_types
+from ddpify.tree.cstutil import of_types
 
 _SPAWN = frozenset(
     {
@@ -21,11 +19,11 @@ _SPAWN = frozenset(
 class SpawnOutsideMainGuard(Rule):
     code = "DDP029"
     name = "spawn-outside-main-guard"
-    message = "mp.spawn runs at import time, outside `if __name__ == \"__main__\":`: every child re-runs it"
+    message = 'mp.spawn runs at import time, outside `if __name__ == "__main__":`: every child re-runs it'
     severity = "error"
     why = (
         "`torch.multiprocessing.spawn` starts its workers with the 'spawn' start method: each child "
-        "imports the main module afresh. Module-level code without an `if __name__ == \"__main__\":` "
+        'imports the main module afresh. Module-level code without an `if __name__ == "__main__":` '
         "guard therefore runs again in every child, which tries to spawn again and fails with "
         "'An attempt has been made to start a new process before the current process has finished "
         "its bootstrapping phase' (Lightning-AI/pytorch-lightning#16900). Put the spawn — or the call "
@@ -112,11 +110,19 @@ main()
                     spawning.add(function.name.value)
                     changed = True
         for call in hb.calls(node):
-            if isinstance(call.func, cst.Name) and call.func.value in spawning and not hb.in_function(self, call) \
-                    and not hb.under_main_guard(self, call) and not any(isinstance(a, cst.ClassDef) for a in self.ancestors(call)):
-                self.report(call, f"{call.func.value}() spawns processes (mp.spawn) and is called at import time, outside `if __name__ == \"__main__\":`: every child re-runs it")
+            if (
+                isinstance(call.func, cst.Name)
+                and call.func.value in spawning
+                and not hb.in_function(self, call)
+                and not hb.under_main_guard(self, call)
+                and not any(isinstance(a, cst.ClassDef) for a in self.ancestors(call))
+            ):
+                self.report(
+                    call,
+                    f'{call.func.value}() spawns processes (mp.spawn) and is called at import time, outside `if __name__ == "__main__":`: every child re-runs it',
+                )
 
-    def _top_function(self, call: cst.Call) -> Optional[str]:
+    def _top_function(self, call: cst.Call) -> str | None:
         owner = None
         for ancestor in self.ancestors(call):
             if isinstance(ancestor, cst.FunctionDef):

@@ -1,15 +1,13 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 import libcst as cst
 
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names
-from ddpify.convert.facts import code
-from ddpify.cstutil import has_binary_operator, of_types
+from ddpify.tree.cstutil import code, has_binary_operator, of_types
 
 _CPU_COUNT = frozenset(
     {
@@ -35,7 +33,7 @@ class WorkersPerCpuCount(Rule):
         "cores × processes-per-node worker processes on the node: the CPUs are oversubscribed, "
         "every worker holds a copy of the dataset object, and data loading gets slower, not faster "
         "(often with 'too many open files' or shared-memory errors). Give each process its share: "
-        "`os.cpu_count() // int(os.environ.get(\"LOCAL_WORLD_SIZE\", 1))`, as pytorch/examples "
+        '`os.cpu_count() // int(os.environ.get("LOCAL_WORLD_SIZE", 1))`, as pytorch/examples '
         "imagenet/main.py divides `workers` by the GPUs per node (Horovod likewise sets "
         "`torch.set_num_threads(1)`). Reported for a loader's num_workers taken from a CPU count "
         "(directly or through a variable) with no division by the processes per node. "
@@ -99,9 +97,12 @@ loader = DataLoader(train_set, batch_size=64, num_workers=multiprocessing.cpu_co
             if arg.keyword is not None and arg.keyword.value == "num_workers":
                 source = self._cpu_count_source(arg.value)
                 if source is not None:
-                    self.report(arg, f"num_workers={code(arg.value)} comes from {source} in every process: divide it by the processes per node (LOCAL_WORLD_SIZE)")
+                    self.report(
+                        arg,
+                        f"num_workers={code(arg.value)} comes from {source} in every process: divide it by the processes per node (LOCAL_WORLD_SIZE)",
+                    )
 
-    def _cpu_count_source(self, value: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+    def _cpu_count_source(self, value: cst.BaseExpression, depth: int = 0) -> str | None:
         if depth > 3 or _PER_PROCESS.search(code(value)) or has_binary_operator(value, cst.FloorDivide, cst.Divide, cst.RightShift):
             return None
         for call in of_types(value, cst.Call):

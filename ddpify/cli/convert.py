@@ -1,56 +1,37 @@
-"""Command line: argument parsing and exit codes only; the work happens in ``ddpify.api``.
-
-Kept free of heavy imports (libcst, torch) at module level so ``--help`` and ``--version``
-answer instantly.
-"""
+"""``ddpify SRC`` (``ddpify convert SRC``): options and exit codes only; the work is ``ddpify.api``."""
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import click
 
-from ddpify import __version__
 from ddpify.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, DdpifyError
 
-if TYPE_CHECKING:  # pathlib is imported by the commands, not for --help / --version
+if TYPE_CHECKING:  # pathlib is imported by the command, not for --help / --version
     from pathlib import Path
 
 EXIT_CODES_HELP = "Exit codes: 0 done, 2 bad input or usage, 3 internal error (nothing written on 2 or 3)."
 
 
-class _ConvertByDefault(click.Group):
-    """``ddpify SRC ...`` means ``ddpify convert SRC ...``: converting is the main job."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
-            args = ["convert", *args]
-        return super().parse_args(ctx, args)
-
-
-@click.group(cls=_ConvertByDefault, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
-@click.version_option(__version__, prog_name="ddpify")
-def main() -> None:
-    """Turn a single-GPU PyTorch training script into a correct DDP script.
-
-    \b
-      ddpify train.py -o train_ddp.py
-      torchrun --nproc_per_node=4 train_ddp.py ...
-    """
-
-
-@main.command(epilog=EXIT_CODES_HELP)
+@click.command(epilog=EXIT_CODES_HELP)
 @click.argument("src", type=str)
 @click.option("-o", "--output", type=click.Path(), help="Write the result here (default: stdout).")
 @click.option("--in-place", is_flag=True, help="Rewrite SRC itself.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff and write nothing.")
-@click.option("--per-process-batch", is_flag=True, help="Keep each loader's batch size per process (effective batch x world size) instead of splitting the global batch.")
+@click.option(
+    "--per-process-batch",
+    is_flag=True,
+    help="Keep each loader's batch size per process (effective batch x world size) instead of splitting the global batch.",
+)
 @click.option("--standalone", is_flag=True, help="Embed the runtime helpers the result uses, so it needs only torch (no ddpify).")
 @click.option("--annotate", is_flag=True, help="Also write each item that needs a human as a '# ddpify:' comment above its line.")
 @click.option("-q", "--quiet", is_flag=True, help="No report on stderr.")
-def convert(src: str, output: Optional[str], in_place: bool, show_diff: bool, per_process_batch: bool, standalone: bool, annotate: bool, quiet: bool) -> None:
+def convert(
+    src: str, output: str | None, in_place: bool, show_diff: bool, per_process_batch: bool, standalone: bool, annotate: bool, quiet: bool
+) -> None:
     """Convert SRC (a file, or - for stdin) for DistributedDataParallel."""
     from pathlib import Path
 
@@ -63,19 +44,33 @@ def convert(src: str, output: Optional[str], in_place: bool, show_diff: bool, pe
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
     except RecursionError:  # libcst recurses per nesting level / operand of a long operator chain
-        click.echo(f"ddpify: error: {src}: code nested too deeply for ddpify's parser (e.g. an operator chain of "
-                   f"hundreds of operands); nothing written", err=True)
+        click.echo(
+            f"ddpify: error: {src}: code nested too deeply for ddpify's parser (e.g. an operator chain of "
+            f"hundreds of operands); nothing written",
+            err=True,
+        )
         sys.exit(EXIT_BAD_INPUT)
     except Exception as error:  # never a traceback: one line, exit 3, nothing written (writes come last)
         if os.environ.get("DDPIFY_DEBUG"):
             raise
-        click.echo(f"ddpify: internal error: {src}: {error.__class__.__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-                   f"; nothing written. This is a ddpify bug (DDPIFY_DEBUG=1 shows the traceback)", err=True)
+        click.echo(
+            f"ddpify: internal error: {src}: {error.__class__.__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+            f"; nothing written. This is a ddpify bug (DDPIFY_DEBUG=1 shows the traceback)",
+            err=True,
+        )
         sys.exit(EXIT_INTERNAL)
 
 
-def _convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, per_process_batch: bool, quiet: bool,
-             standalone: bool = False, annotate: bool = False) -> None:
+def _convert(
+    src: str,
+    output: Path | None,
+    in_place: bool,
+    show_diff: bool,
+    per_process_batch: bool,
+    quiet: bool,
+    standalone: bool = False,
+    annotate: bool = False,
+) -> None:
     from pathlib import Path
 
     from ddpify import source_io
@@ -97,15 +92,24 @@ def _convert(src: str, output: Optional[Path], in_place: bool, show_diff: bool, 
         source_name = src
         if output is not None and _same_file(path, output):
             raise DdpifyError(f"{output}: output is the input file; use --in-place to rewrite it")
-    result = convert_source(source.text, per_process_batch=per_process_batch, filename=source_name, standalone=standalone, annotate=annotate)
+    result = convert_source(
+        source.text, per_process_batch=per_process_batch, filename=source_name, standalone=standalone, annotate=annotate
+    )
     target = src if in_place else str(output) if output is not None else "<stdout>"
     report = "" if quiet else conversion_report(result, source_name, target)  # before writing: nothing can fail after
     if show_diff:
         import difflib  # only for --diff: --help/--version stay light
 
-        sys.stdout.write("".join(difflib.unified_diff(
-            result.source.splitlines(keepends=True), result.output.splitlines(keepends=True),
-            fromfile=source_name, tofile=f"{source_name} (ddpify)")))
+        sys.stdout.write(
+            "".join(
+                difflib.unified_diff(
+                    result.source.splitlines(keepends=True),
+                    result.output.splitlines(keepends=True),
+                    fromfile=source_name,
+                    tofile=f"{source_name} (ddpify)",
+                )
+            )
+        )
     elif in_place or output is not None:
         destination = Path(src) if in_place else output
         assert destination is not None
@@ -123,26 +127,3 @@ def _same_file(a: Path, b: Path) -> bool:
         return b.exists() and (a.resolve() == b.resolve() or os.path.samefile(a, b))  # symlinks, hard links
     except OSError:
         return False
-
-
-def _register_lint_commands() -> None:
-    from ddpify.cli_check import check, explain_rule, list_rules
-
-    for command in (check, list_rules, explain_rule):
-        main.add_command(command)
-
-
-_register_lint_commands()
-
-
-def _register_launch_commands() -> None:
-    from ddpify.launch import launch_script
-
-    main.add_command(launch_script)
-
-
-_register_launch_commands()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

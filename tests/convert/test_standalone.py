@@ -12,7 +12,7 @@ from ddpify import standalone
 from ddpify.api import convert_source
 from ddpify.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "launch" / "data" / "tiny_train.py"
 EXAMPLE = ROOT / "examples" / "trainer_class" / "train.py"
 RUNTIME = ROOT / "ddpify" / "runtime"

@@ -15,12 +15,12 @@ import bisect
 import contextlib
 import itertools
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Optional
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange
 from libcst._nodes.internal import CodegenState
+from libcst.metadata import CodePosition, CodeRange
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # what libcst counts as a line break
 
@@ -42,7 +42,7 @@ class _TokenIndexState(CodegenState):
 
     @contextlib.contextmanager
     def record_syntactic_position(
-        self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None, end_node: Optional[cst.CSTNode] = None
+        self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None, end_node: cst.CSTNode | None = None
     ) -> Iterator[None]:
         start = len(self.tokens)
         try:

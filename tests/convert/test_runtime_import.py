@@ -12,7 +12,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 
 from ddpify.convert.rewrites import RUNTIME_IMPORT, with_runtime_import
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 CASES = {
     "empty": "",

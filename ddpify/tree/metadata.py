@@ -1,34 +1,32 @@
 """Metadata for one module at a fraction of libcst's cost, shared by the converter and the
-checker: parents from the flat tree (``ddpify.cstutil``), positions (``ddpify.positions``) and
-qualified names (``ddpify.qualified_names``) computed when first asked for, and the converter's
-fact pass driven without libcst's node-rebuilding traversal."""
+checker: parents from the flat tree (``ddpify.tree.cstutil``), positions (``ddpify.tree.positions``) and
+qualified names (``ddpify.tree.qualified_names``) computed when first asked for; ``run_visitor``
+drives a read-only visitor without libcst's node-rebuilding traversal."""
 
 from __future__ import annotations
 
 import functools
-from typing import Callable, Collection, Iterator, Mapping, Optional
+from collections.abc import Callable, Collection, Iterator, Mapping
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
-from ddpify import cstutil
-from ddpify.convert.facts import Facts, FactCollector
-from ddpify.positions import Positions
-from ddpify.qualified_names import BindingProvider, Bindings, QualifiedNames
+from ddpify.tree import cstutil
+from ddpify.tree.positions import Positions
+from ddpify.tree.qualified_names import BindingProvider, Bindings, QualifiedNames
 
 
-def collect_facts(wrapper: MetadataWrapper) -> Facts:
-    """The converter's read-only fact pass over ``wrapper.module``."""
-    collector = FactCollector()
-    with collector.resolve(wrapper):
-        if cstutil.has_attribute_hooks(visitor_names(FactCollector)):
-            wrapper.module.visit(collector)
+def run_visitor(wrapper: MetadataWrapper, visitor: cst.CSTVisitor) -> None:
+    """Visit ``wrapper.module`` read-only with ``visitor``'s metadata resolved: the flat walk
+    unless the visitor has attribute hooks (``visit_X_attr``), which only libcst calls."""
+    with visitor.resolve(wrapper):
+        if cstutil.has_attribute_hooks(visitor_names(type(visitor))):
+            wrapper.module.visit(visitor)
         else:
-            cstutil.walk(wrapper.module, collector)
-    return collector.facts
+            cstutil.walk(wrapper.module, visitor)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def visitor_names(kind: type) -> tuple[str, ...]:
     """The ``visit_*`` / ``leave_*`` methods of a visitor class (what
     ``BatchableCSTVisitor.get_visitors`` lists, found once per class instead of per file)."""
@@ -80,7 +78,7 @@ class Lazy(Mapping):  # type: ignore[type-arg]
 
     def __init__(self, compute: Callable[[], Mapping]) -> None:  # type: ignore[type-arg]
         self._compute = compute
-        self._value: Optional[Mapping] = None  # type: ignore[type-arg]
+        self._value: Mapping | None = None  # type: ignore[type-arg]
 
     @property
     def value(self) -> Mapping:  # type: ignore[type-arg]

@@ -2,7 +2,7 @@
 ``expected.py`` byte for byte. A case without ``expected.py`` is a no-op twin: its input must
 come out unchanged. ``options.json`` (optional) holds keyword arguments for convert_source.
 
-Regenerate after an intended change with ``DDPIFY_UPDATE_GOLDENS=1 pytest tests/test_golden.py``
+Regenerate after an intended change with ``DDPIFY_UPDATE_GOLDENS=1 pytest tests/convert/test_golden.py``
 and review the diff like any other code change.
 """
 
@@ -17,7 +17,7 @@ import pytest
 
 from ddpify.api import convert_source
 
-FIXTURES = Path(__file__).parent / "fixtures" / "convert"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "convert"
 CASES = sorted(p for p in FIXTURES.iterdir() if (p / "input.py").exists())
 UPDATE = os.environ.get("DDPIFY_UPDATE_GOLDENS") == "1"
 

@@ -193,7 +193,7 @@ def test_output_that_would_not_parse_is_never_written(script: Path, tmp_path: Pa
 def test_wheel_ships_the_templates(tmp_path: Path) -> None:
     import zipfile
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     build = subprocess.run([sys.executable, "-m", "hatchling", "build", "-t", "wheel", "-d", str(tmp_path)],
                            cwd=root, capture_output=True, timeout=120)
     assert build.returncode == 0, build.stderr

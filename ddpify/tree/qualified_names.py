@@ -7,7 +7,7 @@ from?": ``DataLoader(...)`` is ``torch.utils.data.DataLoader``, ``dist.barrier``
 and assignment of every name, and parses string annotations: most of a one-file ``ddpify check``.
 
 Here the same answers come from the bindings alone. One pass over the flat tree
-(``ddpify.cstutil``) records, per scope (module, function, lambda, class, comprehension), the
+(``ddpify.tree.cstutil``) records, per scope (module, function, lambda, class, comprehension), the
 names each binds and how (import, assignment, definition, parameter, ...); a query walks the
 scope chain of the asked node the way libcst does -- class bodies invisible to nested scopes,
 ``global``/``nonlocal`` honoured, the first iterable of a comprehension evaluated outside it,
@@ -24,18 +24,18 @@ nowhere, this module to the comprehension's variable).
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Optional, Union
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import BaseMetadataProvider, QualifiedName, QualifiedNameSource
 
-from ddpify import cstutil
+from ddpify.tree import cstutil
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _SCOPES = (cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef, *_COMPREHENSIONS)
-_ImportNode = Union[cst.Import, cst.ImportFrom]
+_ImportNode = cst.Import | cst.ImportFrom
 _EMPTY: frozenset[QualifiedName] = frozenset()
 
 
@@ -58,7 +58,7 @@ class NameBinding:
 
 
 class _Scope:
-    def __init__(self, node: cst.CSTNode, parent: Optional["_Scope"], prefix: str) -> None:
+    def __init__(self, node: cst.CSTNode, parent: _Scope | None, prefix: str) -> None:
         self.node = node
         self.parent = parent
         self.prefix = prefix  # libcst's qualified-name prefix: "", "f.<locals>", "C", ...
@@ -69,7 +69,7 @@ class _Scope:
     def is_class(self) -> bool:
         return isinstance(self.node, cst.ClassDef)
 
-    def visible_parent(self) -> Optional["_Scope"]:
+    def visible_parent(self) -> _Scope | None:
         """The next enclosing scope whose names this scope sees (class bodies are skipped)."""
         parent = self.parent
         while parent is not None and parent.is_class:
@@ -80,7 +80,7 @@ class _Scope:
 class QualifiedNames(Mapping[cst.CSTNode, frozenset[QualifiedName]]):
     """``QualifiedNameProvider``'s mapping for one module; each answer computed when asked."""
 
-    def __init__(self, module: cst.Module, parents: Optional[Mapping[cst.CSTNode, cst.CSTNode]] = None) -> None:
+    def __init__(self, module: cst.Module, parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None) -> None:
         self._module = module
         self._flat, _ = cstutil.flatten(module)
         self._parents = parents if parents is not None else cstutil.parents(module)
@@ -170,9 +170,7 @@ class QualifiedNames(Mapping[cst.CSTNode, frozenset[QualifiedName]]):
             for dotted in _dotted_prefixes(bound):
                 self._bind(scope, dotted, node, visible, register=False)
 
-    def _bind(
-        self, scope: _Scope, name: str, node: cst.CSTNode, visible: int, register: bool = True, parameter: bool = False
-    ) -> None:
+    def _bind(self, scope: _Scope, name: str, node: cst.CSTNode, visible: int, register: bool = True, parameter: bool = False) -> None:
         target = self._declared_target(scope, name)
         binding = _Binding(node, visible, parameter)
         target.bindings.setdefault(name, []).append(binding)
@@ -224,7 +222,7 @@ class QualifiedNames(Mapping[cst.CSTNode, frozenset[QualifiedName]]):
             return _local_names(home, full_name)
         if isinstance(node, cst.Name) and _is_read(node, self._parents):
             return self._resolve_read(node, scope)
-        prefix: Optional[str] = full_name
+        prefix: str | None = full_name
         while prefix:
             found = self._lookup(prefix, scope)
             if found is not None:
@@ -238,9 +236,9 @@ class QualifiedNames(Mapping[cst.CSTNode, frozenset[QualifiedName]]):
         name = node.value if isinstance(node, cst.Name) else node.name.value  # type: ignore[attr-defined]
         return self._declared_target(scope, name)
 
-    def _lookup(self, name: str, scope: _Scope) -> Optional[tuple[Optional[_Scope], list[_Binding]]]:
+    def _lookup(self, name: str, scope: _Scope) -> tuple[_Scope | None, list[_Binding]] | None:
         """The scope that decides ``name`` and its bindings there (None owner: builtins)."""
-        current: Optional[_Scope] = scope
+        current: _Scope | None = scope
         while current is not None:
             kind = current.declared.get(name)
             if kind == "global":
@@ -279,8 +277,22 @@ class QualifiedNames(Mapping[cst.CSTNode, frozenset[QualifiedName]]):
 
 # ---------------------------------------------------------------------- helpers
 _BINDING_SITES = (
-    "Import", "ImportFrom", "Global", "Nonlocal", "Assign", "AnnAssign", "AugAssign", "For", "CompFor",
-    "NamedExpr", "WithItem", "ExceptHandler", "ExceptStarHandler", "FunctionDef", "ClassDef", "Param",
+    "Import",
+    "ImportFrom",
+    "Global",
+    "Nonlocal",
+    "Assign",
+    "AnnAssign",
+    "AugAssign",
+    "For",
+    "CompFor",
+    "NamedExpr",
+    "WithItem",
+    "ExceptHandler",
+    "ExceptStarHandler",
+    "FunctionDef",
+    "ClassDef",
+    "Param",
 )  # libcst records no bindings for ``match`` patterns; neither does this module
 
 
@@ -355,7 +367,7 @@ def _answerable(node: cst.CSTNode, parents: Mapping[cst.CSTNode, cst.CSTNode]) -
         return False
     if isinstance(parent, cst.Arg) and node is parent.keyword:
         return False
-    current: Optional[cst.CSTNode] = parent
+    current: cst.CSTNode | None = parent
     while current is not None and not isinstance(current, (cst.BaseStatement, cst.BaseSmallStatement)):
         if isinstance(current, (cst.ImportAlias, cst.AsName)) and isinstance(parents.get(current), (cst.Import, cst.ImportFrom)):
             return False
@@ -373,7 +385,7 @@ def _local_names(scope: _Scope, full_name: str) -> frozenset[QualifiedName]:
     return frozenset({QualifiedName(name, QualifiedNameSource.LOCAL)})
 
 
-def _names_for(owner: Optional[_Scope], bindings: list[_Binding], full_name: str) -> frozenset[QualifiedName]:
+def _names_for(owner: _Scope | None, bindings: list[_Binding], full_name: str) -> frozenset[QualifiedName]:
     if owner is None:  # builtins
         head = full_name.split(".", 1)[0]
         return frozenset({QualifiedName(f"builtins.{head}", QualifiedNameSource.BUILTIN)})

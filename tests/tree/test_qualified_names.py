@@ -1,4 +1,4 @@
-"""ddpify.qualified_names answers what libcst's QualifiedNameProvider answers, for every node
+"""ddpify.tree.qualified_names answers what libcst's QualifiedNameProvider answers, for every node
 (string annotations aside: libcst parses them, ddpify never asks about them)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
-from ddpify import cstutil
-from ddpify.qualified_names import QualifiedNames
+from ddpify.tree import cstutil
+from ddpify.tree.qualified_names import QualifiedNames
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 SCOPES = '''\
 import os.path

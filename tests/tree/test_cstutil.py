@@ -1,4 +1,4 @@
-"""ddpify.cstutil answers exactly what libcst's own (slower) traversals answer: the same nodes in
+"""ddpify.tree.cstutil answers exactly what libcst's own (slower) traversals answer: the same nodes in
 the same order for type queries, the same parents, the same visitor calls in the same order."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import libcst.matchers as m
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from ddpify import cstutil
+from ddpify.tree import cstutil
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Nodes whose fields libcst visits in another order than their dataclass fields list them.
 TRICKY = '''\

@@ -1,4 +1,4 @@
-"""ddpify.positions gives exactly libcst's PositionProvider ranges, for every node."""
+"""ddpify.tree.positions gives exactly libcst's PositionProvider ranges, for every node."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ddpify.positions import Positions
+from ddpify.tree.positions import Positions
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 EDGE_CASES = {
     "no trailing newline": "import torch\nx = torch.load('a')",

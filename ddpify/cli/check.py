@@ -33,15 +33,26 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--require-ddp", is_flag=True, help="Report files that are not distributed scripts (DDP000).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N", help="Processes to check files with (default: one per core).")
-def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, show_diff: bool, select: tuple[str, ...],
-          ignore: tuple[str, ...], output_format: str, exit_zero: bool, statistics: bool, require_ddp: bool,
-          no_cache: bool, jobs: int | None) -> None:
+def check(
+    paths: tuple[str, ...],
+    fix: bool,
+    unsafe_fixes: bool,
+    show_diff: bool,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    output_format: str,
+    exit_zero: bool,
+    statistics: bool,
+    require_ddp: bool,
+    no_cache: bool,
+    jobs: int | None,
+) -> None:
     """Lint DDP training scripts (files or folders; default: the current folder)."""
+    from pathlib import Path  # here, not at import: --help / --version stay light
+
     from ddpify.check import output
     from ddpify.check.progress import ProgressBar
     from ddpify.check.run import Options, check_paths, missing
-
-    from pathlib import Path  # here, not at import: --help / --version stay light
 
     targets = [Path(p) for p in paths] or [Path(".")]
     problem = missing(targets)
@@ -49,8 +60,14 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, show_diff: bool
         click.echo(f"ddpify: error: {problem}", err=True)
         sys.exit(2)
     options = Options(
-        select=_codes(select), ignore=_codes(ignore), fix=fix or show_diff, unsafe_fixes=unsafe_fixes,
-        write=fix and not show_diff, require_ddp=require_ddp, cache=not no_cache, jobs=jobs,
+        select=_codes(select),
+        ignore=_codes(ignore),
+        fix=fix or show_diff,
+        unsafe_fixes=unsafe_fixes,
+        write=fix and not show_diff,
+        require_ddp=require_ddp,
+        cache=not no_cache,
+        jobs=jobs,
     )
     progress = ProgressBar()
     try:
@@ -63,9 +80,16 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, show_diff: bool
         import difflib
 
         for result in changed:
-            sys.stdout.write("".join(difflib.unified_diff(
-                result.source.splitlines(keepends=True), result.fixed.splitlines(keepends=True),  # type: ignore[union-attr]
-                fromfile=result.path, tofile=f"{result.path} (fixed)")))
+            sys.stdout.write(
+                "".join(
+                    difflib.unified_diff(
+                        result.source.splitlines(keepends=True),
+                        result.fixed.splitlines(keepends=True),  # type: ignore[union-attr]
+                        fromfile=result.path,
+                        tofile=f"{result.path} (fixed)",
+                    )
+                )
+            )
     elif statistics:
         sys.stdout.write(output.statistics(findings))
     else:

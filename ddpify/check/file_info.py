@@ -1,0 +1,52 @@
+"""``FileInfo``: one file as every rule of a check sees it (its own module, so rules and the
+engine that runs them both import it without a cycle)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from ddpify.convert import names
+from ddpify.convert.facts import Facts, collect_facts
+from ddpify.tree import cstutil
+from ddpify.tree.cstutil import code
+
+
+@dataclass
+class FileInfo:
+    """What the rules of one file share; expensive parts are computed on first use."""
+
+    path: str
+    source: str
+    wrapper: MetadataWrapper
+    _facts: Facts | None = field(default=None, repr=False)
+
+    @property
+    def module(self) -> cst.Module:
+        return self.wrapper.module
+
+    @property
+    def facts(self) -> Facts:
+        """The converter's own analysis (loaders and their roles, trained models, epoch loops),
+        so lint rules judge a script exactly as the converter would convert it."""
+        if self._facts is None:
+            self._facts = collect_facts(self.wrapper)
+        return self._facts
+
+    @property
+    def already_converted(self) -> bool:
+        """``facts.already_converted`` (the script imports ddpify.runtime), without the fact pass."""
+        if self._facts is not None:
+            return self._facts.already_converted
+        for node in cstutil.of_types(self.module, cst.Import, cst.ImportFrom):
+            if isinstance(node, cst.Import):
+                modules = [code(alias.name) for alias in node.names]
+            elif isinstance(node, cst.ImportFrom) and node.module is not None and node.relative == ():
+                modules = [code(node.module)]
+            else:
+                continue
+            if any(m == names.RUNTIME_MODULE or m.startswith(names.RUNTIME_MODULE + ".") for m in modules):
+                return True
+        return False

@@ -1,0 +1,56 @@
+"""``ddpify launch-script``: options and exit codes only; the rendering is ``ddpify.launch``."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from ddpify.errors import DdpifyError
+from ddpify.launch import LAUNCHERS, SLURM_MODES, LaunchSpec, render
+
+
+@click.command("launch-script", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--launcher", type=click.Choice(LAUNCHERS), required=True, help="Which launcher the script uses.")
+@click.option("--nodes", type=int, default=1, show_default=True, help="Number of machines.")
+@click.option("--procs-per-node", type=int, default=None, help="Processes per machine (default: --gpus-per-node, else 1).")
+@click.option(
+    "--gpus-per-node", type=int, default=0, show_default=True, help="GPUs per machine to request (SLURM) and bound the processes."
+)
+@click.option(
+    "--slurm-mode",
+    type=click.Choice(SLURM_MODES),
+    default="tasks",
+    show_default=True,
+    help="SLURM only: 'tasks' = srun starts one task per process; 'torchrun' = srun starts one torchrun per node.",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the script here, executable (default: stdout).")
+@click.argument("script")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def launch_script(
+    launcher: str,
+    nodes: int,
+    procs_per_node: int | None,
+    gpus_per_node: int,
+    slurm_mode: str,
+    output: str | None,
+    script: str,
+    args: tuple[str, ...],
+) -> None:
+    """Write a launch script for SCRIPT (a converted train_ddp.py); ARGS after -- go to SCRIPT."""
+    from ddpify import source_io
+
+    spec = LaunchSpec(launcher, script, tuple(args), nodes, procs_per_node, gpus_per_node, slurm_mode)
+    try:
+        text = render(spec)
+        if output is None:
+            click.echo(text, nl=False)
+            return
+        from pathlib import Path
+
+        source_io.write_atomically(Path(output), text.encode())
+        os.chmod(output, 0o755)
+    except DdpifyError as error:
+        click.echo(f"ddpify: error: {error}", err=True)
+        sys.exit(error.exit_code)
