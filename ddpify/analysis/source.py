@@ -1,0 +1,121 @@
+"""``Source``: the questions every analysis asks of one module, answered from one metadata
+wrapper (``ddpify.tree.metadata.FastMetadata``): qualified names, parents, lines, the
+enclosing function, the file's own functions and their call sites.
+
+Every analysis module reads the code through this one object, so the converter's planners and
+the linter's rules, which both build it from the same wrapper, see the same facts."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
+
+from ddpify.tree import cstutil
+
+Scope = cst.Module | cst.FunctionDef
+
+
+class Source:
+    """One module and its metadata, with the queries the analyses share (cached per node
+    where a query is asked repeatedly)."""
+
+    def __init__(self, wrapper: MetadataWrapper) -> None:
+        self.wrapper = wrapper
+        self.module = wrapper.module
+        self._qualified = wrapper.resolve(QualifiedNameProvider)
+        self._parents = wrapper.resolve(ParentNodeProvider)
+        self._positions = wrapper.resolve(PositionProvider)
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        """The qualified names ``node`` may refer to (``{"torch.utils.data.DataLoader"}``)."""
+        return {q.name for q in self._qualified.get(node, ())}
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self._parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        """Parent, grandparent ... up to the module."""
+        return cstutil.ancestors(self.parent, node)
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self._positions[node].start.line
+
+    def of_types(self, *kinds: type) -> list[cst.CSTNode]:
+        """Every node of these classes in the module, in source order."""
+        return cstutil.of_types(self.module, *kinds)
+
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        """The innermost function around ``node`` (None at module or class level)."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef):
+                return ancestor
+            if isinstance(ancestor, cst.ClassDef):
+                return None
+        return None
+
+    def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.ClassDef):
+                return ancestor
+        return None
+
+    def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
+        """The statement ``node`` is part of (a ``SimpleStatementLine`` or compound statement)."""
+        current: cst.CSTNode | None = node
+        while current is not None and not isinstance(current, cst.BaseStatement):
+            current = self.parent(current)
+        return current
+
+    @functools.cached_property
+    def functions(self) -> dict[str, list[cst.FunctionDef]]:
+        """The functions and methods this file defines, by name."""
+        found: dict[str, list[cst.FunctionDef]] = {}
+        for function in self.of_types(cst.FunctionDef):
+            assert isinstance(function, cst.FunctionDef)
+            found.setdefault(function.name.value, []).append(function)
+        return found
+
+    @functools.cached_property
+    def calls_by_callee(self) -> dict[str, list[cst.Call]]:
+        """Calls by the last name of their callee: ``f(...)``, ``self.f(...)``, ``obj.f(...)``."""
+        found: dict[str, list[cst.Call]] = {}
+        for call in self.of_types(cst.Call):
+            assert isinstance(call, cst.Call)
+            func = call.func
+            name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+            if name is not None:
+                found.setdefault(name, []).append(call)
+        return found
+
+    def call_sites(self, function: cst.FunctionDef) -> list[cst.Call]:
+        """Where this file calls ``function``: by its name for a module-level function, by
+        ``self.name`` / ``obj.name`` for a method. A name defined more than once matches each."""
+        name = function.name.value
+        method = self.enclosing_class(function) is not None
+        return [
+            call
+            for call in self.calls_by_callee.get(name, [])
+            if isinstance(call.func, cst.Attribute if method else cst.Name) and not self._inside(call, function)
+        ]
+
+    def _inside(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+        return any(a is outer for a in self.ancestors(node))
+
+    def mentions_of(self, function: cst.FunctionDef) -> list[cst.Name]:
+        """Names that refer to ``function`` without calling it (``mp.spawn(main_worker, ...)``,
+        ``Process(target=run)``, ``callbacks=[log]``): it runs where that code sends it."""
+        found = []
+        for name in self.of_types(cst.Name):
+            assert isinstance(name, cst.Name)
+            if name.value != function.name.value:
+                continue
+            parent = self.parent(name)
+            if isinstance(parent, cst.Call) and parent.func is name:
+                continue
+            if isinstance(parent, cst.FunctionDef) or (isinstance(parent, cst.Attribute) and parent.attr is name):
+                continue
+            found.append(name)
+        return found
