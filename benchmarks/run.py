@@ -143,7 +143,7 @@ def corpus_section(folders: list[Path], repeat: int, torchfix: Optional[list[str
     count = len(files)
     if not count:
         raise SystemExit(f"no Python files to check in {', '.join(map(str, folders))}: ddpify check honours "
-                         ".gitignore, so keep a corpus outside this work tree (see README, Speed)")
+                         ".gitignore, so keep a corpus outside this work tree (see docs/speed.md)")
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     paths = [str(f) for f in folders]
     commands: dict[str, tuple[list[str], dict, Sequence[int]]] = {
