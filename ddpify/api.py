@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import libcst as cst
+from libcst.metadata import PositionProvider, QualifiedNameProvider
 
 from ddpify import standalone as embedding
 from ddpify.convert import names, rewrites
@@ -12,6 +13,7 @@ from ddpify.convert.facts import collect_facts
 from ddpify.convert.transformer import ConvertTransformer
 from ddpify.errors import DdpifyError, InternalError, syntax_error
 from ddpify.findings import ConversionResult
+from ddpify.tree import cstutil
 from ddpify.tree.metadata import FastMetadata
 
 
@@ -36,6 +38,7 @@ def convert_source(
     facts = collect_facts(wrapper)
     if not facts.has_training_code:
         return ConversionResult(source, source)
+    _refuse_distributed(wrapper, filename)
     transformer = ConvertTransformer(facts, per_process_batch=per_process_batch, annotate=annotate)
     try:
         converted = wrapper.visit(transformer)
@@ -56,6 +59,22 @@ def convert_source(
         changes=tuple(sorted(set(transformer.changes))),
         manual=tuple(sorted(set(transformer.manual))),
     )
+
+
+def _refuse_distributed(wrapper: FastMetadata, filename: str) -> None:
+    """A script that already sets up DDP itself (``init_process_group``, a
+    ``DistributedDataParallel`` wrap) is not converted again: a second process group would
+    crash every rank. ``ddpify check`` is the tool for such scripts."""
+    qualified = wrapper.resolve(QualifiedNameProvider)
+    positions = wrapper.resolve(PositionProvider)
+    for call in cstutil.of_types(wrapper.module, cst.Call):
+        found = {q.name for q in qualified.get(call, ())} & (names.INIT_PROCESS_GROUP | names.DDP_CLASSES)
+        if found:
+            what = "init_process_group" if found & names.INIT_PROCESS_GROUP else "DistributedDataParallel"
+            raise DdpifyError(
+                f"{filename}:{positions[call].start.line}: already a distributed script ({what}): converting it again would set "
+                f"DDP up twice; lint it with `ddpify check {filename}` instead"
+            )
 
 
 def parse(source: str, filename: str) -> cst.Module:

@@ -202,9 +202,9 @@ def fragment_scripts(draw: st.DrawFn) -> str:
 def test_shuffled_training_fragments_convert_safely(source: str, annotate: bool) -> None:
     assert _libcst_parses(source) and _python_parses(source)
     output = assert_convert_properties(source, annotate=annotate)
-    assert output is not None, "valid Python must convert"
+    assert output is not None or source.startswith(DDP_PRELUDE), "valid Python must convert (a DDP script is refused)"
     assert_check_properties(source)
-    if output != source:
+    if output is not None and output != source:
         assert_check_properties(output)
 
 
