@@ -1,6 +1,13 @@
 #!/usr/bin/env bash
-# The whole test suite: unit, golden, CLI and real torchrun (CPU, gloo) tests.
-# Extra arguments go to pytest, e.g. `bash scripts/test.sh -k golden`.
+# The whole test suite: lint and type checks, unit, golden, CLI and real torchrun (CPU, gloo)
+# tests, then the declared libcst floor. Extra arguments go to pytest (and skip the checks
+# around it), e.g. `bash scripts/test.sh -k golden`.
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
-exec python -m pytest -n "${DDPIFY_TEST_WORKERS:-2}" -q "$@"
+if [ "$#" -gt 0 ]; then
+  exec python -m pytest -n "${DDPIFY_TEST_WORKERS:-2}" -q "$@"
+fi
+ruff check ddpify
+ruff format --check ddpify
+python -m pytest -n "${DDPIFY_TEST_WORKERS:-2}" -q
+bash scripts/libcst_floor.sh
