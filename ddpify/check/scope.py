@@ -1,8 +1,10 @@
 """Which files the DDP rules apply to.
 
 A file is a *distributed script* when it imports ``torch.distributed`` (any submodule or
-alias), ``DistributedDataParallel``, or ``ddpify.runtime``, or names ``torch.distributed.``
-through ``import torch``. A plain single-GPU script is not checked (``--require-ddp`` turns
+alias), ``DistributedDataParallel``, ``DistributedSampler`` (from any module that offers it) or
+``ddpify.runtime``, or reaches one of them through an attribute of a plain import
+(``torch.distributed.barrier()``, ``torch.nn.parallel.DistributedDataParallel(model)``,
+``nn.parallel.DistributedDataParallel``, ``torch.utils.data.DistributedSampler``). A plain single-GPU script is not checked (``--require-ddp`` turns
 that into finding DDP000), because every DDP rule would be noise there.
 """
 
@@ -17,13 +19,13 @@ if TYPE_CHECKING:
 
 NOT_DISTRIBUTED = "DDP000"
 _DISTRIBUTED_MODULES = ("torch.distributed", "torch.nn.parallel.distributed", "ddpify.runtime", "ddpify")
-_DISTRIBUTED_NAMES = ("DistributedDataParallel",)
+_DISTRIBUTED_NAMES = frozenset({"DistributedDataParallel", "DistributedSampler"})
 
 
 def mentions_distributed(source: str) -> bool:
     """Cheap text pre-filter: no parse for files that cannot be distributed scripts (and no
     libcst import: this module imports it only to look at a tree)."""
-    return "distributed" in source or "DistributedDataParallel" in source or "ddpify" in source
+    return "istributed" in source or "ddpify" in source
 
 
 def not_distributed(path: str, require_ddp: bool) -> list[Finding]:
@@ -51,7 +53,11 @@ def is_distributed_script(module: cst.Module) -> bool:
             for alias in node.names:
                 if _is_distributed(f"{base}.{code(alias.name)}") or code(alias.name) in _DISTRIBUTED_NAMES:
                     return True
-    return any(is_name(a.value, "torch") and a.attr.value == "distributed" for a in of_types(module, cst.Attribute))  # type: ignore[attr-defined]
+    for attribute in of_types(module, cst.Attribute):
+        assert isinstance(attribute, cst.Attribute)
+        if attribute.attr.value in _DISTRIBUTED_NAMES or (is_name(attribute.value, "torch") and attribute.attr.value == "distributed"):
+            return True
+    return False
 
 
 def _is_distributed(dotted: str) -> bool:
