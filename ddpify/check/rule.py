@@ -7,12 +7,14 @@ them and ``ddpify rule CODE`` / docs/rules.md are generated from them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+
+from ddpify.tree import cstutil
 
 if TYPE_CHECKING:
     from ddpify.check.file_info import FileInfo
@@ -80,8 +82,5 @@ class Rule(cst.BatchableCSTVisitor):
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.get_metadata(ParentNodeProvider, node, None)
 
-    def ancestors(self, node: cst.CSTNode):  # type: ignore[no-untyped-def]
-        current = self.parent(node)
-        while current is not None:
-            yield current
-            current = self.parent(current)
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        return cstutil.ancestors(node, self.parent)

@@ -171,6 +171,31 @@ def has_binary_operator(tree: cst.CSTNode, *operators: type) -> bool:
     return any(isinstance(node.operator, operators) for node in of_types(tree, cst.BinaryOperation))  # type: ignore[attr-defined]
 
 
+def callee_name(call: cst.Call) -> str | None:
+    """The called function's own name: ``save`` for ``save(...)`` and ``utils.save(...)``."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value
+    return func.attr.value if isinstance(func, cst.Attribute) else None
+
+
+def keyword_value(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """The value given as ``name=`` in ``call``, or None."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def ancestors(node: cst.CSTNode, parent: Callable[[cst.CSTNode], cst.CSTNode | None]) -> Iterator[cst.CSTNode]:
+    """``node``'s parent, its parent's parent, ... up to the root, as ``parent`` looks them up
+    (a visitor's ``ParentNodeProvider`` metadata, the converter's recording)."""
+    current = parent(node)
+    while current is not None:
+        yield current
+        current = parent(current)
+
+
 # ---------------------------------------------------------------- visitors
 _ATTRIBUTE_HOOK = re.compile(r"^(visit|leave)_[A-Z][A-Za-z]*_[a-z]")
 

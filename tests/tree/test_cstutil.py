@@ -152,6 +152,16 @@ def test_parents_are_parent_node_provider(name: str, source: str) -> None:
     assert all(got[node] is parent for node, parent in expected.items())
 
 
+def test_ancestors_callee_name_and_keyword_value() -> None:
+    module = cst.parse_module("def f():\n    return utils.g(1, x=2)\n")
+    call = cstutil.of_types(module, cst.Call)[0]
+    chain = cstutil.ancestors(call, cstutil.parents(module).get)
+    assert [type(n).__name__ for n in chain] == ["Return", "SimpleStatementLine", "IndentedBlock", "FunctionDef", "Module"]
+    assert cstutil.callee_name(call) == "g"
+    assert cstutil.code(cstutil.keyword_value(call, "x")) == "2"
+    assert cstutil.keyword_value(call, "y") is None
+
+
 @pytest.mark.parametrize("prune", [(), (cst.FunctionDef,), (cst.Call, cst.ClassDef)])
 @pytest.mark.parametrize("name, source", SOURCES[:6], ids=IDS[:6])
 def test_walk_makes_libcsts_calls(name: str, source: str, prune: tuple[type, ...]) -> None:

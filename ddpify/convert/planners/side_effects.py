@@ -2,8 +2,8 @@
 writes, progress lines, and the models pickled into checkpoints.
 
 Every rank of a DDP run executes the whole script, so a write that the single-GPU script
-made once happens N times, to the same file, at once. :func:`plan` decides, from facts the
-:class:`~ddpify.convert.facts.FactCollector` gathered, which statements move under
+made once happens N times, to the same file, at once. :func:`plan` decides, for the calls the
+recorder kept (``ddpify.convert.writes.is_candidate``), which statements move under
 ``if ddpify.is_main_process():``, which ``open(..., "w")`` calls become
 ``ddpify.rank_zero(open)(...)`` (the body still runs everywhere, other ranks write nowhere),
 and which writes need a human because the statement also computes something every rank must.
@@ -16,109 +16,74 @@ import importlib.machinery
 import os
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
+from libcst.metadata import QualifiedNameSource
 
 from ddpify.convert import names
+from ddpify.convert.fact_types import Facts
+from ddpify.convert.record import Recording
+from ddpify.convert.writes import CSV_WRITE_METHODS, CSV_WRITERS, OPEN, SERIALIZERS, STAR_IMPORTED_WRITERS, WRITE_METHODS, WRITERS
 from ddpify.findings import ManualItem
 from ddpify.tree.cstutil import code, of_types
-from ddpify.tree.qualified_names import BindingProvider
 
-if TYPE_CHECKING:
-    from ddpify.convert.facts import FactCollector
-
-# Calls that write a file or the terminal: one process should make them.
-WRITERS = {
-    "torchvision.utils.save_image": "save_image",
-    "matplotlib.pyplot.savefig": "plt.savefig",
-    "matplotlib.pyplot.show": "plt.show",
-    "torch.onnx.export": "torch.onnx.export",
-    "sys.stdout.write": "sys.stdout.write",
-    "sys.stdout.flush": "sys.stdout.flush",
-}
-# Standard-library writers still recognised by their spelling when the head (``sys``) is bound
-# nowhere in the file and a star import may have brought it (``from models import *``, whose
-# module imports sys): no qualified name to go by there, a documented heuristic.
-STAR_IMPORTED_WRITERS = frozenset({"sys.stdout.write", "sys.stdout.flush"})
-_STAR_IMPORTED_METHODS = frozenset(w.rsplit(".", 1)[1] for w in STAR_IMPORTED_WRITERS)
-# Methods of objects whose type libcst cannot see (a pandas DataFrame, a matplotlib Figure):
-# recognised by the method name alone, a documented heuristic.
-WRITE_METHODS = frozenset({"to_csv", "savefig"})
 # Data files that scripts typically read back (a split written, then loaded by every rank).
 READ_BACK = frozenset({".to_csv()"})
-CSV_WRITERS = frozenset({"csv.writer", "csv.DictWriter"})
-CSV_WRITE_METHODS = frozenset({"writerow", "writerows", "writeheader"})
-OPEN = frozenset({"builtins.open"})
-# Calls that serialize the model given first: a DDP wrapper there would be pickled or traced.
-SERIALIZERS = names.TORCH_SAVE | {"torch.onnx.export"}
 RUNTIME_COLLECTIVES = frozenset({"ddpify.runtime.save", "ddpify.runtime.barrier"})
 # Method calls that train: a helper making them is training code, not an output helper.
 TRAINING_METHODS = frozenset({"backward", "step", "zero_grad"})
-_CANDIDATE_NAMES = WRITERS.keys() | OPEN | SERIALIZERS | names.MAKE_DIRECTORY
-_CANDIDATE_METHODS = WRITE_METHODS | CSV_WRITE_METHODS | {"mkdir"}
 
 
-def is_candidate(call: cst.Call, qualified: set[str]) -> bool:
-    """Cheap first filter in the collector's ``visit_Call``: may this call write once-only output?"""
-    if qualified & _CANDIDATE_NAMES:
-        return True
-    if isinstance(call.func, cst.Attribute):
-        return call.func.attr.value in _CANDIDATE_METHODS or not qualified and call.func.attr.value in _STAR_IMPORTED_METHODS
-    # `progress_bar(...)`, or a call of a module-level name of this file (a local output helper)
-    return isinstance(call.func, cst.Name) and ("progress" in call.func.value.lower() or call.func.value in qualified)
-
-
-def plan(collector: FactCollector, calls: list[cst.Call]) -> None:
-    """Fill ``collector.facts`` with the guards, rank-zero opens and unwraps for ``calls``."""
-    guarded_withs = _plan_opens(collector, [c for c in calls if _is_write_open(collector, c)])
+def plan(recording: Recording, facts: Facts) -> None:
+    """Fill ``facts`` with the guards, rank-zero opens and unwraps for the recorded write calls."""
+    calls = recording.write_calls
+    guarded_withs = _plan_opens(recording, facts, [c for c in calls if _is_write_open(recording, c)])
     for call in calls:
-        label = _write_label(collector, call)
-        if label is not None and not any(a in guarded_withs for a in _ancestors(collector, call)):
-            _plan_write(collector, call, label)
-        if collector.qualified(call) & SERIALIZERS:
-            _plan_unwrapped_save(collector, call)
+        label = _write_label(recording, call)
+        if label is not None and not any(a in guarded_withs for a in recording.ancestors(call)):
+            _plan_write(recording, facts, call, label)
+        if recording.qualified(call) & SERIALIZERS:
+            _plan_unwrapped_save(recording, facts, call)
     for call in calls:
-        _plan_output_helper(collector, call)
-    _report_clock_directories(collector, calls)
+        _plan_output_helper(recording, facts, call)
+    _report_clock_directories(recording, facts, calls)
 
 
 # ---------------------------------------------------------------- what writes
-def _write_label(collector: FactCollector, call: cst.Call) -> str | None:
+def _write_label(recording: Recording, call: cst.Call) -> str | None:
     """A short name for what ``call`` writes, or None when it writes nothing we guard."""
-    for name in collector.qualified(call):
+    for name in recording.qualified(call):
         if name in WRITERS:
             return WRITERS[name]
-    if _star_imported_writer(collector, call):
+    if _star_imported_writer(recording, call):
         return code(call.func)
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in WRITE_METHODS:
         return f".{func.attr.value}()"
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in CSV_WRITE_METHODS:
         writer = func.value.value  # type: ignore[attr-defined]
-        values = collector.values_of(writer)
-        if any(isinstance(v, cst.Call) and collector.qualified(v) & CSV_WRITERS for v in values):
+        values = recording.values_of(writer)
+        if any(isinstance(v, cst.Call) and recording.qualified(v) & CSV_WRITERS for v in values):
             return f"{writer}.{func.attr.value}"  # type: ignore[attr-defined]
-    if isinstance(func, cst.Name) and "progress" in func.value.lower() and _imported_from_local_module(collector, func):
+    if isinstance(func, cst.Name) and "progress" in func.value.lower() and _imported_from_local_module(recording, func):
         return f"{func.value} (a progress helper from a local module)"
     return None
 
 
-def _star_imported_writer(collector: FactCollector, call: cst.Call) -> bool:
+def _star_imported_writer(recording: Recording, call: cst.Call) -> bool:
     """``sys.stdout.write(...)`` with ``sys`` bound nowhere in the file but a star import
     present: the star import is where ``sys`` comes from (see STAR_IMPORTED_WRITERS)."""
-    if not collector.star_import or collector.qualified(call) or code(call.func) not in STAR_IMPORTED_WRITERS:
+    if not recording.star_import or recording.qualified(call) or code(call.func) not in STAR_IMPORTED_WRITERS:
         return False
     head = call.func
     while isinstance(head, cst.Attribute):
         head = head.value
-    return not collector.get_metadata(BindingProvider, head, ())
+    return not recording.bindings(head, ())
 
 
-def _imported_from_local_module(collector: FactCollector, name: cst.Name) -> bool:
+def _imported_from_local_module(recording: Recording, name: cst.Name) -> bool:
     """``from utils import progress_bar``: the module is the project's own, not an installed one."""
-    for qualified in collector.get_metadata(QualifiedNameProvider, name, set()):
+    for qualified in recording.qualified_names(name):
         if qualified.source is QualifiedNameSource.IMPORT:
             return qualified.name.startswith(".") or not _installed(qualified.name.split(".")[0])
     return False
@@ -135,9 +100,9 @@ def _installed(module: str) -> bool:
     return importlib.machinery.PathFinder.find_spec(module, path) is not None
 
 
-def _is_write_open(collector: FactCollector, call: cst.Call) -> bool:
+def _is_write_open(recording: Recording, call: cst.Call) -> bool:
     """``open(path, "w" | "a" | "x" [+ "b"])``: creates or appends to a file (no reading)."""
-    if not collector.qualified(call) & OPEN:
+    if not recording.qualified(call) & OPEN:
         return False
     mode = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "mode"), None)
     if mode is None and len(call.args) > 1 and call.args[1].keyword is None:
@@ -149,26 +114,26 @@ def _is_write_open(collector: FactCollector, call: cst.Call) -> bool:
 
 
 # ---------------------------------------------------------------- log files
-def _plan_opens(collector: FactCollector, opens: list[cst.Call]) -> set[cst.With]:
+def _plan_opens(recording: Recording, facts: Facts, opens: list[cst.Call]) -> set[cst.With]:
     """A ``with open(p, "w") as f:`` block that only writes is guarded whole; a handle kept in a
     variable (a log) or given to a checkpoint save is opened on rank 0 only,
     ``ddpify.rank_zero(open)(...)``; any other write ``open`` is reported (its block computes,
     and other ranks may read the file back). Returns the blocks guarded whole."""
     guarded: set[cst.With] = set()
     for call in opens:
-        if _already_guarded(collector, call):
+        if _already_guarded(recording, call):
             continue
-        item = collector.parent(call)
-        block = collector.parent(item) if isinstance(item, cst.WithItem) else None
-        if isinstance(block, cst.With) and _only_writes(collector, block):
+        item = recording.parent(call)
+        block = recording.parent(item) if isinstance(item, cst.WithItem) else None
+        if isinstance(block, cst.With) and _only_writes(recording, facts, block):
             guarded.add(block)
-            collector.facts.main_process_only[block] = "log file written"
-        elif isinstance(item, cst.Assign) or isinstance(block, cst.With) and _saves_checkpoint(collector, block):
-            collector.facts.rank_zero_opens.add(call)
+            facts.main_process_only[block] = "log file written"
+        elif isinstance(item, cst.Assign) or isinstance(block, cst.With) and _saves_checkpoint(recording, block):
+            facts.rank_zero_opens.add(call)
         else:
-            collector.facts.manual.append(
+            facts.manual.append(
                 ManualItem(
-                    collector.line(call),
+                    recording.line(call),
                     "file opened for writing on every rank, in code that also computes",
                     "if one process should write it, open it with ddpify.rank_zero(open)(...) (the others write nowhere); "
                     "if the ranks read it back, call ddpify.barrier() after rank 0 has written it",
@@ -177,17 +142,17 @@ def _plan_opens(collector: FactCollector, opens: list[cst.Call]) -> set[cst.With
     return guarded
 
 
-def _saves_checkpoint(collector: FactCollector, block: cst.With) -> bool:
+def _saves_checkpoint(recording: Recording, block: cst.With) -> bool:
     """``with open(p, "wb") as f: torch.save(model, f)``: the save is rank 0's already, but
     every rank's ``open`` would truncate the file rank 0 writes."""
-    return any(collector.qualified(c) & names.TORCH_SAVE for c in of_types(block.body, cst.Call))
+    return any(recording.qualified(c) & names.TORCH_SAVE for c in of_types(block.body, cst.Call))
 
 
-def _only_writes(collector: FactCollector, block: cst.With) -> bool:
+def _only_writes(recording: Recording, facts: Facts, block: cst.With) -> bool:
     """Every item opens a file for writing and every statement of the body is a call (or binds
     a csv writer) with no forward pass or collective in it."""
     items = [i.item for i in block.items]
-    if not all(isinstance(i, cst.Call) and _is_write_open(collector, i) for i in items):
+    if not all(isinstance(i, cst.Call) and _is_write_open(recording, i) for i in items):
         return False
     if not isinstance(block.body, cst.IndentedBlock):
         return False
@@ -196,24 +161,24 @@ def _only_writes(collector: FactCollector, block: cst.With) -> bool:
             return False
         for small in statement.body:
             if isinstance(small, cst.Assign):
-                if not (isinstance(small.value, cst.Call) and collector.qualified(small.value) & CSV_WRITERS):
+                if not (isinstance(small.value, cst.Call) and recording.qualified(small.value) & CSV_WRITERS):
                     return False
             elif not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
                 return False
-    return _must_run_everywhere(collector, block.body) is None
+    return _must_run_everywhere(recording, facts, block.body) is None
 
 
 # ---------------------------------------------------------------- statements
-def _plan_write(collector: FactCollector, call: cst.Call, label: str) -> None:
+def _plan_write(recording: Recording, facts: Facts, call: cst.Call, label: str) -> None:
     """Guard the statement that is just this call; report one that does more."""
-    if _already_guarded(collector, call):
+    if _already_guarded(recording, call):
         return
-    statement = _statement_of(collector, call)
-    line = collector.line(call)
+    statement = _statement_of(recording, call)
+    line = recording.line(call)
     if statement is None:
         return  # a write in a loop header, a condition, ...: nothing to move
     if not _is_call_statement(statement, call):
-        collector.facts.manual.append(
+        facts.manual.append(
             ManualItem(
                 line,
                 f"{label} runs on every rank and shares its statement with other code",
@@ -221,9 +186,9 @@ def _plan_write(collector: FactCollector, call: cst.Call, label: str) -> None:
             )
         )
         return
-    blocker = _must_run_everywhere(collector, statement)
+    blocker = _must_run_everywhere(recording, facts, statement)
     if blocker is not None:
-        collector.facts.manual.append(
+        facts.manual.append(
             ManualItem(
                 line,
                 f"{label} runs on every rank, but its statement also calls {blocker}, which every rank must run "
@@ -232,9 +197,9 @@ def _plan_write(collector: FactCollector, call: cst.Call, label: str) -> None:
             )
         )
         return
-    collector.facts.main_process_only[statement] = label
+    facts.main_process_only[statement] = label
     if label in READ_BACK:
-        collector.facts.manual.append(
+        facts.manual.append(
             ManualItem(
                 line,
                 f"{label} is now written by rank 0 alone: a rank that reads the file back may find it missing or incomplete",
@@ -243,9 +208,9 @@ def _plan_write(collector: FactCollector, call: cst.Call, label: str) -> None:
         )
 
 
-def _statement_of(collector: FactCollector, call: cst.Call) -> cst.CSTNode | None:
+def _statement_of(recording: Recording, call: cst.Call) -> cst.CSTNode | None:
     """The simple statement (line or one-line suite) holding ``call``, or None."""
-    for ancestor in _ancestors(collector, call):
+    for ancestor in recording.ancestors(call):
         if isinstance(ancestor, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             return ancestor
         if isinstance(ancestor, (cst.BaseCompoundStatement, cst.Lambda)):
@@ -253,24 +218,24 @@ def _statement_of(collector: FactCollector, call: cst.Call) -> cst.CSTNode | Non
     return None
 
 
-def _must_run_everywhere(collector: FactCollector, node: cst.CSTNode) -> str | None:
+def _must_run_everywhere(recording: Recording, facts: Facts, node: cst.CSTNode) -> str | None:
     """The first forward of a trained model or collective in ``node``, as text, or None."""
-    models = collector.facts.model_keys
+    models = facts.model_keys
     for call in of_types(node, cst.Call):
         assert isinstance(call, cst.Call)
         func = code(call.func)
         if func in models or func.removesuffix(".forward") in models:
             return f"{func}(...)"
-        qualified = collector.qualified(call)
+        qualified = recording.qualified(call)
         if qualified & (names.TORCH_SAVE | RUNTIME_COLLECTIVES) or any(q.startswith(names.DISTRIBUTED_PREFIXES) for q in qualified):
             return f"{func}(...)"
     return None
 
 
-def _already_guarded(collector: FactCollector, node: cst.CSTNode) -> bool:
+def _already_guarded(recording: Recording, node: cst.CSTNode) -> bool:
     """Inside an ``if`` on the rank (``if rank == 0:``, ``if ddpify.is_main_process():``)."""
     child = node
-    for ancestor in _ancestors(collector, node):
+    for ancestor in recording.ancestors(node):
         if isinstance(ancestor, cst.If) and child is not ancestor.test and names.RANK_TEST.search(code(ancestor.test)):
             return True
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
@@ -280,37 +245,37 @@ def _already_guarded(collector: FactCollector, node: cst.CSTNode) -> bool:
 
 
 # ---------------------------------------------------------------- local output helpers
-def _plan_output_helper(collector: FactCollector, call: cst.Call) -> None:
+def _plan_output_helper(recording: Recording, facts: Facts, call: cst.Call) -> None:
     """``imshow(grid)`` as a statement, ``imshow`` a module-level function of this file that
     writes output (plt.show, save_image, ...): the whole call runs on rank 0. One level deep:
     only the helper's own body is read. A helper that trains, or that also runs a trained
     model's forward or a collective, stays on every rank (the latter is reported: on rank 0
     alone it would hang); so does one that changes state outside itself or calls this file's
     other functions and classes. Its writes are still guarded one by one."""
-    helper = collector.module_function(call.func.value) if isinstance(call.func, cst.Name) else None
+    helper = recording.module_function(call.func.value) if isinstance(call.func, cst.Name) else None
     if helper is None:
         return
-    statement = _statement_of(collector, call)
-    if not _is_call_statement(statement, call) or _already_guarded(collector, call):
+    statement = _statement_of(recording, call)
+    if not _is_call_statement(statement, call) or _already_guarded(recording, call):
         return
-    writes = [label for c in of_types(helper.body, cst.Call) if (label := _helper_write(collector, c))]
+    writes = [label for c in of_types(helper.body, cst.Call) if (label := _helper_write(recording, c))]
     if not writes or _trains(helper):
         return
     name = call.func.value  # type: ignore[attr-defined]
-    blocker = _must_run_everywhere(collector, helper.body) or _model_handed_in(collector, call)
+    blocker = _must_run_everywhere(recording, facts, helper.body) or _model_handed_in(recording, facts, call)
     if blocker is not None:
-        collector.facts.manual.append(
+        facts.manual.append(
             ManualItem(
-                collector.line(call),
+                recording.line(call),
                 f"{name}() runs {blocker} and writes output on every rank; its writes are guarded "
                 "or reported inside it, the call stays on every rank (a forward through DDP or a collective on rank 0 alone hangs)",
                 f"keep calling {name}() on every rank, or run its forwards on ddpify.unwrap(model) under torch.no_grad() "
                 "and call it under `if ddpify.is_main_process():`",
             )
         )
-    elif not _changes_outside_state(collector, helper):
+    elif not _changes_outside_state(recording, helper):
         label = f"{name}() (a helper of this file that writes output: {', '.join(dict.fromkeys(writes))})"
-        collector.facts.main_process_only[statement] = label  # type: ignore[index]
+        facts.main_process_only[statement] = label  # type: ignore[index]
 
 
 def _is_call_statement(statement: cst.CSTNode | None, call: cst.Call) -> bool:
@@ -323,9 +288,9 @@ def _is_call_statement(statement: cst.CSTNode | None, call: cst.Call) -> bool:
     )
 
 
-def _helper_write(collector: FactCollector, call: cst.Call) -> str | None:
+def _helper_write(recording: Recording, call: cst.Call) -> str | None:
     """What ``call`` in a helper's body writes (prints excepted: they are ddpify.print already)."""
-    return _write_label(collector, call) or ("open(..., 'w')" if _is_write_open(collector, call) else None)
+    return _write_label(recording, call) or ("open(..., 'w')" if _is_write_open(recording, call) else None)
 
 
 def _trains(helper: cst.FunctionDef) -> bool:
@@ -336,7 +301,7 @@ def _trains(helper: cst.FunctionDef) -> bool:
     )
 
 
-def _changes_outside_state(collector: FactCollector, helper: cst.FunctionDef) -> bool:
+def _changes_outside_state(recording: Recording, helper: cst.FunctionDef) -> bool:
     """``global``/``nonlocal``, attribute or item assignments, method calls on module-level
     variables (``history.append(x)``), calls of this file's own functions and classes: effects
     the other ranks may need, or code one level deeper that is not read. Changes made through
@@ -348,90 +313,90 @@ def _changes_outside_state(collector: FactCollector, helper: cst.FunctionDef) ->
             return True
     for call in of_types(helper.body, cst.Call):
         func = call.func  # type: ignore[attr-defined]
-        if isinstance(func, cst.Name) and collector.defines(func.value):
+        if isinstance(func, cst.Name) and recording.defines(func.value):
             return True
-        if isinstance(func, cst.Attribute) and _is_module_variable(collector, func.value):
+        if isinstance(func, cst.Attribute) and _is_module_variable(recording, func.value):
             return True
     return False
 
 
-def _is_module_variable(collector: FactCollector, node: cst.BaseExpression) -> bool:
+def _is_module_variable(recording: Recording, node: cst.BaseExpression) -> bool:
     """``history`` bound at module level by this file (not an import: ``plt`` is a module)."""
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name) and any(
-        q.source is QualifiedNameSource.LOCAL and "." not in q.name for q in collector.get_metadata(QualifiedNameProvider, node, set())
+        q.source is QualifiedNameSource.LOCAL and "." not in q.name for q in recording.qualified_names(node)
     )
 
 
-def _model_handed_in(collector: FactCollector, call: cst.Call) -> str | None:
+def _model_handed_in(recording: Recording, facts: Facts, call: cst.Call) -> str | None:
     """``show_predictions(net, batch)``: the helper receives a trained model, so its forward
     runs through DDP whatever the parameter is called."""
     for arg in call.args:
-        if code(arg.value) in collector.facts.model_keys:
+        if code(arg.value) in facts.model_keys:
             return f"the trained model {code(arg.value)} (passed to it)"
     return None
 
 
 # ---------------------------------------------------------------- clock-named directories
-def _report_clock_directories(collector: FactCollector, calls: list[cst.Call]) -> None:
+def _report_clock_directories(recording: Recording, facts: Facts, calls: list[cst.Call]) -> None:
     """``out = Path("runs", time.strftime(...)); out.mkdir()``: every rank reads its own clock,
     so ranks a second apart create different directories (and later look for their files in
     their own). Reported at the directory creation, once per name; the conversion cannot pick
     one rank's name without a collective, which belongs where the name is computed."""
     reported: set[str] = set()
     for call in calls:
-        path = _created_directory(collector, call)
-        for variable in _variables(collector, path) if path is not None else ():
-            clock = _clock_call(collector, variable, collector.function_of(call), set())
+        path = _created_directory(recording, call)
+        for variable in _variables(recording, path) if path is not None else ():
+            clock = _clock_call(recording, variable, recording.function_of(call), set())
             if clock is None or variable in reported:
                 continue
             reported.add(variable)
-            collector.facts.manual.append(
+            facts.manual.append(
                 ManualItem(
-                    collector.line(call),
+                    recording.line(call),
                     f"the name of {variable} uses the clock ({clock}): ranks may create different directories",
                     "compute it on rank 0 and broadcast it (torch.distributed.broadcast_object_list), or derive it from a launcher/job id",
                 )
             )
 
 
-def _created_directory(collector: FactCollector, call: cst.Call) -> cst.BaseExpression | None:
+def _created_directory(recording: Recording, call: cst.Call) -> cst.BaseExpression | None:
     """The path ``call`` creates as a directory: ``os.makedirs(path)``, ``path.mkdir()``."""
-    if collector.qualified(call) & names.MAKE_DIRECTORY:
+    if recording.qualified(call) & names.MAKE_DIRECTORY:
         return call.args[0].value if call.args else None
     return call.func.value if isinstance(call.func, cst.Attribute) and call.func.attr.value == "mkdir" else None
 
 
-def _clock_call(collector: FactCollector, variable: str, function: cst.FunctionDef | None, seen: set[str]) -> str | None:
+def _clock_call(recording: Recording, variable: str, function: cst.FunctionDef | None, seen: set[str]) -> str | None:
     """The clock call (``time.strftime()``) that a value of ``variable`` is built from,
     directly or through other variables assigned in ``function`` or at module level."""
     seen.add(variable)
-    for value in collector.values_of(variable):
-        if collector.function_of(value) not in (function, None):
+    for value in recording.values_of(variable):
+        if recording.function_of(value) not in (function, None):
             continue
         for call in of_types(value, cst.Call):
-            if collector.qualified(call) & names.CLOCK:
+            if recording.qualified(call) & names.CLOCK:
                 return f"{code(call.func)}()"  # type: ignore[attr-defined]
-        for name in _variables(collector, value):
-            if name not in seen and (clock := _clock_call(collector, name, function, seen)):
+        for name in _variables(recording, value):
+            if name not in seen and (clock := _clock_call(recording, name, function, seen)):
                 return clock
     return None
 
 
-def _variables(collector: FactCollector, node: cst.CSTNode) -> list[str]:
+def _variables(recording: Recording, node: cst.CSTNode) -> list[str]:
     """The plain names read in ``node``: ``base`` and ``stamp`` in ``os.path.join(base, stamp)``,
     not ``path`` or ``join``, nor a keyword's name."""
     found: list[str] = []
     for name in of_types(node, cst.Name):
-        parent = collector.parent(name)
+        parent = recording.parent(name)
         if not (isinstance(parent, cst.Attribute) and parent.attr is name or isinstance(parent, cst.Arg) and parent.keyword is name):
             found.append(name.value)  # type: ignore[attr-defined]
     return found
 
 
 # ---------------------------------------------------------------- whole-model checkpoints
-def _plan_unwrapped_save(collector: FactCollector, call: cst.Call) -> None:
+def _plan_unwrapped_save(recording: Recording, facts: Facts, call: cst.Call) -> None:
     """``torch.save(model, f)``, ``state = {"net": net}; torch.save(state, f)`` and
     ``torch.onnx.export(model, ...)`` would pickle or trace the DDP wrapper; the value becomes
     ``ddpify.unwrap(model)``, written out in the code so it also holds where the save stays
@@ -439,29 +404,22 @@ def _plan_unwrapped_save(collector: FactCollector, call: cst.Call) -> None:
     if not call.args:
         return
     first = call.args[0]
-    models = collector.facts.model_keys
+    models = facts.model_keys
     if code(first.value) in models:
-        collector.facts.unwrapped_values.add(first)
+        facts.unwrapped_values.add(first)
         return
-    for value in _dict_literals(collector, first.value, call):
+    for value in _dict_literals(recording, first.value, call):
         for element in value.elements:
             if isinstance(element, cst.DictElement) and code(element.value) in models:
-                collector.facts.unwrapped_values.add(element)
+                facts.unwrapped_values.add(element)
 
 
-def _dict_literals(collector: FactCollector, value: cst.BaseExpression, save: cst.Call) -> Iterator[cst.Dict]:
+def _dict_literals(recording: Recording, value: cst.BaseExpression, save: cst.Call) -> Iterator[cst.Dict]:
     """The dict literal saved: written in the call, or assigned to the saved name in the same function."""
     if isinstance(value, cst.Dict):
         yield value
     elif isinstance(value, cst.Name):
-        function = collector.function_of(save)
-        for assigned in collector.values_of(value.value):
-            if isinstance(assigned, cst.Dict) and collector.function_of(assigned) is function:
+        function = recording.function_of(save)
+        for assigned in recording.values_of(value.value):
+            if isinstance(assigned, cst.Dict) and recording.function_of(assigned) is function:
                 yield assigned
-
-
-def _ancestors(collector: FactCollector, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    current = collector.parent(node)
-    while current is not None:
-        yield current
-        current = collector.parent(current)

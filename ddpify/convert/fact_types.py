@@ -1,0 +1,93 @@
+"""What the converter knows about a script once the planners are done: where loaders, models
+and epoch loops are and what to rewrite. The transformer and the linter read :class:`Facts`;
+the planners (``ddpify.convert.planners``) fill it. A leaf module, so that the planners can
+build these classes and ``ddpify.convert.facts`` can run the planners without an import cycle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
+
+import libcst as cst
+
+from ddpify.findings import Change, ManualItem
+
+Role = Literal["train", "eval"]
+
+
+@dataclass
+class LoaderFact:
+    call: cst.Call
+    key: str | None
+    role: Role
+    reason: str
+    line: int
+    # Set when the batch-size expression is also used as "the size of a batch" elsewhere:
+    # splitting the batch would break that code, so this loader keeps the per-process batch.
+    batch_used_at: int | None = None
+    batch_expression: str | None = None
+
+
+@dataclass
+class HelperLoader:
+    """A training loader returned by a function this file does not define (a helper in another
+    module): it cannot be rewritten where it is built, so it is rebuilt after ``statement``."""
+
+    statement: cst.SimpleStatementLine
+    key: str
+    helper: str
+    line: int
+
+
+class LoaderVariable(NamedTuple):
+    """A variable that holds a loader (``train_loader``, ``self.val_loader``), where it is
+    bound (owning function, None at module level; owning class) and the line that binds it."""
+
+    key: str
+    role: Role
+    function: cst.FunctionDef | None
+    klass: cst.ClassDef | None
+    line: int
+
+
+@dataclass
+class Facts:
+    loaders: dict[cst.Call, LoaderFact] = field(default_factory=dict)
+    helper_loaders: list[HelperLoader] = field(default_factory=list)
+    # `save_checkpoint(...)` of the project's own modules: statement -> helper, run on rank 0
+    rank_zero_helpers: dict[cst.SimpleStatementLine, str] = field(default_factory=dict)
+    # trained models handed to such a helper: passed as ddpify.unwrap(model)
+    unwrapped_args: set[cst.Arg] = field(default_factory=set)
+    # model wrap: model key -> (statement to insert before / after, "before" | "after")
+    model_wraps: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
+    model_keys: set[str] = field(default_factory=set)
+    # scopes that bind each plain-name model (`model` in main()): the same name bound in
+    # another function (`model = parser.add_argument_group(...)`) is not the model
+    model_scopes: dict[str, set[cst.CSTNode]] = field(default_factory=dict)
+    set_epoch: dict[cst.For, list[str]] = field(default_factory=dict)
+    # gradient accumulation loops: loop -> (model key, the test that decides the step)
+    accumulation: dict[cst.For, tuple[str, str]] = field(default_factory=dict)
+    # arguments that hand a training loader to evaluation code (a loop without backward)
+    unsharded_args: set[cst.Arg] = field(default_factory=set)
+    # model.cpu() / model.to(device) inside the training loop, after the wrap: dropped
+    dropped_moves: set[cst.Call] = field(default_factory=set)
+    # statements that download data (download=True, from_pretrained): rank 0 goes first
+    downloads: set[cst.SimpleStatementLine] = field(default_factory=set)
+    # writes one process makes (save_image, savefig, csv/log files...): statement -> what it writes
+    main_process_only: dict[cst.CSTNode, str] = field(default_factory=dict)
+    # open(path, "w") whose block also computes: ddpify.rank_zero(open)(...)
+    rank_zero_opens: set[cst.Call] = field(default_factory=set)
+    # models saved whole (torch.save(model, f), {"net": net}): the Arg / DictElement to unwrap
+    unwrapped_values: set[cst.CSTNode] = field(default_factory=set)
+    main_guard: cst.If | None = None
+    setup_after: cst.CSTNode | None = None
+    has_training_code: bool = False
+    already_converted: bool = False
+    changes: list[Change] = field(default_factory=list)
+    manual: list[ManualItem] = field(default_factory=list)
+    # ---- passed from one planner to later ones; the transformer reads neither
+    # every variable that holds a loader, in the order found (a key may repeat)
+    loader_variables: list[LoaderVariable] = field(default_factory=list)
+    # (optimizer, or a call of a helper that builds one, key of a model it trains)
+    trained: list[tuple[cst.Call, str]] = field(default_factory=list)

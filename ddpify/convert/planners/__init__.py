@@ -1,0 +1,66 @@
+"""The converter's decisions, one planner per concern. Each planner is ``plan(recording, facts)``:
+it reads the :class:`~ddpify.convert.record.Recording` of the script's one walk (and what earlier
+planners put into ``facts``) and writes its decisions into :class:`~ddpify.convert.facts.Facts`,
+which the transformer then carries out. No planner walks the tree again: they loop over the
+recorded lists.
+
+A new rewrite = one planner + one rewrite (convert/rewrites.py) + one snippet
+(templates/snippets.py.j2) + one golden fixture (tests/fixtures/convert/<case>/).
+
+:data:`PLANNERS` is the order they run in. Some read what earlier ones wrote:
+
+- ``models.plan_trained`` fills ``Facts.model_keys`` and ``Facts.trained``: the wraps, the
+  accumulation loops, checkpoint helpers, side effects and hand-over reports need them;
+- ``loaders.plan`` fills ``Facts.loaders`` and ``Facts.loader_variables``: ``epochs.plan``,
+  ``loaders.plan_unsharded_evaluation`` and ``handed_over.report`` need them;
+- ``models.plan_wraps`` fills ``Facts.model_wraps``: ``models.report_conditional_training``,
+  ``models.report_moves_after_wrap`` and ``handed_over.report`` need it;
+- ``handed_over.report`` comes last: it skips calls the others rewrote (unwrapped or unsharded
+  arguments, statements guarded for rank 0).
+
+The rest of the order is the order of ``Facts.manual`` and ``Facts.changes`` (``--annotate``
+writes the items of one line in that order), kept as it was when one visitor did it all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ddpify.convert.fact_types import Facts
+from ddpify.convert.planners import (
+    accumulation,
+    bootstrap,
+    checkpoints,
+    downloads,
+    epochs,
+    handed_over,
+    loaders,
+    models,
+    side_effects,
+)
+from ddpify.convert.record import Recording
+
+Planner = Callable[[Recording, Facts], None]
+
+PLANNERS: tuple[Planner, ...] = (
+    bootstrap.plan,  # where the process group is set up; whether the script is converted already
+    loaders.report_iterable_datasets,
+    downloads.plan,  # rank 0 downloads first
+    models.plan_trained,  # trained models, optimizers; training without an optimizer
+    loaders.plan,  # loader roles and every variable holding a loader
+    models.plan_wraps,
+    models.report_conditional_training,
+    epochs.plan,  # set_epoch
+    accumulation.plan,  # no_sync for accumulating micro-batches
+    loaders.plan_unsharded_evaluation,  # training loaders handed to evaluation code
+    checkpoints.plan,  # project checkpoint helpers on rank 0
+    models.report_moves_after_wrap,
+    side_effects.plan,  # writes on rank 0
+    handed_over.report,  # functions of other files given the DDP model or a loader
+)
+
+
+def run(recording: Recording, facts: Facts) -> None:
+    """Run every planner, in order, over one script's recording."""
+    for planner in PLANNERS:
+        planner(recording, facts)

@@ -1,0 +1,72 @@
+"""Whose code a call runs (this file's, the project's other modules', a library's) and whether
+it runs on rank 0 only: shared by the planners for helper loaders, checkpoint helpers, model
+wraps and the report of functions handed models and loaders."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import libcst as cst
+from libcst.metadata import QualifiedNameSource
+
+from ddpify.convert import names
+from ddpify.convert.record import Recording
+from ddpify.tree.cstutil import callee_name, code
+
+# Calls that take the model as an argument without training it.
+HARMLESS_CALLS = frozenset(
+    {
+        "print",
+        "len",
+        "isinstance",
+        "str",
+        "repr",
+        "type",
+        "id",
+        "hasattr",
+        "getattr",
+        "setattr",
+        "watch",
+        "summary",
+        "count_parameters",
+        "info",
+        "debug",
+        "log",
+    }
+)
+# Helpers that load weights into the model they are given (load_checkpoint(ckpt, model)): the
+# model is wrapped after them, so they load into the plain module (no "module." keys).
+LOADS_INTO = re.compile(r"load|restore", re.I)
+
+
+def opaque_helper(recording: Recording, call: cst.Call) -> str | None:
+    """``get_loaders`` for a call of a function this file does not define (imported, or a
+    method of an object built elsewhere); None for local code, builtins, DataLoader itself
+    and ddpify's own helpers."""
+    name = callee_name(call)
+    if name is None or name in recording.defined:
+        return None
+    if any(
+        q.source is QualifiedNameSource.BUILTIN or q.name in names.DATALOADER or q.name.startswith(names.RUNTIME_MODULE + ".")
+        for q in recording.qualified_names(call)
+    ):
+        return None
+    return code(call.func)
+
+
+def project_helper(recording: Recording, call: cst.Call) -> str | None:
+    """``save_checkpoint`` for a function of the project's own modules (``from utils import
+    save_checkpoint``, ``utils.save_checkpoint``, a star import); None for this file's code,
+    its variables' methods, the standard library and known libraries (names.LIBRARY_MODULES)."""
+    helper = opaque_helper(recording, call)
+    for qualified in recording.qualified_names(call):
+        top = qualified.name.split(".")[0]
+        if qualified.source is QualifiedNameSource.LOCAL or top in sys.stdlib_module_names or top in names.LIBRARY_MODULES:
+            return None
+    return helper
+
+
+def behind_rank_test(recording: Recording, node: cst.CSTNode) -> bool:
+    """Inside an ``if`` on the rank (``if rank == 0:``), test included."""
+    return any(isinstance(a, cst.If) and names.RANK_TEST.search(code(a.test)) for a in recording.ancestors(node))

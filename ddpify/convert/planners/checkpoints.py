@@ -1,0 +1,37 @@
+"""``save_checkpoint(state)`` from the project's own modules: every rank would write the same
+file at once, so the statement runs on rank 0 (``Facts.rank_zero_helpers``) and the trained
+models it is given go in unwrapped (``Facts.unwrapped_args``)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.convert.fact_types import Facts
+from ddpify.convert.planners.calls import behind_rank_test, project_helper
+from ddpify.convert.record import Recording
+from ddpify.findings import ManualItem
+from ddpify.tree.cstutil import code
+
+
+def plan(recording: Recording, facts: Facts) -> None:
+    """``save_checkpoint(state)`` from the project's utils writes a file: every rank would
+    write it (a race on one path), so the statement runs on rank 0 only, with trained models
+    passed unwrapped (no ``module.`` keys, no pickled DDP wrapper). Its code is in another
+    file, so whether it calls collectives (which would hang the other ranks) is reported."""
+    for call in recording.checkpoint_calls:
+        helper = project_helper(recording, call)
+        if helper is None or behind_rank_test(recording, call):
+            continue
+        expression = recording.parent(call)
+        statement = recording.parent(expression) if isinstance(expression, cst.Expr) else None
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            facts.manual.append(
+                ManualItem(
+                    recording.line(call),
+                    f"{helper}() writes a checkpoint in another file, and its result is used here",
+                    "run the write on rank 0 only (if ddpify.is_main_process():) and give it ddpify.unwrap(model)",
+                )
+            )
+            continue
+        facts.rank_zero_helpers[statement] = helper
+        facts.unwrapped_args.update(a for a in call.args if code(a.value) in facts.model_keys)

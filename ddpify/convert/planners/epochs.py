@@ -1,0 +1,61 @@
+"""Where ``ddpify.set_epoch(loader, epoch)`` goes: the top of each epoch loop, for the training
+loaders it can see, so every epoch reshuffles the shards differently (and alike on all ranks)."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ddpify.convert.fact_types import Facts
+from ddpify.convert.planners.statements import assigns_locally
+from ddpify.convert.record import Recording
+from ddpify.findings import Change
+from ddpify.tree.cstutil import code, of_types
+
+
+def plan(recording: Recording, facts: Facts) -> None:
+    """Each epoch loop reshuffles the training loaders it can see; when its body names some
+    of them, just those (a loop over ``aux_loader`` leaves ``train_loader`` alone)."""
+    train_variables = [v for v in facts.loader_variables if v.role == "train"]
+    placed: set[str] = set()
+    for loop, function, klass in recording.epoch_loops:
+        visible = list(dict.fromkeys(v.key for v in train_variables if _visible(v.key, v.function, v.klass, function, klass)))
+        loop_text = code(loop.body)
+        mentioned = [k for k in visible if re.search(rf"(?<![\w.]){re.escape(k)}(?!\w)", loop_text)]
+        keys = [k for k in (mentioned or visible) if not _has_set_epoch(recording, loop, k)]
+        if keys:
+            facts.set_epoch[loop] = keys
+            placed.update(keys)
+    if placed or recording.existing_set_epoch:
+        return
+    first_lines: dict[str, int] = {}
+    for variable in facts.loader_variables:
+        first_lines.setdefault(variable.key, variable.line)
+    for variable in train_variables:
+        facts.changes.append(
+            Change(
+                first_lines[variable.key],
+                f"no epoch loop found around {variable.key}: the runtime advances its sampler's epoch on every pass instead",
+            )
+        )
+
+
+def _visible(
+    key: str,
+    owner_function: cst.FunctionDef | None,
+    owner_class: cst.ClassDef | None,
+    function: cst.FunctionDef | None,
+    klass: cst.ClassDef | None,
+) -> bool:
+    """Whether a loader stored in ``key`` can be named from code in ``function``."""
+    if key.startswith("self."):
+        return klass is not None and owner_class is klass and function is not None
+    if owner_function is None:
+        return not assigns_locally(function, key)
+    return owner_function is function
+
+
+def _has_set_epoch(recording: Recording, loop: cst.For, key: str) -> bool:
+    inside = set(of_types(loop, cst.Call))
+    return any(call in inside and key in text for call, text in recording.existing_set_epoch)

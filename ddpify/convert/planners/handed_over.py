@@ -1,0 +1,98 @@
+"""Functions of the project's other files given the DDP model or a loader
+(``check_accuracy(val_loader, model)``): their bodies are invisible here, so the prints and
+writes in them, which now happen once per rank, are reported (once per function)."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import QualifiedNameSource
+
+from ddpify.convert.fact_types import Facts
+from ddpify.convert.planners.calls import HARMLESS_CALLS, LOADS_INTO, behind_rank_test, project_helper
+from ddpify.convert.planners.models import optimizer_builders
+from ddpify.convert.record import Recording
+from ddpify.findings import ManualItem
+from ddpify.tree.cstutil import callee_name, code
+
+
+def report(recording: Recording, facts: Facts) -> None:
+    """``check_accuracy(val_loader, model)`` imported from the project's own modules: its body
+    is invisible, so the prints and writes in it, which now happen once per rank, are reported
+    once per function. Calls the conversion already handles (checkpoint helpers, loads,
+    optimizer builders, guarded statements) and this file's own functions are not."""
+    reported: set[str] = set()
+    handled = set(recording.checkpoint_calls) | {builder for builder, _ in optimizer_builders(recording)}
+    for call in recording.reference_calls:
+        helper = _imported_helper(recording, call)
+        if helper is None or helper in reported or call in handled or _rewritten(recording, facts, call):
+            continue
+        handed = _handed_over(recording, facts, call)
+        if handed:
+            reported.add(helper)
+            facts.manual.append(
+                ManualItem(
+                    recording.line(call),
+                    f"{helper}() (another file) runs on every rank with {', '.join(handed)}: "
+                    "prints or writes inside it happen once per rank",
+                    _handed_over_todo(handed),
+                )
+            )
+
+
+def _imported_helper(recording: Recording, call: cst.Call) -> str | None:
+    """A project helper (see calls.project_helper) that is imported, or a plain name a star
+    import may have brought; not a method of an object this file cannot name."""
+    helper = project_helper(recording, call)
+    qualified = recording.qualified_names(call)
+    if helper is None or callee_name(call) in HARMLESS_CALLS or LOADS_INTO.search(helper):
+        return None
+    if any(q.source is QualifiedNameSource.IMPORT for q in qualified):
+        return helper
+    return helper if not qualified and recording.star_import and isinstance(call.func, cst.Name) else None
+
+
+def _rewritten(recording: Recording, facts: Facts, call: cst.Call) -> bool:
+    """Guarded (by the script or the conversion) or given rewritten arguments already."""
+    statement = recording.parent(recording.parent(call) or call)
+    return (
+        statement in facts.main_process_only
+        or any(a in facts.unwrapped_args or a in facts.unsharded_args for a in call.args)
+        or behind_rank_test(recording, call)
+    )
+
+
+def _handed_over(recording: Recording, facts: Facts, call: cst.Call) -> list[str]:
+    """The trained models (once wrapped) and loaders among ``call``'s arguments, as text
+    whose suffix says what to do (see _handed_over_todo)."""
+    loaders = {v.key: v.role for v in facts.loader_variables}
+    handed: list[str] = []
+    for arg in call.args:
+        key = code(arg.value)
+        if key in facts.model_keys and not _before_wrap(recording, facts, call, key):
+            handed.append(f"{key} (the DDP model)")
+        elif key in loaders:
+            handed.append(f"{key} (a {'sharded training' if loaders[key] == 'train' else 'full evaluation'} loader)")
+    return handed
+
+
+def _before_wrap(recording: Recording, facts: Facts, call: cst.Call, key: str) -> bool:
+    """``init_weights(model)`` above ``model = ddpify.prepare_model(model)`` (planned, or
+    there already) in the same function: the plain model, still being built."""
+    wraps = [(anchor, where) for wrapped, anchor, where in facts.model_wraps if wrapped == key]
+    if key in recording.existing_wraps:
+        wraps.append((recording.existing_wraps[key], "after"))
+    for anchor, where in wraps:
+        if recording.function_of(anchor) is recording.function_of(call):
+            position = recording.position(anchor)
+            return recording.line(call) < (position.start.line if where == "before" else position.end.line + 1)
+    return False
+
+
+def _handed_over_todo(handed: list[str]) -> str:
+    """What to do about a function of another file given ``handed`` (see _handed_over)."""
+    todo = "guard its prints and writes inside it (if ddpify.is_main_process():)"
+    if any(h.endswith("(the DDP model)") for h in handed):
+        todo += ", not the call: every rank must run the DDP model's forward"
+    if any(h.endswith("training loader)") for h in handed):
+        todo += "; a metric it computes over the sharded loader covers one rank's shard: reduce it (torch.distributed.all_reduce)"
+    return todo

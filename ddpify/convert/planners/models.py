@@ -1,0 +1,295 @@
+"""Which models train and where each is wrapped (``model = ddpify.prepare_model(model)``):
+after it is built, moved and loaded, before the first loop, forward or hand-over that needs
+the DDP model. Also what the wrap cannot settle: models trained only under a flag, trained
+without an optimizer, or moved between devices after the wrap."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from ddpify.convert import names
+from ddpify.convert.fact_types import Facts
+from ddpify.convert.planners.calls import HARMLESS_CALLS, LOADS_INTO
+from ddpify.convert.planners.statements import assigns, assigns_locally, find_outside_definitions, targets
+from ddpify.convert.record import Recording
+from ddpify.findings import ManualItem
+from ddpify.tree.cstutil import attribute_name, code, is_simple_reference, of_types
+
+_MODE_OR_MOVE = frozenset({"cpu", "to", "cuda", "eval", "train"})
+
+
+# ---------------------------------------------------------------- trained models
+def plan_trained(recording: Recording, facts: Facts) -> None:
+    """``Facts.model_keys``: DataParallel models, and the models whose parameters reach an
+    optimizer (directly, or through a helper that builds it); ``Facts.trained`` pairs each
+    optimizer with its models, for the wraps."""
+    for model in recording.parallel_models:
+        _note_model(recording, facts, model)
+    if recording.optimizer_calls:
+        facts.has_training_code = True
+    builders = optimizer_builders(recording)
+    if recording.first_backward is not None and not recording.optimizer_calls and not builders:
+        # hand-written updates (p.data -= lr * p.grad): training, but no optimizer tells
+        # ddpify which model it is
+        facts.has_training_code = True
+        _report_manual_updates(recording, facts, recording.first_backward)
+    for builder, model in builders:
+        facts.trained.append((builder, code(model)))
+        _note_model(recording, facts, model)
+    for optimizer in recording.optimizer_calls:
+        for owner in parameter_owners(recording, optimizer):
+            facts.trained.append((optimizer, code(owner)))
+            _note_model(recording, facts, owner)
+
+
+def optimizer_builders(recording: Recording) -> list[tuple[cst.Call, cst.Name]]:
+    """``optimizer = build_optimizer(model, args)`` and later ``optimizer.step()`` (a target
+    named like an optimizer): the parameters reach the optimizer inside the helper, so the
+    arguments used like modules elsewhere (called, or given ``.train()``, ``.to()``,
+    ``.parameters()``...) are trained models; ``args`` is not."""
+    found: list[tuple[cst.Call, cst.Name]] = []
+    for assign, _ in recording.call_assignments:
+        call = assign.value
+        assert isinstance(call, cst.Call)
+        target = code(assign.targets[0].target) if len(assign.targets) == 1 else ""
+        if target not in recording.stepped or not names.OPTIMIZER_VARIABLE.search(target) or call in recording.optimizer_calls:
+            continue
+        found.extend((call, a.value) for a in call.args if isinstance(a.value, cst.Name) and a.value.value in recording.module_like)
+    return found
+
+
+def parameter_owners(recording: Recording, optimizer: cst.Call) -> list[cst.BaseExpression]:
+    """Models whose ``.parameters()`` an optimizer receives (these are the trained ones),
+    also through variables: ``params = list(a.parameters()) + ...; Adam(params)``."""
+    owners: list[cst.BaseExpression] = []
+    pending: list[cst.CSTNode] = [arg.value for arg in optimizer.args]
+    followed: set[str] = set()
+    while pending:
+        expression = pending.pop()
+        for call in of_types(expression, cst.Call):
+            if attribute_name(call.func) not in ("parameters", "named_parameters"):
+                continue
+            owner = call.func.value  # type: ignore[attr-defined]
+            if is_simple_reference(owner) and code(owner) not in {code(o) for o in owners}:
+                owners.append(owner)
+        for name in of_types(expression, cst.Name):
+            variable = name.value  # type: ignore[attr-defined]
+            if variable not in followed:
+                followed.add(variable)
+                pending.extend(recording.values_of(variable))
+    return owners
+
+
+def _note_model(recording: Recording, facts: Facts, reference: cst.BaseExpression) -> None:
+    """``reference`` is a trained (or DataParallel) model: its key, and for a plain name the
+    scopes that bind it (see Facts.model_scopes)."""
+    key = code(reference)
+    facts.model_keys.add(key)
+    bindings = recording.bindings(reference) if isinstance(reference, cst.Name) else None
+    if bindings is not None:
+        facts.model_scopes.setdefault(key, set()).update(b.scope for b in bindings)
+
+
+def _report_manual_updates(recording: Recording, facts: Facts, backward: cst.Call) -> None:
+    """Hand-written updates (``p.data -= lr * p.grad``): no optimizer says which model is
+    trained, so the item names the candidates (``fc`` of ``fc.zero_grad()`` /
+    ``fc.parameters()``) instead of wrapping a guess. No line numbers in the text: an
+    ``--annotate`` comment must read the same when the output is converted again."""
+    named = ", ".join(recording.parameter_receivers)
+    model = next(iter(recording.parameter_receivers), "model")
+    facts.manual.append(
+        ManualItem(
+            recording.line(backward),
+            f"training without a torch.optim optimizer: ddpify cannot tell which model is trained{f' (parameters updated by hand: {named})' if named else ''}",
+            f"wrap it after it is built: {model} = ddpify.prepare_model({model}) (the gradients are then averaged across ranks)",
+        )
+    )
+
+
+# ---------------------------------------------------------------- wraps
+def plan_wraps(recording: Recording, facts: Facts) -> None:
+    """``Facts.model_wraps``: one wrap per trained model not wrapped already; a model with no
+    place to wrap it is reported."""
+    seen: set[str] = set()
+    for optimizer, key in facts.trained:
+        if key in seen or key in recording.existing_wraps:
+            continue
+        seen.add(key)
+        spot = _wrap_spot(recording, optimizer, key)
+        if spot is None:
+            facts.manual.append(_unwrappable(recording, optimizer, key))
+            continue
+        anchor, where = spot
+        facts.model_wraps.append((key, anchor, where))
+
+
+def _unwrappable(recording: Recording, optimizer: cst.Call, key: str) -> ManualItem:
+    """Why a trained module gets no wrap: built in another function, or only a part
+    (``encoder.linear``) of a model this function holds is trained -- DDP over the whole
+    model would then wait forever for the gradients of the untrained rest."""
+    head, _, part = key.partition(".")
+    if part and head != "self" and _binds(recording, recording.function_of(optimizer), head):
+        return ManualItem(
+            recording.line(optimizer),
+            f"only {key} of {head} reaches the optimizer: {head} wrapped whole would wait for gradients its other parameters never get",
+            f"freeze the rest ({head}.requires_grad_(False), then {key}.requires_grad_(True)) before "
+            f"{head} = ddpify.prepare_model({head}), or wrap with find_unused_parameters=True",
+        )
+    return ManualItem(
+        recording.line(optimizer),
+        f"{key} is trained here but built outside this function",
+        f"wrap it where it is built: {key} = ddpify.prepare_model({key})",
+    )
+
+
+def _binds(recording: Recording, function: cst.FunctionDef | None, name: str) -> bool:
+    """Whether ``function`` (None: the module's own statements) assigns ``name``."""
+    if function is not None:
+        return assigns_locally(function, name)
+    statements = [s for s in recording.module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+    return any(code(target) == name for statement in statements for target in targets(statement))
+
+
+def _wrap_spot(recording: Recording, optimizer: cst.Call, key: str) -> tuple[cst.CSTNode, str] | None:
+    """Where ``key = ddpify.prepare_model(key)`` goes: after the model is built, moved and
+    loaded, before the first loop, forward call or return that follows."""
+    for statement, body in _enclosing_statements(recording, optimizer, stop_at_function=key.startswith("self.")):
+        index = body.index(statement)
+        anchor = next((j for j in range(index, -1, -1) if assigns(body[j], key)), None)
+        if anchor is not None and not _built_in_each_branch(recording, statement, key):
+            # after the optimizer too: DDP must see the final requires_grad flags and modules
+            return _before_first_stop(body, index, key)
+    if key.startswith("self."):
+        klass = recording.owners_of(optimizer)[1]
+        if klass is not None:
+            return _wrap_spot_in_methods(klass, key)
+    return None
+
+
+def _built_in_each_branch(recording: Recording, statement: cst.CSTNode, key: str) -> bool:
+    """``if checkpoint is None: model = Net() ... else: model = checkpoint["model"]``: the
+    model is wrapped after the whole ``if``, where both branches' models arrive."""
+    block = recording.parent(statement)
+    branch = recording.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    test = recording.parent(branch) if isinstance(branch, cst.Else) else branch
+    if not isinstance(test, cst.If) or test.orelse is None:
+        return False
+    return assigns(test.with_changes(orelse=None), key) and assigns(test.orelse, key)
+
+
+def _wrap_spot_in_methods(klass: cst.ClassDef, key: str) -> tuple[cst.CSTNode, str] | None:
+    methods = [s for s in klass.body.body if isinstance(s, cst.FunctionDef)]
+    methods.sort(key=lambda f: f.name.value != "__init__")
+    for method in methods:
+        body = list(method.body.body) if isinstance(method.body, cst.IndentedBlock) else []
+        anchor = next((j for j in range(len(body) - 1, -1, -1) if assigns(body[j], key)), None)
+        if anchor is not None:
+            return _before_first_stop(body, anchor, key)
+    return None
+
+
+def _enclosing_statements(
+    recording: Recording, node: cst.CSTNode, *, stop_at_function: bool
+) -> list[tuple[cst.CSTNode, list[cst.CSTNode]]]:
+    """(statement, the statement list it stands in), innermost first."""
+    found: list[tuple[cst.CSTNode, list[cst.CSTNode]]] = []
+    current: cst.CSTNode | None = node
+    while current is not None:
+        parent = recording.parent(current)
+        if isinstance(parent, (cst.IndentedBlock, cst.Module)) and isinstance(current, cst.BaseStatement):
+            found.append((current, list(parent.body)))
+        if isinstance(current, cst.FunctionDef) and stop_at_function:
+            break
+        if isinstance(current, cst.ClassDef):
+            break
+        current = parent
+    return found
+
+
+def _before_first_stop(body: Sequence[cst.CSTNode], anchor: int, key: str) -> tuple[cst.CSTNode, str]:
+    for index in range(anchor + 1, len(body)):
+        if _is_stop(body[index], key):
+            return body[index], "before"
+    return body[-1], "after"
+
+
+def _is_stop(statement: cst.CSTNode, key: str) -> bool:
+    """A statement the model must already be wrapped for: a loop, a return, a forward call, or
+    a call that hands the model to other code (``train(model, ...)``). Definitions are not:
+    their bodies do not run there. Moving (``.to``), configuring and loading the model are not
+    either."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return False
+    if find_outside_definitions(statement, cst.For, cst.While, cst.Return):
+        return True
+    for call in find_outside_definitions(statement, cst.Call):
+        assert isinstance(call, cst.Call)
+        if code(call.func) in (key, f"{key}.forward"):
+            return True
+        callee = code(call.func).split(".")[-1]
+        if callee not in HARMLESS_CALLS and not LOADS_INTO.search(callee) and any(code(arg.value) == key for arg in call.args):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------- what the wrap cannot settle
+def report_conditional_training(recording: Recording, facts: Facts) -> None:
+    """``Adam(encoder.parameters()) if fine_tune else None``: the model is wrapped, and
+    ``ddpify.prepare_model`` leaves a model without trainable parameters unwrapped (DDP
+    rejects one), so whether it is trained in DDP depends on its flags at the wrap."""
+    wrapped = {key for key, _, _ in facts.model_wraps} | recording.existing_wraps.keys()
+    reported: set[str] = set()
+    for optimizer in recording.optimizer_calls:
+        condition = _optimizer_condition(recording, optimizer)
+        for owner in parameter_owners(recording, optimizer) if condition else ():
+            key = code(owner)
+            if key in wrapped and key not in reported:
+                reported.add(key)
+                facts.manual.append(
+                    ManualItem(
+                        recording.line(optimizer),
+                        f"{key} is trained only when {condition} (its optimizer is conditional): "
+                        "ddpify.prepare_model wraps it only if it has trainable parameters at that point",
+                        f"make its parameters trainable before ddpify.prepare_model({key}) when it is trained; "
+                        "one unfrozen after the wrap trains unwrapped, its gradients never averaged",
+                    )
+                )
+
+
+def _optimizer_condition(recording: Recording, optimizer: cst.Call) -> str | None:
+    """``fine_tune is true`` for ``Adam(...) if fine_tune else None`` (``... is false`` for
+    ``None if frozen else Adam(...)``); None for an optimizer always built."""
+    choice = recording.parent(optimizer)
+    if not isinstance(choice, cst.IfExp):
+        return None
+    other = choice.orelse if choice.body is optimizer else choice.body
+    if not (isinstance(other, cst.Name) and other.value == "None"):
+        return None
+    return f"{code(choice.test)} is {'true' if choice.body is optimizer else 'false'}"
+
+
+def report_moves_after_wrap(recording: Recording, facts: Facts) -> None:
+    """``model.eval().cpu()`` ... ``model.to(device).train()`` inside the training loop
+    (around a checkpoint): DDP's gradient buckets live on the device it wrapped the model
+    on, so the moves are dropped (the checkpoint keeps the training device; loads get
+    map_location) when the chain only moves and switches modes; otherwise reported."""
+    wrapped = {key for key, _, _ in facts.model_wraps}
+    for call in recording.moves_in_loops:
+        receiver, links = call.func.value, [call]  # type: ignore[attr-defined]
+        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+            links.append(receiver)
+            receiver = receiver.func.value  # model.eval().cpu(): the chain's start
+        if code(receiver) not in wrapped:
+            continue
+        if all(c.func.attr.value in _MODE_OR_MOVE for c in links):  # type: ignore[attr-defined]
+            facts.dropped_moves.add(call)
+        else:
+            facts.manual.append(
+                ManualItem(
+                    recording.line(call),
+                    f"{code(receiver)} is moved between devices after the DDP wrap",
+                    f"keep it on its device: save ddpify.unwrap({code(receiver)}).state_dict() directly (load with map_location)",
+                )
+            )
