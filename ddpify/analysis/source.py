@@ -38,7 +38,7 @@ class Source:
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         """Parent, grandparent ... up to the module."""
-        return cstutil.ancestors(self.parent, node)
+        return cstutil.ancestors(node, self.parent)
 
     def line(self, node: cst.CSTNode) -> int:
         return self._positions[node].start.line

@@ -394,12 +394,3 @@ def is_simple_reference(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Name):
         return True
     return isinstance(node, cst.Attribute) and is_simple_reference(node.value)
-
-
-def ancestors(parent: Callable[[cst.CSTNode], cst.CSTNode | None], node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Parent, grandparent ... of ``node`` up to the root, with ``parent`` giving one step
-    (a metadata lookup, or a flat tree's ``parents.get``)."""
-    current = parent(node)
-    while current is not None:
-        yield current
-        current = parent(current)
