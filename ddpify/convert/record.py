@@ -192,7 +192,7 @@ class Recorder(cst.CSTVisitor):
         bound = loop.iter
         if not (isinstance(bound, cst.Call) and "builtins.range" in self.recording.qualified(bound)):
             return False
-        mentioned = [n.value for arg in bound.args for n in of_types(arg.value, cst.Name)]  # type: ignore[attr-defined]
+        mentioned = [n.value for arg in bound.args for n in of_types(arg.value, cst.Name)]
         return any(names.EPOCH_COUNT.search(name) and not names.NOT_EPOCH_COUNT.search(name) for name in mentioned)
 
     # ---------------------------------------------------------------- imports, assignments, uses
@@ -288,7 +288,7 @@ class Recorder(cst.CSTVisitor):
         if isinstance(node.func, cst.Name):
             recording.name_calls.append((node, node.func.value))
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
-            recording.self_method_calls.append((node, node.func.attr.value))  # type: ignore[attr-defined]
+            recording.self_method_calls.append((node, node.func.attr.value))
 
     def _note_module_like_use(self, call: cst.Call) -> None:
         func = call.func

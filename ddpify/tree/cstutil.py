@@ -18,10 +18,13 @@ import re
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar, overload
 
 import libcst as cst
 
 from ddpify.tree.visit_order import VISITED as _VISITED
+
+N = TypeVar("N", bound=cst.CSTNode)
 
 # Visited only when not None (``... if format_spec is not None else None``).
 _VISITED_IF_SET = frozenset({("FormattedStringExpression", "format_spec"), ("TemplatedStringExpression", "format_spec")})
@@ -133,8 +136,13 @@ def parents(tree: cst.CSTNode) -> Mapping[cst.CSTNode, cst.CSTNode]:
     return {node: flat.parents[node] for node in flat.nodes[i + 1 : flat.ends[i]]}
 
 
-def of_types(tree: cst.CSTNode, *kinds: type) -> list[cst.CSTNode]:
-    """Every node of one of these classes in ``tree`` (``tree`` included), in visit order."""
+@overload
+def of_types(tree: cst.CSTNode, kind: type[N], /) -> list[N]: ...
+@overload
+def of_types(tree: cst.CSTNode, *kinds: type[cst.CSTNode]) -> list[cst.CSTNode]: ...
+def of_types(tree: cst.CSTNode, *kinds: type[cst.CSTNode]) -> list[Any]:
+    """Every node of one of these classes in ``tree`` (``tree`` included), in visit order
+    (typed as that class when there is one)."""
     flat, i = flatten(tree)
     return flat.of_types([kind.__name__ for kind in kinds], i, flat.ends[i])
 
@@ -168,7 +176,7 @@ def single_statement(line: cst.CSTNode, *kinds: type) -> bool:
 
 def has_binary_operator(tree: cst.CSTNode, *operators: type) -> bool:
     """Whether ``tree`` holds a binary operation by one of these operators (``cst.Modulo``: ``%``)."""
-    return any(isinstance(node.operator, operators) for node in of_types(tree, cst.BinaryOperation))  # type: ignore[attr-defined]
+    return any(isinstance(node.operator, operators) for node in of_types(tree, cst.BinaryOperation))
 
 
 def callee_name(call: cst.Call) -> str | None:
@@ -290,8 +298,8 @@ def _visitor_kind(visitor: object) -> tuple[bool, bool]:
     if known is None:
         batched = kind.__name__ == "_BatchedCSTVisitor" and kind.__module__.startswith("libcst")
         plain = (
-            kind.on_visit_attribute is cst.CSTVisitor.on_visit_attribute
-            and kind.on_leave_attribute is cst.CSTVisitor.on_leave_attribute
+            getattr(kind, "on_visit_attribute", None) is cst.CSTVisitor.on_visit_attribute
+            and getattr(kind, "on_leave_attribute", None) is cst.CSTVisitor.on_leave_attribute
             and not has_attribute_hooks(dir(kind))
         )
         known = _VISITOR_CLASSES[kind] = (isinstance(visitor, cst.CSTVisitor), batched, not plain)
@@ -307,7 +315,7 @@ def _visitor_kind(visitor: object) -> tuple[bool, bool]:
     return read_only, hooks
 
 
-def _read_only_visit(self: cst.CSTNode, visitor):  # type: ignore[no-untyped-def]
+def _read_only_visit(self: cst.CSTNode, visitor):
     """``CSTNode.visit`` for read-only visitors: the same calls in the same order (``on_visit``,
     per visited field ``on_visit_attribute`` / children / ``on_leave_attribute``, ``on_leave``)
     without rebuilding the node from its visited children. Transformers get libcst's own.

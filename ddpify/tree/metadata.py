@@ -58,12 +58,12 @@ class FastMetadata(MetadataWrapper):
             BindingProvider: Lazy(lambda: Bindings(names())),
         }
 
-    def resolve(self, provider):  # type: ignore[no-untyped-def, override]
+    def resolve(self, provider):
         if provider in self._own:
             return self._own[provider]
         return super().resolve(provider)
 
-    def resolve_many(self, providers: Collection) -> Mapping:  # type: ignore[override]
+    def resolve_many(self, providers: Collection) -> Mapping:
         rest = [p for p in providers if p not in self._own]
         resolved: dict = {}
         if rest:
@@ -73,26 +73,26 @@ class FastMetadata(MetadataWrapper):
         return resolved
 
 
-class Lazy(Mapping):  # type: ignore[type-arg]
+class Lazy(Mapping):
     """A metadata mapping computed on first use."""
 
-    def __init__(self, compute: Callable[[], Mapping]) -> None:  # type: ignore[type-arg]
+    def __init__(self, compute: Callable[[], Mapping]) -> None:
         self._compute = compute
-        self._value: Mapping | None = None  # type: ignore[type-arg]
+        self._value: Mapping | None = None
 
     @property
-    def value(self) -> Mapping:  # type: ignore[type-arg]
+    def value(self) -> Mapping:
         if self._value is None:
             self._value = self._compute()
         return self._value
 
-    def __getitem__(self, key):  # type: ignore[no-untyped-def]
+    def __getitem__(self, key):
         return self.value[key]
 
-    def get(self, key, default=None):  # type: ignore[no-untyped-def, override]
+    def get(self, key, default=None):
         return self.value.get(key, default)
 
-    def __iter__(self) -> Iterator:  # type: ignore[type-arg]
+    def __iter__(self) -> Iterator:
         return iter(self.value)
 
     def __len__(self) -> int:

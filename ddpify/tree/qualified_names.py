@@ -207,6 +207,7 @@ class QualifiedNames(Mapping[cst.CSTNode, frozenset[QualifiedName]]):
         if found is None or found[0] is None:
             return ()
         owner, bindings = found
+        assert owner is not None
         return tuple(dict.fromkeys(NameBinding(owner.node, b.parameter) for b in bindings))
 
     def _resolve(self, node: cst.CSTNode) -> frozenset[QualifiedName]:
@@ -440,7 +441,7 @@ class BindingProvider(BaseMetadataProvider["tuple[NameBinding, ...]"]):
     def _gen_impl(self, module: cst.Module) -> None:
         names = QualifiedNames(module)
         for node in cstutil.of_types(module, cst.Name):
-            self.set_metadata(node, names.bindings_of(node))  # type: ignore[arg-type]
+            self.set_metadata(node, names.bindings_of(node))
 
 
 class Bindings(Mapping[cst.CSTNode, "tuple[NameBinding, ...]"]):

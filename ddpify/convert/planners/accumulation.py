@@ -29,8 +29,8 @@ def plan(recording: Recording, facts: Facts) -> None:
         if "no_sync" in text or "sync_gradients" in text:
             continue
         assigned = {code(t) for s in statements for t in targets(s)}
-        used = {n.value for n in of_types(gate.test, cst.Name)}  # type: ignore[attr-defined]
-        forwarded = [k for k in facts.model_keys if any(code(c.func) == k for c in of_types(loop.body, cst.Call))]  # type: ignore[attr-defined]
+        used = {n.value for n in of_types(gate.test, cst.Name)}
+        forwarded = [k for k in facts.model_keys if any(code(c.func) == k for c in of_types(loop.body, cst.Call))]
         model = forwarded[0] if len(forwarded) == 1 else next(iter(facts.model_keys)) if len(facts.model_keys) == 1 else None
         if used & assigned or model is None:
             facts.manual.append(

@@ -30,7 +30,11 @@ def plan(recording: Recording, facts: Facts) -> None:
 
 
 def _is_docstring(line: cst.CSTNode) -> bool:
-    return single_statement(line, cst.Expr) and isinstance(line.body[0].value, cst.SimpleString)  # type: ignore[union-attr]
+    return (
+        isinstance(line, cst.SimpleStatementLine)
+        and single_statement(line, cst.Expr)
+        and isinstance(cst.ensure_type(line.body[0], cst.Expr).value, cst.SimpleString)
+    )
 
 
 def _is_main_guard(statement: cst.CSTNode) -> bool:

@@ -184,14 +184,14 @@ def plan_unsharded_evaluation(recording: Recording, facts: Facts) -> None:
 def _evaluated_parameters(function: cst.FunctionDef) -> dict[int, str]:
     """Positions of the parameters an evaluation function loops over (no backward, no step)."""
     body = function.body
-    if any(attribute_name(c.func) in ("backward", "step") for c in find_outside_definitions(body, cst.Call)):
+    if any(attribute_name(c.func) in {"backward", "step"} for c in find_outside_definitions(body, cst.Call)):
         return {}
     params = [p.name.value for p in function.params.params]
     if params[:1] == ["self"]:
         params = params[1:]
     looped: set[str] = set()
     for loop in find_outside_definitions(body, cst.For):
-        iterated = loop.iter  # type: ignore[attr-defined]
+        iterated = loop.iter
         if isinstance(iterated, cst.Call) and iterated.args:
             iterated = iterated.args[0].value
         if isinstance(iterated, cst.Name):

@@ -75,7 +75,7 @@ def parameter_owners(recording: Recording, optimizer: cst.Call) -> list[cst.Base
             if is_simple_reference(owner) and code(owner) not in {code(o) for o in owners}:
                 owners.append(owner)
         for name in of_types(expression, cst.Name):
-            variable = name.value  # type: ignore[attr-defined]
+            variable = name.value
             if variable not in followed:
                 followed.add(variable)
                 pending.extend(recording.values_of(variable))

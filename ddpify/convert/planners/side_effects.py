@@ -61,10 +61,10 @@ def _write_label(recording: Recording, call: cst.Call) -> str | None:
     if isinstance(func, cst.Attribute) and func.attr.value in WRITE_METHODS:
         return f".{func.attr.value}()"
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in CSV_WRITE_METHODS:
-        writer = func.value.value  # type: ignore[attr-defined]
+        writer = func.value.value
         values = recording.values_of(writer)
         if any(isinstance(v, cst.Call) and recording.qualified(v) & CSV_WRITERS for v in values):
-            return f"{writer}.{func.attr.value}"  # type: ignore[attr-defined]
+            return f"{writer}.{func.attr.value}"
     if isinstance(func, cst.Name) and "progress" in func.value.lower() and _imported_from_local_module(recording, func):
         return f"{func.value} (a progress helper from a local module)"
     return None
@@ -295,10 +295,7 @@ def _helper_write(recording: Recording, call: cst.Call) -> str | None:
 
 def _trains(helper: cst.FunctionDef) -> bool:
     """``loss.backward()``, ``optimizer.step()``: training code that also logs, not an output helper."""
-    return any(
-        isinstance(c.func, cst.Attribute) and c.func.attr.value in TRAINING_METHODS  # type: ignore[attr-defined]
-        for c in of_types(helper.body, cst.Call)
-    )
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in TRAINING_METHODS for c in of_types(helper.body, cst.Call))
 
 
 def _changes_outside_state(recording: Recording, helper: cst.FunctionDef) -> bool:
@@ -312,7 +309,7 @@ def _changes_outside_state(recording: Recording, helper: cst.FunctionDef) -> boo
         if isinstance(assign.target, (cst.Attribute, cst.Subscript)):  # type: ignore[attr-defined]
             return True
     for call in of_types(helper.body, cst.Call):
-        func = call.func  # type: ignore[attr-defined]
+        func = call.func
         if isinstance(func, cst.Name) and recording.defines(func.value):
             return True
         if isinstance(func, cst.Attribute) and _is_module_variable(recording, func.value):
@@ -377,7 +374,7 @@ def _clock_call(recording: Recording, variable: str, function: cst.FunctionDef |
             continue
         for call in of_types(value, cst.Call):
             if recording.qualified(call) & names.CLOCK:
-                return f"{code(call.func)}()"  # type: ignore[attr-defined]
+                return f"{code(call.func)}()"
         for name in _variables(recording, value):
             if name not in seen and (clock := _clock_call(recording, name, function, seen)):
                 return clock
@@ -391,7 +388,7 @@ def _variables(recording: Recording, node: cst.CSTNode) -> list[str]:
     for name in of_types(node, cst.Name):
         parent = recording.parent(name)
         if not (isinstance(parent, cst.Attribute) and parent.attr is name or isinstance(parent, cst.Arg) and parent.keyword is name):
-            found.append(name.value)  # type: ignore[attr-defined]
+            found.append(name.value)
     return found
 
 

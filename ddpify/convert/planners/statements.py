@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from typing import Any, overload
+
 import libcst as cst
 
-from ddpify.tree.cstutil import code, of_types
+from ddpify.tree.cstutil import N, code, of_types
 
 
 def targets(statement: cst.CSTNode) -> list[cst.BaseExpression]:
@@ -20,8 +22,8 @@ def targets(statement: cst.CSTNode) -> list[cst.BaseExpression]:
                     found.extend(e.value for e in target.target.elements)
                 else:
                     found.append(target.target)
-        else:
-            found.append(assign.target)  # type: ignore[union-attr]
+        elif isinstance(assign, cst.AnnAssign):
+            found.append(assign.target)
     return found
 
 
@@ -39,7 +41,11 @@ def assigns_locally(function: cst.FunctionDef | None, key: str) -> bool:
     return any(code(target) == key for target in targets(function.body))
 
 
-def find_outside_definitions(statement: cst.CSTNode, *kinds: type) -> list[cst.CSTNode]:
+@overload
+def find_outside_definitions(statement: cst.CSTNode, kind: type[N], /) -> list[N]: ...
+@overload
+def find_outside_definitions(statement: cst.CSTNode, *kinds: type[cst.CSTNode]) -> list[cst.CSTNode]: ...
+def find_outside_definitions(statement: cst.CSTNode, *kinds: type[cst.CSTNode]) -> list[Any]:
     """Nodes of these classes in ``statement`` that run there: not inside a nested def,
     class or lambda."""
     definitions = of_types(statement, cst.FunctionDef, cst.ClassDef, cst.Lambda)
