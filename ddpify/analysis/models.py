@@ -1,0 +1,447 @@
+"""Models and what happens to them: the only definition of "the trained model" that the
+converter and the linter share.
+
+A model is an ``nn.Module`` instance whose parameters reach an optimizer (``Adam(m.parameters())``,
+param groups, ``list(a.parameters()) + list(b.parameters())``, ``itertools.chain``, an optimizer
+built by a function of the file that receives the model, ``self.parameters()`` in a method of
+the model) or that is wrapped by DDP / DataParallel / ``ddpify.prepare_model``. Where it is
+made is found by following the reference back (``Values.origins``); everything that happens to
+it by following it forward from there (``Values.flow``) across functions, ``self.`` attributes
+and containers: moves, loads, wraps, forward calls and calls of its own methods (which bypass
+DDP's forward) on the training path (``DataFlow.on_training_path``), and the submodules its
+``forward`` never uses. Where it is placed for good is ``ModelFlow.last_placement``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ddpify.analysis.callgraph import binding_site
+from ddpify.analysis.dataflow import DataFlow
+from ddpify.analysis.modules import is_module_class, unused_submodules
+from ddpify.analysis.placement import Placement, last_placement
+from ddpify.analysis.source import Source
+from ddpify.analysis.values import Edge, Occurrence, Origin, spelling
+from ddpify.tree import cstutil
+
+WRAPS = frozenset(
+    {
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.nn.parallel.data_parallel.DataParallel",
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        "ddpify.runtime.prepare_model",
+    }
+)
+# Calls that give back the model they are given (wrapped, compiled or unwrapped).
+SAME_MODEL = WRAPS | {
+    "torch.compile",
+    "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+    "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm",
+    "ddpify.runtime.unwrap",
+}
+LOADS = frozenset({"ddpify.runtime.load_state_dict"})
+MOVES = frozenset({"to", "cuda", "cpu"})
+# nn.Module methods that return the module itself.
+RETURNS_SELF = MOVES | {
+    "train",
+    "eval",
+    "float",
+    "half",
+    "double",
+    "bfloat16",
+    "requires_grad_",
+    "type",
+    "share_memory",
+    "apply",
+    "to_empty",
+}
+# nn.Module / DDP members that mean the same on the DDP wrapper: calling any other attribute of
+# a model (``model.encode``, ``model.encoder``) runs the inner module, around DDP's forward.
+MODULE_API = frozenset(
+    """add_module apply bfloat16 buffers children compile cpu cuda double eval float forward half
+    load_state_dict modules named_buffers named_children named_modules named_parameters parameters
+    register_backward_hook register_buffer register_forward_hook register_forward_pre_hook
+    register_full_backward_hook register_full_backward_pre_hook register_module register_parameter
+    requires_grad_ share_memory state_dict to to_empty train training type zero_grad no_sync
+    module join register_comm_hook get_submodule get_parameter get_buffer""".split()
+)
+_OPTIMIZER = re.compile(
+    r"^(Adam\w*|SGD|RMSprop|Adagrad|Adadelta|Adamax|LBFGS|Lion|Lamb|LAMB|NAdam|RAdam|Rprop|ASGD|SparseAdam|Muon|Adafactor)$"
+)
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where something happens: the call (or expression), its line, and its function
+    (``Trainer.__init__``; None at module level)."""
+
+    node: cst.CSTNode
+    line: int
+    function: str | None = None
+
+
+@dataclass(frozen=True)
+class Bypass:
+    """A call of the model's own method or submodule on the training path (``model.encode(x)``,
+    ``model.module.forward(x)``): it runs around DDP's forward, whose gradients are then not
+    averaged. ``method``: the called attribute path; ``through_module``: via ``.module``."""
+
+    node: cst.Call
+    line: int
+    method: str
+    through_module: bool = False
+
+
+@dataclass(frozen=True)
+class Model:
+    """One model. ``key``: how the optimizer (or wrap) refers to it; ``references``: every
+    spelling that holds it. ``parts``: the submodules given to the optimizer when not the whole
+    model. ``container``: "list" / "dict" / "tuple" / "set" when it is held in one (then
+    refer to it through ``references``). ``handoffs``: calls of code defined elsewhere that
+    receive it (they may move or load it unseen). ``unknown``: what could not be established."""
+
+    key: str
+    references: tuple[str, ...]
+    constructed_at: tuple[Site, ...]
+    optimizers: tuple[Site, ...]
+    parts: tuple[str, ...]
+    moves: tuple[Site, ...]
+    loads: tuple[Site, ...]
+    wraps: tuple[Site, ...]
+    container: str | None
+    forward_calls: tuple[Site, ...]
+    bypasses: tuple[Bypass, ...]
+    possibly_unused: tuple[str, ...]
+    handoffs: tuple[Site, ...]
+    unknown: tuple[str, ...]
+    class_def: cst.ClassDef | None
+    occurrences: tuple[Occurrence, ...]
+
+
+@dataclass
+class _Group:
+    """Claims (optimizer owners, wrap arguments) that turned out to be one model."""
+
+    anchors: set[cst.CSTNode]
+    keys: list[str]
+    optimizers: list[Site]
+    parts: list[str]
+    origins: list[Origin]
+    segments: list[tuple[cst.CSTNode, tuple[Edge, ...], bool]]
+
+
+class ModelFlow:
+    """The models of one file, computed on first use."""
+
+    def __init__(self, source: Source, dataflow: DataFlow | None = None) -> None:
+        self.source = source
+        self.dataflow = dataflow or DataFlow(source)
+        self.values = self.dataflow.values
+        self._unknown: list[str] = []
+
+    @functools.cached_property
+    def models(self) -> list[Model]:
+        return [self._model(group) for group in self._groups()]
+
+    @property
+    def unknown(self) -> tuple[str, ...]:
+        """Optimizers whose parameters this file does not tie to a model, with the reason."""
+        self.models  # noqa: B018 - computed with the models
+        return tuple(self._unknown)
+
+    def model_of(self, what: cst.CSTNode | str) -> Model | None:
+        """The model an expression evaluates to, or a spelling names (``"self.model"``)."""
+        for model in self.models:
+            if isinstance(what, str):
+                if what in model.references or what == model.key:
+                    return model
+            elif any(o.node is what for o in model.occurrences):
+                return model
+        return None
+
+    def last_placement(self, model: Model) -> Placement:
+        """The statement after which ``model`` is on its final device and loaded: where a wrap
+        belongs (see ``ddpify.analysis.placement``)."""
+        changes = [s.node for s in (*model.moves, *model.loads)]
+        constructions = [s.node for s in model.constructed_at]
+        wraps = [s.node for s in model.wraps]
+        return last_placement(self.values, self.dataflow.on_training_path, model.occurrences, constructions, changes, wraps)
+
+    # ------------------------------------------------------------------ discovery
+    def _groups(self) -> list[_Group]:
+        groups: list[_Group] = []
+        claims: list[tuple[cst.BaseExpression, Site | None, tuple[str, ...]]] = []
+        for optimizer in self._optimizers():
+            owners = self._owners(optimizer)
+            if not owners:
+                given = cstutil.code(optimizer.args[0].value)[:50] if optimizer.args else "nothing"
+                self._unknown.append(
+                    f"the optimizer at line {self.source.line(optimizer)} gets {given}, which this file does not tie to a model"
+                )
+            claims += [(owner, self._site(optimizer), parts) for owner, parts in owners]
+        claims += [(argument, None, ()) for argument in self._wrapped()]
+        for reference, optimizer, parts in claims:
+            origins = self.values.origins(reference, inner=_inner)
+            segments = [segment for origin in origins for segment in _segments(origin)]
+            anchors = {start for start, _, last in segments if last}
+            group = next((g for g in groups if g.anchors & anchors), None)
+            if group is None:
+                group = _Group(set(), [], [], [], [], [])
+                groups.append(group)
+            group.anchors |= anchors
+            group.keys.append(spelling(reference) or cstutil.code(reference)[:40])
+            group.optimizers += [optimizer] if optimizer is not None else []
+            group.parts += [p for p in parts if p not in group.parts]
+            group.origins += [o for o in origins if o not in group.origins]
+            group.segments += [s for s in segments if s not in group.segments]
+        return [g for g in groups if g.anchors]
+
+    def _optimizers(self) -> list[cst.Call]:
+        """``torch.optim.*`` (not schedulers), other libraries' Adam/SGD/..., the file's own
+        ``torch.optim.Optimizer`` subclasses."""
+        own = {
+            klass.name.value
+            for klass in self.source.of_types(cst.ClassDef)
+            if any(q.startswith("torch.optim.") for b in klass.bases for q in self.source.qualified(b.value))  # type: ignore[attr-defined]
+        }
+        names = {n for n in self.source.calls_by_callee if _OPTIMIZER.match(n)} | own | self._aliases(_OPTIMIZER.match)
+        found = []
+        for name in names:
+            for call in self.source.calls_by_callee.get(name, []):
+                qualified = self.source.qualified(call.func)
+                if any(q.startswith("torch.optim.") and not q.startswith("torch.optim.lr_scheduler.") for q in qualified):
+                    found.append(call)
+                elif any(_OPTIMIZER.match(q.rsplit(".", 1)[-1]) or q.rsplit(".", 1)[-1] in own for q in qualified):
+                    found.append(call)
+        return sorted(found, key=self.values.start)
+
+    def _aliases(self, accept) -> set[str]:  # type: ignore[no-untyped-def]
+        """Local names of ``import X as Y`` whose ``X`` ends in a name ``accept`` takes."""
+        found = set()
+        for alias in self.source.of_types(cst.ImportAlias):
+            if alias.asname is not None and accept(cstutil.code(alias.name).rsplit(".", 1)[-1]):  # type: ignore[attr-defined]
+                found.add(cstutil.code(alias.asname.name))  # type: ignore[attr-defined]
+        return found
+
+    def _wrapped(self) -> list[cst.BaseExpression]:
+        """The modules given to DDP / DataParallel / ``ddpify.prepare_model``."""
+        tails = {"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel", "prepare_model"}
+        names = tails | self._aliases(lambda n: n in tails)
+        found = []
+        for name in names:
+            for call in self.source.calls_by_callee.get(name, []):
+                if self.source.qualified(call.func) & WRAPS:
+                    argument = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "module"), None)
+                    if argument is not None:
+                        found.append(argument)
+        return sorted(found, key=self.values.start)
+
+    def _owners(self, optimizer: cst.Call) -> list[tuple[cst.BaseExpression, tuple[str, ...]]]:
+        """Whose ``.parameters()`` the optimizer gets, followed through variables, lists built
+        by ``append``, loops over ``named_parameters()`` and param-group dicts."""
+        given = next((a.value for a in optimizer.args if a.keyword is None or a.keyword.value == "params"), None)
+        pending = [given] if given is not None else []
+        found: list[tuple[cst.BaseExpression, tuple[str, ...]]] = []
+        seen: set[cst.CSTNode] = set()
+        while pending and len(seen) < 200:
+            expression = pending.pop()
+            for call in cstutil.of_types(expression, cst.Call):
+                if cstutil.attribute_name(call.func) in ("parameters", "named_parameters"):  # type: ignore[attr-defined]
+                    owner = self._split(call.func.value)  # type: ignore[attr-defined]
+                    if all(owner[0] is not f[0] for f in found):
+                        found.append(owner)
+            for name in cstutil.of_types(expression, cst.Name):
+                parent = self.source.parent(name)
+                if isinstance(parent, cst.Attribute) or name in seen:
+                    continue
+                seen.add(name)
+                for store in self.values.stores_reaching(name):  # type: ignore[arg-type]
+                    site = binding_site(self.source, store)
+                    if isinstance(site, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and site.value is not None:
+                        pending.append(site.value)
+                    elif isinstance(site, (cst.For, cst.CompFor)):
+                        pending.append(site.iter)
+                for read in self.values.variable_reads(name):  # type: ignore[arg-type]
+                    holder = self.source.parent(read)
+                    call = self.source.parent(holder) if isinstance(holder, cst.Attribute) else None
+                    if isinstance(call, cst.Call) and holder.attr.value in ("append", "extend", "add", "insert"):  # type: ignore[union-attr]
+                        pending += [a.value for a in call.args]
+        return found
+
+    def _split(self, receiver: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple[str, ...]]:
+        """``model.backbone`` -> (``model``, ("backbone",)); ``self.model`` of a trainer stays
+        whole (an attribute of a class that is not a module holds a model)."""
+        parts: list[str] = []
+        while isinstance(receiver, cst.Attribute):
+            owner = self.values.attribute_owner(receiver)
+            if owner is not None and not is_module_class(self.values, owner):
+                break
+            parts.append(receiver.attr.value)
+            receiver = receiver.value
+        return receiver, tuple(reversed(parts))
+
+    # ------------------------------------------------------------------ one model
+    def _model(self, group: _Group) -> Model:
+        occurrences: dict[cst.CSTNode, Occurrence] = {}
+        containers: list[str] = []
+        for start, prefix, last in group.segments:
+            flow = self.values.flow(start, None, outer=_outer, returns=last, prefix=prefix)
+            for occurrence in flow.occurrences:
+                occurrences.setdefault(occurrence.node, occurrence)
+            containers += [c.kind for c in flow.containers if c.kind != "tuple" or self._stored(c.node)]
+        constructions = [o.node for o in group.origins if o.known and isinstance(o.node, cst.Call)]
+        class_def = next((k for c in constructions if (k := self.values.class_called(c)) is not None), None)  # type: ignore[arg-type]
+        uses = _Uses()
+        for occurrence in occurrences.values():
+            self._classify(occurrence.node, class_def, uses)
+        unknown = [self._unknown_origin(o) for o in group.origins if not o.known]
+        unused = unused_submodules(self.values, class_def) if class_def is not None and is_module_class(self.values, class_def) else ()
+        return Model(
+            key=group.keys[0],
+            references=tuple(dict.fromkeys(s for o in occurrences.values() if (s := spelling(o.node)) is not None)),
+            constructed_at=tuple(self._site(c) for c in sorted(constructions, key=self.values.start)),
+            optimizers=tuple(dict.fromkeys(group.optimizers)),
+            parts=tuple(group.parts),
+            moves=_ordered(uses.moves),
+            loads=_ordered(uses.loads),
+            wraps=_ordered(uses.wraps),
+            container=containers[0] if containers else None,
+            forward_calls=_ordered(uses.forwards),
+            bypasses=tuple(sorted(uses.bypasses, key=lambda b: b.line)),
+            possibly_unused=unused,
+            handoffs=_ordered(uses.handoffs),
+            unknown=tuple(unknown),
+            class_def=class_def,
+            occurrences=tuple(occurrences.values()),
+        )
+
+    def _classify(self, node: cst.CSTNode, class_def: cst.ClassDef | None, uses: _Uses) -> None:
+        """What one expression holding the model does with it."""
+        parent = self.source.parent(node)
+        inside = class_def is not None and self.values.inside(node, class_def)  # the model's own code
+        unwrapped = _unwrapped(self.source, node)
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value != "module":
+            chain, top = [parent.attr.value], parent
+            while isinstance(above := self.source.parent(top), cst.Attribute) and above.value is top:
+                chain.append(above.attr.value)
+                top = above
+            call = self.source.parent(top)
+            if not (isinstance(call, cst.Call) and call.func is top):
+                return
+            if len(chain) == 1 and chain[0] in MOVES:
+                uses.moves.append(self._site(call))
+            elif len(chain) == 1 and chain[0] == "load_state_dict":
+                uses.loads.append(self._site(call))
+            elif inside or not self.dataflow.on_training_path(call):
+                return
+            elif chain == ["forward"] and not unwrapped:
+                uses.forwards.append(self._site(call))
+            elif chain[0] not in MODULE_API or chain == ["forward"]:
+                uses.bypasses.append(Bypass(call, self.source.line(call), ".".join(chain), unwrapped))
+        elif isinstance(parent, cst.Call) and parent.func is node:
+            if inside or not self.dataflow.on_training_path(parent):
+                return
+            if unwrapped:
+                uses.bypasses.append(Bypass(parent, self.source.line(parent), "forward", True))
+            else:
+                uses.forwards.append(self._site(parent))
+        elif isinstance(parent, cst.Arg) and parent.value is node and isinstance(call := self.source.parent(parent), cst.Call):
+            qualified = self.source.qualified(call.func)
+            if qualified & WRAPS:
+                uses.wraps.append(self._site(call))
+            elif qualified & LOADS:
+                uses.loads.append(self._site(call))
+            elif not self.values.callees(call) and not any(q.split(".")[0] in ("builtins", "torch", "ddpify") for q in qualified):
+                uses.handoffs.append(self._site(call))
+
+    def _stored(self, container: cst.CSTNode) -> bool:
+        """A tuple kept in a variable (not one returned or unpacked at once)."""
+        parent = self.source.parent(container)
+        return isinstance(parent, cst.Assign) and all(isinstance(t.target, (cst.Name, cst.Attribute)) for t in parent.targets)
+
+    def _unknown_origin(self, origin: Origin) -> str:
+        node = origin.node
+        site = binding_site(self.source, node)
+        if isinstance(site, cst.Param):
+            function = self.source.enclosing_function(site)
+            name = self.values.name_of(function) if function is not None else "?"
+            return f"it may be the parameter {cstutil.code(node)} of {name}(), which no call in this file passes"
+        return f"it may come from {cstutil.code(node)[:50]} at line {self.source.line(node)}, which this file does not show"
+
+    def _site(self, node: cst.CSTNode) -> Site:
+        function = self.source.enclosing_function(node)
+        return Site(node, self.source.line(node), self.values.name_of(function) if function is not None else None)
+
+
+@dataclass
+class _Uses:
+    moves: list[Site] = field(default_factory=list)
+    loads: list[Site] = field(default_factory=list)
+    wraps: list[Site] = field(default_factory=list)
+    forwards: list[Site] = field(default_factory=list)
+    bypasses: list[Bypass] = field(default_factory=list)
+    handoffs: list[Site] = field(default_factory=list)
+
+
+def _ordered(sites: list[Site]) -> tuple[Site, ...]:
+    return tuple(sorted(dict.fromkeys(sites), key=lambda s: s.line))
+
+
+def _segments(origin: Origin) -> list[tuple[cst.CSTNode, tuple[Edge, ...], bool]]:
+    """Where to follow a model made at ``origin`` from: the origin, then each call a function
+    returns it to (``model = build()``), innermost first, each as a frame entered from the
+    next; only the outermost follows returns further. The outermost start is the model's
+    identity: two calls of one ``build()`` make two models."""
+    stack: list[cst.CSTNode] = []
+    returned: list[cst.CSTNode] = []
+    for edge in origin.steps:
+        if edge.kind == "enter":
+            stack.append(edge.site)
+        elif edge.kind == "return":
+            if stack:
+                stack.pop()
+            else:
+                returned.append(edge.site)
+    starts = [origin.node, *returned]
+    return [(start, tuple(Edge("enter", c) for c in reversed(returned[i:])), i == len(returned)) for i, start in enumerate(starts)]
+
+
+def _outer(source: Source, node: cst.CSTNode) -> cst.BaseExpression | None:
+    """``model.to(d)``, ``model.module``, ``DDP(model)``, ``torch.compile(model)``: the model still."""
+    parent = source.parent(node)
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        if parent.attr.value == "module":
+            return parent
+        call = source.parent(parent)
+        if isinstance(call, cst.Call) and call.func is parent and parent.attr.value in RETURNS_SELF:
+            return call
+    if isinstance(parent, cst.Arg) and parent.value is node and (parent.keyword is None or parent.keyword.value == "module"):
+        call = source.parent(parent)
+        if isinstance(call, cst.Call) and call.args[0] is parent and source.qualified(call.func) & SAME_MODEL:
+            return call
+    return None
+
+
+def _inner(source: Source, node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The model inside ``model.to(d)``, ``DDP(model)``, ``model.module``."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "module":
+        return node.value
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in RETURNS_SELF:
+        return node.func.value
+    if isinstance(node, cst.Call) and node.args and source.qualified(node.func) & SAME_MODEL:
+        return node.args[0].value
+    return None
+
+
+def _unwrapped(source: Source, node: cst.CSTNode) -> bool:
+    """``model.module`` / ``ddpify.unwrap(model)``: the module inside the DDP wrapper."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "module"
+    return isinstance(node, cst.Call) and "ddpify.runtime.unwrap" in source.qualified(node.func)
