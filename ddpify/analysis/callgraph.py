@@ -34,6 +34,7 @@ class CallGraph:
         self._classes: dict[cst.ClassDef, dict[str, tuple[list, list]]] = {}
         self._instances: dict[cst.CSTNode, cst.ClassDef | None] = {}
         self._own: dict[tuple[cst.CSTNode, type], list[cst.CSTNode]] = {}
+        self._frames: dict[cst.CSTNode, cst.CSTNode] = {}
 
     # ------------------------------------------------------------------ order
     def start(self, node: cst.CSTNode) -> int:
@@ -52,7 +53,10 @@ class CallGraph:
 
     def frame_of(self, node: cst.CSTNode) -> cst.CSTNode:
         """The function whose run evaluates ``node`` (the module for top-level code)."""
-        return self.source.enclosing_function(node) or self.source.module
+        found = self._frames.get(node)
+        if found is None:
+            found = self._frames[node] = self.source.enclosing_function(node) or self.source.module
+        return found
 
     # ------------------------------------------------------------------ definitions
     @functools.cached_property
@@ -63,6 +67,10 @@ class CallGraph:
             for name in self.source.qualified(node.name):  # type: ignore[attr-defined]
                 found.setdefault(name, node)  # type: ignore[arg-type]
         return found
+
+    @functools.cached_property
+    def _defined_names(self) -> frozenset[str]:
+        return frozenset(d.name.value for d in self.source.of_types(cst.FunctionDef, cst.ClassDef))  # type: ignore[attr-defined]
 
     def name_of(self, function: cst.FunctionDef) -> str:
         """``Trainer.__init__``, ``main``: how a report names a function."""
@@ -99,6 +107,10 @@ class CallGraph:
             return found
         result: list[tuple[cst.FunctionDef, int]] = []
         func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if name not in self._defined_names:  # nothing of this file is called so: skip the lookups
+            self._callees[call] = ()
+            return ()
         for qualified in self.source.qualified(func):
             definition = self.definitions.get(qualified)
             if isinstance(definition, cst.ClassDef):
@@ -224,18 +236,18 @@ class CallGraph:
 
     def _variable(self, scope: cst.CSTNode, spelling: str) -> tuple[list[cst.Name], list[cst.Name]]:
         """(names that bind it, names that read it) of one variable."""
-        key = (scope, spelling)
-        found = self._variables.get(key)
+        found = self._variables.get((scope, spelling))
         if found is None:
-            stores: list[cst.Name] = []
-            reads: list[cst.Name] = []
-            for name in self.names.get(spelling, ()):
+            for name in self.names.get(spelling, ()):  # every variable of this spelling at once
+                owner = self.scope_of(name)
+                if owner is None:
+                    continue
+                stores, reads = self._variables.setdefault((owner, spelling), ([], []))
                 if binding_site(self.source, name) is not None:
-                    if self.scope_of(name) is scope:
-                        stores.append(name)
-                elif _is_read(self.source, name) and self.scope_of(name) is scope:
+                    stores.append(name)
+                elif _is_read(self.source, name):
                     reads.append(name)
-            found = self._variables[key] = (stores, reads)
+            found = self._variables.setdefault((scope, spelling), ([], []))
         return found
 
     def variable_reads(self, name: cst.Name) -> list[cst.Name]:
@@ -253,7 +265,7 @@ class CallGraph:
         stores, reads = self._variable(scope, store.value)
         if isinstance(scope, _COMPREHENSIONS):
             return list(reads)
-        after = self._bound_at(store)
+        after = self.bound_at(store)
         return [r for r in reads if self.frame_of(r) is not scope or (self.start(r) >= after and not self._replaced(store, stores, r))]
 
     def stores_reaching(self, read: cst.Name) -> list[cst.Name]:
@@ -264,10 +276,11 @@ class CallGraph:
         stores, _ = self._variable(scope, read.value)
         if isinstance(scope, _COMPREHENSIONS) or self.frame_of(read) is not scope:
             return list(stores)
-        before = [s for s in stores if self._bound_at(s) <= self.start(read)]
+        before = [s for s in stores if self.bound_at(s) <= self.start(read)]
         return [s for s in before if not self._replaced(s, before, read)] or list(stores)
 
-    def _bound_at(self, store: cst.CSTNode) -> int:
+    def bound_at(self, store: cst.CSTNode) -> int:
+        """Position from which reads see what ``store`` binds."""
         site = binding_site(self.source, store)
         if isinstance(site, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
             return self.end(site)
@@ -275,9 +288,9 @@ class CallGraph:
 
     def _replaced(self, store: cst.CSTNode, stores: list[cst.Name], read: cst.CSTNode) -> bool:
         """Another assignment between ``store`` and ``read``, in a block around ``read``."""
-        after = self._bound_at(store)
+        after = self.bound_at(store)
         for other in stores:
-            if other is store or not after <= self._bound_at(other) <= self.start(read):
+            if other is store or not after <= self.bound_at(other) <= self.start(read):
                 continue
             if isinstance(binding_site(self.source, other), cst.AugAssign):
                 continue  # x += ...: the same object, changed

@@ -201,7 +201,71 @@ class ModelFlow:
             group.parts += [p for p in parts if p not in group.parts]
             group.origins += [o for o in origins if o not in group.origins]
             group.segments += [s for s in segments if s not in group.segments]
-        return [g for g in groups if g.anchors]
+        self._unknown += self._stepped_elsewhere()
+        return self._merge([g for g in groups if g.anchors])
+
+    def _merge(self, groups: list[_Group]) -> list[_Group]:
+        """Models assigned to the same variable in the same frame are one model built on
+        alternative paths (``if resume: head = load() else: head = Net()``)."""
+        merged: list[tuple[_Group, set]] = []
+        for group in groups:
+            bound = self._variables(group)
+            into = next((pair for pair in merged if pair[1] & bound), None)
+            if into is None:
+                merged.append((group, bound))
+                continue
+            target, names = into
+            names |= bound
+            target.anchors |= group.anchors
+            target.keys += [k for k in group.keys if k not in target.keys]
+            target.optimizers += group.optimizers
+            target.parts += [p for p in group.parts if p not in target.parts]
+            target.origins += [o for o in group.origins if o not in target.origins]
+            target.segments += [s for s in group.segments if s not in target.segments]
+        return [group for group, _ in merged]
+
+    def _variables(self, group: _Group) -> set[tuple[str, cst.CSTNode | None, str]]:
+        """The variables and ``self.`` attributes the model is assigned to in its own frames."""
+        found: set[tuple[str, cst.CSTNode | None, str]] = set()
+        for start, prefix, last in group.segments:
+            for occurrence in self.values.flow(start, None, outer=_outer, returns=last, prefix=prefix).occurrences:
+                parent = self.source.parent(occurrence.node)
+                if len(occurrence.trail) != len(prefix) or not isinstance(parent, cst.Assign) or parent.value is not occurrence.node:
+                    continue
+                for target in (t.target for t in parent.targets):
+                    if isinstance(target, cst.Name):
+                        found.add(("name", self.values.scope_of(target), target.value))
+                    elif isinstance(target, cst.Attribute) and (owner := self.values.attribute_owner(target)) is not None:
+                        found.add(("attribute", owner, target.attr.value))
+        return found
+
+    def _stepped_elsewhere(self) -> list[str]:
+        """``optimizer = build_optimizer(net, cfg)`` from another file, then ``optimizer.step()``:
+        an optimizer this file cannot see into, so which model it trains is unknown."""
+        found: list[str] = []
+        for call in self.source.calls_by_callee.get("step", []):
+            receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+            if not isinstance(receiver, cst.Name):
+                continue
+            for origin in self.values.origins(receiver):
+                made = origin.node
+                if not (origin.known and isinstance(made, cst.Call)) or self.values.callees(made):
+                    continue
+                qualified = self.source.qualified(made.func)
+                if any(q.split(".")[0] in ("torch", "builtins", "ddpify") or _OPTIMIZER.match(q.rsplit(".", 1)[-1]) for q in qualified):
+                    continue
+                given = ", ".join(cstutil.code(a.value)[:30] for a in made.args) or "nothing"
+                found.append(
+                    f"{receiver.value}.step() at line {self.source.line(call)} steps an optimizer that {cstutil.code(made.func)}() "
+                    f"builds at line {self.source.line(made)}, defined elsewhere: which model it trains is unknown (it is given {given})"
+                )
+        if not found and not self._optimizers() and not self._wrapped():
+            backward = self.source.calls_by_callee.get("backward", [])
+            if backward:
+                found.append(
+                    f"backward() at line {self.source.line(backward[0])}, but no optimizer or wrap in this file says which model trains"
+                )
+        return list(dict.fromkeys(found))
 
     def _optimizers(self) -> list[cst.Call]:
         """``torch.optim.*`` (not schedulers), other libraries' Adam/SGD/..., the file's own
@@ -295,7 +359,7 @@ class ModelFlow:
             flow = self.values.flow(start, None, outer=_outer, returns=last, prefix=prefix)
             for occurrence in flow.occurrences:
                 occurrences.setdefault(occurrence.node, occurrence)
-            containers += [c.kind for c in flow.containers if c.kind != "tuple" or self._stored(c.node)]
+            containers += [c.kind for c in flow.containers if self._stored(c.node)]
         constructions = [o.node for o in group.origins if o.known and isinstance(o.node, cst.Call)]
         class_def = next((k for c in constructions if (k := self.values.class_called(c)) is not None), None)  # type: ignore[arg-type]
         uses = _Uses()
@@ -362,8 +426,13 @@ class ModelFlow:
                 uses.handoffs.append(self._site(call))
 
     def _stored(self, container: cst.CSTNode) -> bool:
-        """A tuple kept in a variable (not one returned or unpacked at once)."""
+        """A container kept in a variable (``nets = [a, b]``, ``models["g"] = g``), not one
+        built for a call, a return or an unpacking (``torch.save({"net": net})``)."""
         parent = self.source.parent(container)
+        if isinstance(parent, cst.Subscript):
+            return True
+        if isinstance(parent, cst.AnnAssign):
+            return True
         return isinstance(parent, cst.Assign) and all(isinstance(t.target, (cst.Name, cst.Attribute)) for t in parent.targets)
 
     def _unknown_origin(self, origin: Origin) -> str:

@@ -26,7 +26,7 @@ from ddpify.analysis.values import Occurrence, Values
 from ddpify.tree import cstutil
 
 _INF = float("inf")
-Interval = tuple[float, float]
+Interval = tuple[float, float, int]  # earliest, latest, and the function when not exact
 Time = tuple[Interval, ...]
 
 
@@ -69,11 +69,17 @@ def last_placement(
         if training(node) or _event(source, node, wrapping) is not None:
             stops.append((node, time))
         elif event is not None and event not in events:
-            events[event] = (occurrence, (*time[:-1], (values.end(event), values.end(event))))
+            events[event] = (occurrence, (*time[:-1], (values.end(event), values.end(event), 0)))
     if not stops:
         stops = [(n, t) for n, (_, t) in when.items() if isinstance(source.parent(n), (cst.Call, cst.Arg))]
         stops = [(n, t) for n, t in stops if _event(source, n, event_nodes) is None]
     before = {e: v for e, v in events.items() if all(_compare(v[1], t) == -1 for _, t in stops)}
+    unordered = [e for e, (_, t) in events.items() if e not in before and not any(_compare(t, s) == 1 for _, s in stops)]
+    if unordered:
+        described = _describe(source, unordered[0], constructions)
+        function = values.frame_of(unordered[0])
+        where = f" in {values.name_of(function)}()" if isinstance(function, cst.FunctionDef) else ""
+        return Placement(None, None, f"{described}{where} runs at a time this file does not fix against its use in training")
     if not events:
         return Placement(None, None, "nothing in this file builds, moves or loads it")
     if not before:
@@ -101,7 +107,9 @@ def last_placement(
             return Placement(None, event, f"line {source.line(statement)}, which places it ({described}), also uses it for training")
     where = f" in {values.name_of(frame)}()" if isinstance(frame, cst.FunctionDef) else ""
     if anchor is not event:  # a function the model was lent to moved or loaded it
-        return Placement(statement, anchor, f"after {cstutil.code(anchor)[:60]} at line {source.line(anchor)}{where}, which runs {described}")
+        return Placement(
+            statement, anchor, f"after {cstutil.code(anchor)[:60]} at line {source.line(anchor)}{where}, which runs {described}"
+        )
     return Placement(statement, anchor, f"after {described}{where}")
 
 
@@ -113,7 +121,7 @@ def _time(values: Values, occurrence: Occurrence) -> tuple[tuple, Time] | None:
     for edge in occurrence.trail:
         if edge.kind == "enter":
             end = values.end(edge.site)
-            frames.append((end, end))
+            frames.append((end, end, 0))
         elif edge.kind == "return":
             if frames and frames[-1][1] == _INF:
                 return None
@@ -121,13 +129,17 @@ def _time(values: Values, occurrence: Occurrence) -> tuple[tuple, Time] | None:
                 frames.pop()
             else:
                 ups.append(("call", edge.site))
-        elif frames:  # another method, run some time after the call that stored the attribute
-            frames[-1] = (frames[-1][0] + 0.5, _INF)
         else:
-            ups.append(("attribute", None))
-            frames.append((0.5, _INF))
+            tag = values.start(values.frame_of(edge.to)) if edge.to is not None else -1
+            if edge.kind == "closure":  # a function run some time after the variable is bound
+                frames.append((values.bound_at(edge.site) + 0.5, _INF, tag))
+            elif frames:  # another method, run some time after the call that stored the attribute
+                frames[-1] = (frames[-1][0] + 0.5, _INF, tag)
+            else:
+                ups.append(("attribute", None))
+                frames.append((0.5, _INF, tag))
     end = values.end(occurrence.node)
-    return tuple(ups), (*frames, (end, end))
+    return tuple(ups), (*frames, (end, end, 0))
 
 
 def _normalize(values: Values, times: list[tuple[tuple, Time]]) -> list[Time] | None:
@@ -140,7 +152,7 @@ def _normalize(values: Values, times: list[tuple[tuple, Time]]) -> list[Time] | 
         prefix: list[Interval] = []
         for kind, site in reversed(longest[len(ups) :]):
             end = float(values.end(site)) if kind == "call" and site is not None else 0.0
-            prefix.append((end, end))
+            prefix.append((end, end, 0))
         found.append((*prefix, *positions))
     return found
 

@@ -33,11 +33,14 @@ _CONTAINERS = {cst.List: "list", cst.Tuple: "tuple", cst.Set: "set", cst.Dict: "
 @dataclass(frozen=True)
 class Edge:
     """The value crosses frames: into a function as an argument (``enter``, at the call), out
-    of one (``return``, at the call), or to another method through ``self.x`` (``attribute``,
-    at the assignment)."""
+    of one (``return``, at the call), to another method through ``self.x`` (``attribute``, at
+    the assignment), or to a function that reads a variable of an outer scope (``closure``,
+    at the bound name: a global read in a function, a closure); ``to``: the read reached by
+    an ``attribute`` or ``closure`` step (its function runs at a time the file does not fix)."""
 
     kind: str
     site: cst.CSTNode
+    to: cst.CSTNode | None = None
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,7 @@ class Values(CallGraph):
             stores = self.attribute_stores(owner, node.attr.value)
             items = []
             for store, where in stores:
-                jump = (Edge("attribute", store),) if where is not method else ()
+                jump = (Edge("attribute", store, node),) if where is not method else ()
                 items += self._from_store(store, slot, jump + steps)
             return items or unknown
         if isinstance(node, cst.Subscript):
@@ -327,14 +330,18 @@ class _Forward:
         values = self.values
         if isinstance(target, (cst.Name, cst.Param)):
             name = target.name if isinstance(target, cst.Param) else target
-            return [(read, slot, trail, key) for read in values.reads_from(name)]
+            frame = values.frame_of(name)
+            return [
+                (read, slot, trail + ((Edge("closure", name, read),) if values.frame_of(read) is not frame else ()), key)
+                for read in values.reads_from(name)
+            ]
         if isinstance(target, cst.Attribute):
             owner = values.attribute_owner(target)
             if owner is None:
                 return []
             method = values.method_of(target)
             return [
-                (read, slot, trail + ((Edge("attribute", target),) if where is not method else ()), key)
+                (read, slot, trail + ((Edge("attribute", target, read),) if where is not method else ()), key)
                 for read, where in values.attribute_reads(owner, target.attr.value)
             ]
         if isinstance(target, (cst.Tuple, cst.List)):
