@@ -118,6 +118,9 @@ class CallGraph:
                 if init is not None:
                     result.append((init, 1))
             elif isinstance(definition, cst.FunctionDef):
+                method = self.source.enclosing_class(definition) is not None
+                if method and not (isinstance(func, cst.Attribute) and isinstance(func.value, (cst.Name, cst.Attribute))):
+                    continue  # Loop().run: an instance's method, found below
                 result.append((definition, 1 if _decorated(definition, "classmethod") else 0))
         if not result and isinstance(func, cst.Attribute):
             klass = self.receiver_class(func.value)
@@ -184,7 +187,10 @@ class CallGraph:
         return bool(self.own(function, cst.Yield))
 
     def receiver_class(self, expression: cst.BaseExpression) -> cst.ClassDef | None:
-        """The file's class of ``self`` inside its methods, or of an instance variable."""
+        """The file's class of ``self`` inside its methods, of an instance variable, or of
+        the instance a call builds (``Loop().run()``)."""
+        if isinstance(expression, cst.Call):
+            return self.class_called(expression)
         if isinstance(expression, cst.Name):
             method = self.method_of(expression)
             if method is not None and self.self_name(method) == expression.value and self.scope_of(expression) is method:

@@ -331,7 +331,8 @@ class DataFlow:
 
     def _region(self, node: cst.CSTNode) -> tuple[cst.For | cst.While | None, list[cst.CSTNode]]:
         """The innermost loop around ``node`` (None: its function or the module), and the
-        statements of that body from the one holding ``node`` on."""
+        statements of that body from the one holding ``node`` on (in a loop, then those before
+        it: a batch fetched at the end of one pass is used in the next)."""
         loop: cst.For | cst.While | None = None
         block: cst.CSTNode = self.source.module
         for ancestor in self.source.ancestors(node):
@@ -343,7 +344,7 @@ class DataFlow:
                 break
         statements = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else [block]  # type: ignore[attr-defined]
         index = next((i for i, s in enumerate(statements) if self.values.inside(node, s)), 0)
-        return loop, statements[index:]
+        return loop, statements[index:] + (statements[:index] if loop is not None else [])
 
     def _classify(
         self,
@@ -369,7 +370,7 @@ class DataFlow:
             where = f" in {self.values.name_of(function)}()" if function is not None and function in reach.functions else ""
             evidence = f"its batches reach {cstutil.code(backward.func)[:60]}() at line {self.source.line(backward)}{where}"
             found = Consumer(node, Use.TRAINING, evidence, line, reach.functions, key)
-            spans = [(self.values.start(statements[0]), self.values.end(statements[-1]))] if statements else []
+            spans = [(min(map(self.values.start, statements)), max(map(self.values.end, statements)))] if statements else []
             self._spans.setdefault(node, []).extend(spans + [(self.values.start(f), self.values.end(f)) for f in reach.functions])
         elif (why := self.batches.context(sites, constants)) is not None:
             found = Consumer(node, Use.EVALUATION, f"{what} {line} runs {why}, and no backward() follows", line, reach.functions, key)
