@@ -22,56 +22,12 @@ import libcst as cst
 
 from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.dataflow import DataFlow
-from ddpify.analysis.modules import is_module_class, unused_submodules
+from ddpify.analysis.modules import LOADS, MODULE_API, MOVES, WRAPS, is_module_class, model_inner, model_outer, unused_submodules, unwrapped
 from ddpify.analysis.placement import Placement, last_placement
 from ddpify.analysis.source import Source
 from ddpify.analysis.values import Edge, Occurrence, Origin, spelling
 from ddpify.tree import cstutil
 
-WRAPS = frozenset(
-    {
-        "torch.nn.parallel.DistributedDataParallel",
-        "torch.nn.parallel.distributed.DistributedDataParallel",
-        "torch.nn.DataParallel",
-        "torch.nn.parallel.DataParallel",
-        "torch.nn.parallel.data_parallel.DataParallel",
-        "torch.distributed.fsdp.FullyShardedDataParallel",
-        "ddpify.runtime.prepare_model",
-    }
-)
-# Calls that give back the model they are given (wrapped, compiled or unwrapped).
-SAME_MODEL = WRAPS | {
-    "torch.compile",
-    "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
-    "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm",
-    "ddpify.runtime.unwrap",
-}
-LOADS = frozenset({"ddpify.runtime.load_state_dict"})
-MOVES = frozenset({"to", "cuda", "cpu"})
-# nn.Module methods that return the module itself.
-RETURNS_SELF = MOVES | {
-    "train",
-    "eval",
-    "float",
-    "half",
-    "double",
-    "bfloat16",
-    "requires_grad_",
-    "type",
-    "share_memory",
-    "apply",
-    "to_empty",
-}
-# nn.Module / DDP members that mean the same on the DDP wrapper: calling any other attribute of
-# a model (``model.encode``, ``model.encoder``) runs the inner module, around DDP's forward.
-MODULE_API = frozenset(
-    """add_module apply bfloat16 buffers children compile cpu cuda double eval float forward half
-    load_state_dict modules named_buffers named_children named_modules named_parameters parameters
-    register_backward_hook register_buffer register_forward_hook register_forward_pre_hook
-    register_full_backward_hook register_full_backward_pre_hook register_module register_parameter
-    requires_grad_ share_memory state_dict to to_empty train training type zero_grad no_sync
-    module join register_comm_hook get_submodule get_parameter get_buffer""".split()
-)
 _OPTIMIZER = re.compile(
     r"^(Adam\w*|SGD|RMSprop|Adagrad|Adadelta|Adamax|LBFGS|Lion|Lamb|LAMB|NAdam|RAdam|Rprop|ASGD|SparseAdam|Muon|Adafactor)$"
 )
@@ -188,7 +144,7 @@ class ModelFlow:
             claims += [(owner, self._site(optimizer), parts) for owner, parts in owners]
         claims += [(argument, None, ()) for argument in self._wrapped()]
         for reference, optimizer, parts in claims:
-            origins = self.values.origins(reference, inner=_inner)
+            origins = self.values.origins(reference, inner=model_inner)
             segments = [segment for origin in origins for segment in _segments(origin)]
             anchors = {start for start, _, last in segments if last}
             group = next((g for g in groups if g.anchors & anchors), None)
@@ -228,7 +184,7 @@ class ModelFlow:
         """The variables and ``self.`` attributes the model is assigned to in its own frames."""
         found: set[tuple[str, cst.CSTNode | None, str]] = set()
         for start, prefix, last in group.segments:
-            for occurrence in self.values.flow(start, None, outer=_outer, returns=last, prefix=prefix).occurrences:
+            for occurrence in self.values.flow(start, None, outer=model_outer, returns=last, prefix=prefix).occurrences:
                 parent = self.source.parent(occurrence.node)
                 if len(occurrence.trail) != len(prefix) or not isinstance(parent, cst.Assign) or parent.value is not occurrence.node:
                     continue
@@ -356,7 +312,7 @@ class ModelFlow:
         occurrences: dict[cst.CSTNode, Occurrence] = {}
         containers: list[str] = []
         for start, prefix, last in group.segments:
-            flow = self.values.flow(start, None, outer=_outer, returns=last, prefix=prefix)
+            flow = self.values.flow(start, None, outer=model_outer, returns=last, prefix=prefix)
             for occurrence in flow.occurrences:
                 occurrences.setdefault(occurrence.node, occurrence)
             containers += [c.kind for c in flow.containers if self._stored(c.node)]
@@ -373,14 +329,14 @@ class ModelFlow:
             constructed_at=tuple(self._site(c) for c in sorted(constructions, key=self.values.start)),
             optimizers=tuple(dict.fromkeys(group.optimizers)),
             parts=tuple(group.parts),
-            moves=_ordered(uses.moves),
-            loads=_ordered(uses.loads),
-            wraps=_ordered(uses.wraps),
+            moves=_ordered(uses.moves, self.values.end),
+            loads=_ordered(uses.loads, self.values.end),
+            wraps=_ordered(uses.wraps, self.values.end),
             container=containers[0] if containers else None,
-            forward_calls=_ordered(uses.forwards),
-            bypasses=tuple(sorted(uses.bypasses, key=lambda b: b.line)),
+            forward_calls=_ordered(uses.forwards, self.values.end),
+            bypasses=tuple(sorted(uses.bypasses, key=lambda b: (b.line, self.values.end(b.node)))),
             possibly_unused=unused,
-            handoffs=_ordered(uses.handoffs),
+            handoffs=_ordered(uses.handoffs, self.values.end),
             unknown=tuple(unknown),
             class_def=class_def,
             occurrences=tuple(occurrences.values()),
@@ -390,7 +346,7 @@ class ModelFlow:
         """What one expression holding the model does with it."""
         parent = self.source.parent(node)
         inside = class_def is not None and self.values.inside(node, class_def)  # the model's own code
-        unwrapped = _unwrapped(self.source, node)
+        inner = unwrapped(self.source, node)
         if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value != "module":
             chain, top = [parent.attr.value], parent
             while isinstance(above := self.source.parent(top), cst.Attribute) and above.value is top:
@@ -405,14 +361,14 @@ class ModelFlow:
                 uses.loads.append(self._site(call))
             elif inside or not self.dataflow.on_training_path(call):
                 return
-            elif chain == ["forward"] and not unwrapped:
+            elif chain == ["forward"] and not inner:
                 uses.forwards.append(self._site(call))
             elif chain[0] not in MODULE_API or chain == ["forward"]:
-                uses.bypasses.append(Bypass(call, self.source.line(call), ".".join(chain), unwrapped))
+                uses.bypasses.append(Bypass(call, self.source.line(call), ".".join(chain), inner))
         elif isinstance(parent, cst.Call) and parent.func is node:
             if inside or not self.dataflow.on_training_path(parent):
                 return
-            if unwrapped:
+            if inner:
                 uses.bypasses.append(Bypass(parent, self.source.line(parent), "forward", True))
             else:
                 uses.forwards.append(self._site(parent))
@@ -459,8 +415,9 @@ class _Uses:
     handoffs: list[Site] = field(default_factory=list)
 
 
-def _ordered(sites: list[Site]) -> tuple[Site, ...]:
-    return tuple(sorted(dict.fromkeys(sites), key=lambda s: s.line))
+def _ordered(sites: list[Site], order) -> tuple[Site, ...]:  # type: ignore[no-untyped-def]
+    """In the order they run on one line too (``model.decode(model.encode(x))``: encode first)."""
+    return tuple(sorted(dict.fromkeys(sites), key=lambda s: (s.line, order(s.node))))
 
 
 def _segments(origin: Origin) -> list[tuple[cst.CSTNode, tuple[Edge, ...], bool]]:
@@ -480,37 +437,3 @@ def _segments(origin: Origin) -> list[tuple[cst.CSTNode, tuple[Edge, ...], bool]
                 returned.append(edge.site)
     starts = [origin.node, *returned]
     return [(start, tuple(Edge("enter", c) for c in reversed(returned[i:])), i == len(returned)) for i, start in enumerate(starts)]
-
-
-def _outer(source: Source, node: cst.CSTNode) -> cst.BaseExpression | None:
-    """``model.to(d)``, ``model.module``, ``DDP(model)``, ``torch.compile(model)``: the model still."""
-    parent = source.parent(node)
-    if isinstance(parent, cst.Attribute) and parent.value is node:
-        if parent.attr.value == "module":
-            return parent
-        call = source.parent(parent)
-        if isinstance(call, cst.Call) and call.func is parent and parent.attr.value in RETURNS_SELF:
-            return call
-    if isinstance(parent, cst.Arg) and parent.value is node and (parent.keyword is None or parent.keyword.value == "module"):
-        call = source.parent(parent)
-        if isinstance(call, cst.Call) and call.args[0] is parent and source.qualified(call.func) & SAME_MODEL:
-            return call
-    return None
-
-
-def _inner(source: Source, node: cst.CSTNode) -> cst.BaseExpression | None:
-    """The model inside ``model.to(d)``, ``DDP(model)``, ``model.module``."""
-    if isinstance(node, cst.Attribute) and node.attr.value == "module":
-        return node.value
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in RETURNS_SELF:
-        return node.func.value
-    if isinstance(node, cst.Call) and node.args and source.qualified(node.func) & SAME_MODEL:
-        return node.args[0].value
-    return None
-
-
-def _unwrapped(source: Source, node: cst.CSTNode) -> bool:
-    """``model.module`` / ``ddpify.unwrap(model)``: the module inside the DDP wrapper."""
-    if isinstance(node, cst.Attribute):
-        return node.attr.value == "module"
-    return isinstance(node, cst.Call) and "ddpify.runtime.unwrap" in source.qualified(node.func)

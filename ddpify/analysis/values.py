@@ -20,6 +20,7 @@ import libcst as cst
 
 from ddpify.analysis.callgraph import CallGraph, binding_site, literal
 from ddpify.analysis.source import Source
+from ddpify.tree import cstutil
 
 Slot = str | int | None  # None: the value itself; a key or index: that element of a container
 ANY = "*"  # an element under a key that is not known
@@ -316,7 +317,11 @@ class _Forward:
                 return [(parent, None, trail, subscript_index(parent))]
             return [(parent, None, trail, key)] if slot in (ANY, found) else []
         if isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is node and slot is not None:
-            return self.store(parent.target, None, trail, key)
+            target = parent.target
+            if isinstance(node, cst.Call) and cstutil.attribute_name(node.func) == "items":  # for name, net in nets.items()
+                pair = target.elements if isinstance(target, (cst.Tuple, cst.List)) else ()
+                return self.store(pair[1].value, None, trail, key) if len(pair) == 2 else []
+            return self.store(target, None, trail, key)
         if isinstance(parent, cst.IfExp) and node is not parent.test or isinstance(parent, cst.BooleanOperation):
             return [(parent, slot, trail, key)]
         return []
@@ -348,9 +353,6 @@ class _Forward:
             elements = target.elements
             if isinstance(slot, int) and slot < len(elements) and not any(isinstance(e, cst.StarredElement) for e in elements):
                 return self.store(elements[slot].value, None, trail, key)
-            if slot == ANY and self.source.parent(target) is not None and isinstance(self.source.parent(target), (cst.For, cst.CompFor)):
-                pair = elements[1].value if len(elements) == 2 else None  # for name, loader in loaders.items()
-                return self.store(pair, None, trail, key) if pair is not None else []
             return []
         if isinstance(target, cst.Subscript) and slot is None:  # d["train"] = value
             found = subscript_key(target)
