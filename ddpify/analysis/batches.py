@@ -64,14 +64,15 @@ Constants = Mapping[str, str | int]
 @dataclass(frozen=True)
 class Reach:
     """Where the batch got: the first ``backward()`` call it reaches, whether it indexes data
-    (``data[ix]``), whether it is returned, the ``no_grad`` block it is used under, and the
-    file's functions it was handed to."""
+    (``data[ix]``), whether it is returned, the ``no_grad`` block it is used under, the file's
+    functions it was handed to, and whether it is yielded (the generator passes it on)."""
 
     backward: cst.Call | None = None
     indexes: bool = False
     returns: bool = False
     no_grad: cst.With | None = None
     functions: tuple[cst.FunctionDef, ...] = ()
+    yields: bool = False
 
 
 class Batches:
@@ -89,10 +90,13 @@ class Batches:
         names: frozenset[str] = frozenset(),
         seeds: Sequence[cst.CSTNode] = (),
         constants: Constants | None = None,
+        entry: frozenset[str] | None = None,
     ) -> Reach:
         """Follow the batch held by ``names`` (or produced by the ``seeds`` expressions)
-        through ``statements``."""
-        walk = _Walk(self, set(names), [self.values.start(s) for s in seeds], constants or {})
+        through ``statements``. ``entry``: the parameters a function was given the batch in;
+        its loops over other data (not counting loops, not naming those parameters) are its own
+        training runs, not steps on this batch, and are not entered."""
+        walk = _Walk(self, set(names), [self.values.start(s) for s in seeds], constants or {}, entry)
         walk.statements(statements)
         return walk.result()
 
@@ -102,7 +106,7 @@ class Batches:
         found = self._functions.get(key)
         if found is None:
             self._functions[key] = Reach()  # recursion answers "nothing more"
-            found = self._functions[key] = self.reach(_body(function.body), params)
+            found = self._functions[key] = self.reach(_body(function.body), params, entry=params)
         return found
 
     # ------------------------------------------------------------------ gradient context
@@ -195,16 +199,18 @@ class _Walk:
     tainted: set[str]
     seeds: list[int]
     constants: Constants
+    entry: frozenset[str] | None = None
     backward: cst.Call | None = None
     indexes: bool = False
     returns: bool = False
+    yields: bool = False
     no_grad: cst.With | None = None
     functions: list[cst.FunctionDef] = field(default_factory=list)
     hits: int = 0
     dotted: bool = False
 
     def result(self) -> Reach:
-        return Reach(self.backward, self.indexes, self.returns, self.no_grad, tuple(dict.fromkeys(self.functions)))
+        return Reach(self.backward, self.indexes, self.returns, self.no_grad, tuple(dict.fromkeys(self.functions)), self.yields)
 
     def statements(self, statements: Sequence[cst.CSTNode]) -> None:
         for statement in statements:
@@ -223,6 +229,8 @@ class _Walk:
                 self.statements([node.orelse] if isinstance(node.orelse, cst.If) else _body(node.orelse.body))
         elif isinstance(node, cst.For):
             self.expression(node.iter)
+            if self.entry is not None and not counts(self.batches.source, node.iter) and not self._mentions(node.iter, self.entry):
+                return  # the function's own loop over other data: a run of its own, not a step on this batch
             if self.reads(node.iter):
                 self.taint(node.target)
             self.statements(_body(node.body))
@@ -265,12 +273,15 @@ class _Walk:
             self.returns = self.returns or self.reads(node.value)
         elif isinstance(node, cst.Expr):
             self.expression(node.value)
+            value = node.value
+            if isinstance(value, cst.Yield) and value.value is not None:
+                self.yields = self.yields or self.reads(value.value)
 
     def expression(self, expression: cst.BaseExpression) -> None:
         values = self.batches.values
         for call in cstutil.of_types(expression, cst.Call):
             marked = [arg for arg in call.args if self.reads(arg.value)]  # type: ignore[attr-defined]
-            if self.backward is None and _is_backward(call):
+            if self.backward is None and _is_backward(call) and not values.callees(call):  # type: ignore[arg-type]
                 receiver = call.func.value if isinstance(call.func, cst.Attribute) else None  # type: ignore[attr-defined]
                 if marked or (receiver is not None and self.reads(receiver)):
                     self.backward = call  # type: ignore[assignment]
@@ -281,7 +292,7 @@ class _Walk:
         if not self.indexes:
             self.indexes = self.used_as_index(expression)
 
-    def merge(self, function: cst.FunctionDef, reach: Reach) -> None:
+    def merge(self, function: cst.FunctionDef, reach: Reach) -> None:  # not yields: that function's own
         self.functions += [function, *reach.functions]
         self.backward = self.backward or reach.backward
         self.indexes = self.indexes or reach.indexes
@@ -324,6 +335,10 @@ class _Walk:
                     return True
         return False
 
+    def _mentions(self, expression: cst.CSTNode, names: frozenset[str]) -> bool:
+        """Whether ``expression`` reads one of ``names`` itself (not a value derived from them)."""
+        return any(n.value in names for n in cstutil.of_types(expression, cst.Name))  # type: ignore[attr-defined]
+
     def taint(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
             self.tainted.add(target.value)
@@ -337,6 +352,18 @@ class _Walk:
             self.dotted = True
         elif isinstance(target, cst.Subscript):
             self.taint(target.value)
+
+
+_COUNTERS = frozenset({"builtins.range", "itertools.count"})
+
+
+def counts(source: Source, iterable: cst.BaseExpression) -> bool:
+    """``range(n)``, ``enumerate(range(n))``, a literal: a loop that counts, not one over data."""
+    while isinstance(iterable, cst.Call) and (inner := loader_inner(source, iterable)) is not None:
+        iterable = inner
+    if isinstance(iterable, cst.Call):
+        return bool(source.qualified(iterable.func) & _COUNTERS)
+    return isinstance(iterable, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.SimpleString, cst.Integer))
 
 
 def loader_step(source: Source, node: cst.CSTNode) -> cst.BaseExpression | None:

@@ -24,13 +24,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ddpify.analysis.batches import DATALOADERS, RANDOM, Batches, Constants, Reach, loader_inner, loader_step
+from ddpify.analysis.batches import DATALOADERS, RANDOM, Batches, Constants, Reach, counts, loader_inner, loader_step
 from ddpify.analysis.callgraph import binding_site, literal
 from ddpify.analysis.source import Source
 from ddpify.analysis.values import ANY, Edge, Occurrence, Slot, Values, spelling
 from ddpify.tree import cstutil
 
-_COUNTERS = frozenset({"builtins.range", "itertools.count"})
 _EVAL_NAME = re.compile(r"val|test|eval|dev(?!ice)", re.I)
 _TRAIN_NAME = re.compile(r"train", re.I)
 
@@ -102,6 +101,8 @@ class DataFlow:
         self._consumers: dict[tuple, Consumer] = {}
         self._by_node: dict[cst.CSTNode, list[BatchSource]] = {}
         self._by_name: dict[str, list[BatchSource]] = {}
+        self._yielding: dict[cst.CSTNode, cst.FunctionDef] = {}  # loops of generators that yield their batches
+        self._passthrough: set[cst.FunctionDef] = set()  # generators that pass a source's batches on
 
     # ------------------------------------------------------------------ queries
     @functools.cached_property
@@ -110,8 +111,8 @@ class DataFlow:
         for call in self._loader_calls():
             for start, slot in self._starts(call):
                 found.append(self._make(Kind.DATALOADER, call, self._flows([(start, slot)]), slot))
-        found += self._producers()
         found += self._random_indexes()
+        found += self._producers()
         found += self._from_training_loops(found)
         found.sort(key=lambda s: (s.line, str(s.key)))
         return found
@@ -180,6 +181,7 @@ class DataFlow:
                 calls = [c for c in self.source.calls_by_callee.get(klass.name.value, []) if self.values.class_called(c) is klass]
                 found += self._produced(klass, calls, {Use.TRAINING, Use.EVALUATION})
         generators = {self.source.enclosing_function(y) for y in self.source.of_types(cst.Yield)}
+        generators -= self._passthrough
         for function in sorted((g for g in generators if g is not None and not g.name.value.startswith("__")), key=self.values.start):
             found += self._produced(function, [c for c, _ in self.values.callers(function)], {Use.TRAINING})
         return found
@@ -209,11 +211,14 @@ class DataFlow:
                 continue
             function = self.source.enclosing_function(call)
             callers = self.values.callers(function) if function is not None and loop is None and reach.returns else []
-            if callers:
+            if function is not None and reach.yields and self.values.is_generator(function):
+                consumers = self._passed_on(function, 0)
+            elif callers:
                 consumers = [self._single(c, (Edge("return", c),)) for c, _ in callers]
             else:
                 consumers = [self._classify(loop or call, statements, frozenset(), (call,), [loop or call], {}, None, reach)]
-            found.append(self._source(Kind.RANDOM_INDEX, call, consumers, [], None))
+            if any(c.use is not Use.UNKNOWN for c in consumers):  # else nothing shows it makes batches
+                found.append(self._source(Kind.RANDOM_INDEX, call, consumers, [], None))
         return found
 
     def _from_training_loops(self, known: list[BatchSource]) -> list[BatchSource]:
@@ -226,7 +231,7 @@ class DataFlow:
         for loop in self._training_loop_candidates():
             if loop in consumed:
                 continue
-            if isinstance(loop, cst.For) and not self._counts(loop.iter):
+            if isinstance(loop, cst.For) and not counts(self.source, loop.iter):
                 consumer = self._loop(loop, Occurrence(loop.iter), None)
                 origins = self.values.origins(loop.iter, inner=loader_inner)
                 origin = origins[0].node if len(origins) == 1 and origins[0].known else loop.iter
@@ -279,16 +284,13 @@ class DataFlow:
                 break
         return found
 
-    def _counts(self, iterable: cst.BaseExpression) -> bool:
-        """``range(n)``, ``enumerate(range(n))``, a literal: a loop that counts, not one over data."""
-        while isinstance(iterable, cst.Call) and (inner := loader_inner(self.source, iterable)) is not None:
-            iterable = inner
-        if isinstance(iterable, cst.Call):
-            return bool(self.source.qualified(iterable.func) & _COUNTERS)
-        return isinstance(iterable, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.SimpleString, cst.Integer))
-
     # ------------------------------------------------------------------ consumers
     def _make(self, kind: Kind, node: cst.CSTNode, flows: list[tuple[Occurrence, Slot]], key: Slot) -> BatchSource:
+        return self._source(kind, node, self._consumers_of(flows), flows, key)
+
+    def _consumers_of(self, flows: list[tuple[Occurrence, Slot]], depth: int = 0) -> list[Consumer]:
+        """The loops and ``next()`` calls that take the batches; a loop of a generator that
+        yields them stands for the consumers of that generator's products."""
         consumers: list[Consumer] = []
         for occurrence, slot in flows:
             parent = self.source.parent(occurrence.node)
@@ -298,9 +300,16 @@ class DataFlow:
             elif isinstance(parent, cst.Arg) and isinstance(call := self.source.parent(parent), cst.Call):
                 if "builtins.next" in self.source.qualified(call.func):
                     found = self._single(call, occurrence.trail)
-            if found is not None and all(found.node is not c.node for c in consumers):
-                consumers.append(found)
-        return self._source(kind, node, consumers, flows, key)
+            more = [found] if found is not None else []
+            if found is not None and found.node in self._yielding and depth < 3:
+                more = self._passed_on(self._yielding[found.node], depth)
+            consumers += [c for c in more if all(c.node is not known.node for known in consumers)]
+        return consumers
+
+    def _passed_on(self, generator: cst.FunctionDef, depth: int) -> list[Consumer]:
+        """Consumers of what ``generator`` yields (``def cycle(dl): while True: yield from ...``)."""
+        self._passthrough.add(generator)
+        return self._consumers_of(self._flows([(c, None) for c, _ in self.values.callers(generator)]), depth + 1)
 
     def _loop(self, loop: cst.For, occurrence: Occurrence, slot: Slot) -> Consumer | None:
         """A ``for`` over the batches: its target holds one (not the index of ``enumerate``)."""
@@ -362,6 +371,9 @@ class DataFlow:
         if found is not None:
             return found
         reach = reach or self.batches.reach(statements, names, seeds, constants)
+        function = self.source.enclosing_function(node)
+        if reach.yields and function is not None and self.values.is_generator(function):
+            self._yielding[node] = function
         line = self.source.line(node)
         what = "its loop at line" if isinstance(node, (cst.For, cst.While)) else "its batch taken at line"
         if reach.backward is not None:

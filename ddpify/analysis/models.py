@@ -22,7 +22,18 @@ import libcst as cst
 
 from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.dataflow import DataFlow
-from ddpify.analysis.modules import LOADS, MODULE_API, MOVES, WRAPS, is_module_class, model_inner, model_outer, unused_submodules, unwrapped
+from ddpify.analysis.modules import (
+    LOADS,
+    MODULE_API,
+    MOVES,
+    WRAPS,
+    is_module_class,
+    model_inner,
+    model_outer,
+    registers,
+    unused_submodules,
+    unwrapped,
+)
 from ddpify.analysis.placement import Placement, last_placement
 from ddpify.analysis.source import Source
 from ddpify.analysis.values import Edge, Occurrence, Origin, spelling
@@ -45,14 +56,18 @@ class Site:
 
 @dataclass(frozen=True)
 class Bypass:
-    """A call of the model's own method or submodule on the training path (``model.encode(x)``,
-    ``model.module.forward(x)``): it runs around DDP's forward, whose gradients are then not
-    averaged. ``method``: the called attribute path; ``through_module``: via ``.module``."""
+    """A use of the model's own member. In ``bypasses``: a call of its own method or submodule
+    on the training path (``model.encode(x)``, ``model.module.forward(x)``), which runs around
+    DDP's forward, so its gradients are not averaged; ``method``: the called attribute path.
+    In ``own_uses``: any use of a member that is not ``nn.Module``'s (``model.decode(z)``,
+    ``model.latent_dim``), which a DDP wrapper does not have; ``method``: that member.
+    ``through_module``: reached via ``.module`` / ``ddpify.unwrap``."""
 
-    node: cst.Call
+    node: cst.CSTNode
     line: int
     method: str
     through_module: bool = False
+    called: bool = True
 
 
 @dataclass(frozen=True)
@@ -60,8 +75,10 @@ class Model:
     """One model. ``key``: how the optimizer (or wrap) refers to it; ``references``: every
     spelling that holds it. ``parts``: the submodules given to the optimizer when not the whole
     model. ``container``: "list" / "dict" / "tuple" / "set" when it is held in one (then
-    refer to it through ``references``). ``handoffs``: calls of code defined elsewhere that
-    receive it (they may move or load it unseen). ``unknown``: what could not be established."""
+    refer to it through ``references``). ``bypasses``: own-member calls on the training path;
+    ``own_uses``: every use of a member a DDP wrapper lacks (see ``Bypass``). ``handoffs``: calls
+    of code defined elsewhere that receive it (they may move or load it unseen). ``unknown``:
+    what could not be established."""
 
     key: str
     references: tuple[str, ...]
@@ -74,6 +91,7 @@ class Model:
     container: str | None
     forward_calls: tuple[Site, ...]
     bypasses: tuple[Bypass, ...]
+    own_uses: tuple[Bypass, ...]
     possibly_unused: tuple[str, ...]
     handoffs: tuple[Site, ...]
     unknown: tuple[str, ...]
@@ -335,6 +353,7 @@ class ModelFlow:
             container=containers[0] if containers else None,
             forward_calls=_ordered(uses.forwards, self.values.end),
             bypasses=tuple(sorted(uses.bypasses, key=lambda b: (b.line, self.values.end(b.node)))),
+            own_uses=tuple(sorted(uses.own, key=lambda b: (b.line, self.values.end(b.node)))),
             possibly_unused=unused,
             handoffs=_ordered(uses.handoffs, self.values.end),
             unknown=tuple(unknown),
@@ -353,20 +372,20 @@ class ModelFlow:
                 chain.append(above.attr.value)
                 top = above
             call = self.source.parent(top)
-            if not (isinstance(call, cst.Call) and call.func is top):
+            called = isinstance(call, cst.Call) and call.func is top
+            if called and chain in (["to"], ["cuda"], ["cpu"], ["load_state_dict"]):
+                (uses.moves if chain[0] in MOVES else uses.loads).append(self._site(call))  # type: ignore[arg-type]
                 return
-            if len(chain) == 1 and chain[0] in MOVES:
-                uses.moves.append(self._site(call))
-            elif len(chain) == 1 and chain[0] == "load_state_dict":
-                uses.loads.append(self._site(call))
-            elif inside or not self.dataflow.on_training_path(call):
+            if not inside and chain[0] not in MODULE_API:
+                uses.own.append(Bypass(parent, self.source.line(parent), chain[0], inner, called))
+            if inside or not called or not self._trains(call):  # type: ignore[arg-type]
                 return
             elif chain == ["forward"] and not inner:
                 uses.forwards.append(self._site(call))
-            elif chain[0] not in MODULE_API or chain == ["forward"]:
+            elif self._own_call(chain, class_def):
                 uses.bypasses.append(Bypass(call, self.source.line(call), ".".join(chain), inner))
         elif isinstance(parent, cst.Call) and parent.func is node:
-            if inside or not self.dataflow.on_training_path(parent):
+            if inside or not self._trains(parent):
                 return
             if inner:
                 uses.bypasses.append(Bypass(parent, self.source.line(parent), "forward", True))
@@ -380,6 +399,24 @@ class ModelFlow:
                 uses.loads.append(self._site(call))
             elif not self.values.callees(call) and not any(q.split(".")[0] in ("builtins", "torch", "ddpify") for q in qualified):
                 uses.handoffs.append(self._site(call))
+
+    def _trains(self, call: cst.Call) -> bool:
+        """On the training path, with gradients (not under no_grad, not after ``.eval()``)."""
+        batches = self.dataflow.batches
+        return self.dataflow.on_training_path(call) and batches.no_grad_around(call) is None and batches.eval_before(call) is None
+
+    def _own_call(self, chain: list[str], klass: cst.ClassDef | None) -> bool:
+        """``model.encode(...)``, ``model.encoder(...)``, ``model.x.forward(...)``: the model's
+        own code, not DDP's forward. Deeper chains (``model.stride.max()``) only through a
+        submodule the model's class registers (``model.backbone.layer1(x)``)."""
+        if chain[-1] == "forward":
+            return True
+        if len(chain) == 1:
+            return chain[0] not in MODULE_API
+        if klass is None or chain[0] in MODULE_API:
+            return False
+        stores = self.values.attribute_stores(klass, chain[0])
+        return any(registers(self.values, binding_site(self.source, s)) for s, _ in stores)
 
     def _stored(self, container: cst.CSTNode) -> bool:
         """A container kept in a variable (``nets = [a, b]``, ``models["g"] = g``), not one
@@ -407,6 +444,7 @@ class ModelFlow:
 
 @dataclass
 class _Uses:
+    own: list[Bypass] = field(default_factory=list)
     moves: list[Site] = field(default_factory=list)
     loads: list[Site] = field(default_factory=list)
     wraps: list[Site] = field(default_factory=list)

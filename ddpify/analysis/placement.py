@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ddpify.analysis.values import Occurrence, Values
+from ddpify.analysis.values import Edge, Occurrence, Values
 from ddpify.tree import cstutil
 
 _INF = float("inf")
@@ -66,7 +66,10 @@ def last_placement(
     stops: list[tuple[cst.CSTNode, Time]] = []
     for node, (occurrence, time) in when.items():
         event = _event(source, node, event_nodes)
-        if training(node) or _event(source, node, wrapping) is not None:
+        wrap = _event(source, node, wrapping)
+        if wrap is not None:  # wrapped when the wrap call has run (its argument may move it first)
+            stops.append((node, (*time[:-1], (values.end(wrap), values.end(wrap), 0))))
+        elif training(node):
             stops.append((node, time))
         elif event is not None and event not in events:
             events[event] = (occurrence, (*time[:-1], (values.end(event), values.end(event), 0)))
@@ -103,14 +106,15 @@ def last_placement(
     if statement is None:
         return Placement(None, event, f"no statement of its function holds {described}")
     for node, _ in stops:
-        if values.inside(node, statement):
+        if values.inside(node, statement) and _event(source, node, wrapping) is None:
             return Placement(None, event, f"line {source.line(statement)}, which places it ({described}), also uses it for training")
+    wrapped = ", in the statement that wraps it" if any(values.inside(w, statement) for w in wrapping) else ""
     where = f" in {values.name_of(frame)}()" if isinstance(frame, cst.FunctionDef) else ""
     if anchor is not event:  # a function the model was lent to moved or loaded it
         return Placement(
             statement, anchor, f"after {cstutil.code(anchor)[:60]} at line {source.line(anchor)}{where}, which runs {described}"
         )
-    return Placement(statement, anchor, f"after {described}{where}")
+    return Placement(statement, anchor, f"after {described}{where}{wrapped}")
 
 
 def _time(values: Values, occurrence: Occurrence) -> tuple[tuple, Time] | None:
@@ -131,8 +135,8 @@ def _time(values: Values, occurrence: Occurrence) -> tuple[tuple, Time] | None:
                 ups.append(("call", edge.site))
         else:
             tag = values.start(values.frame_of(edge.to)) if edge.to is not None else -1
-            if edge.kind == "closure":  # a function run some time after the variable is bound
-                frames.append((values.bound_at(edge.site) + 0.5, _INF, tag))
+            if edge.kind == "closure":  # a function run where it is called, or some time after the binding
+                frames.append(_called(values, edge) or (values.bound_at(edge.site) + 0.5, _INF, tag))
             elif frames:  # another method, run some time after the call that stored the attribute
                 frames[-1] = (frames[-1][0] + 0.5, _INF, tag)
             else:
@@ -140,6 +144,18 @@ def _time(values: Values, occurrence: Occurrence) -> tuple[tuple, Time] | None:
                 frames.append((0.5, _INF, tag))
     end = values.end(occurrence.node)
     return tuple(ups), (*frames, (end, end, 0))
+
+
+def _called(values: Values, edge: Edge) -> Interval | None:
+    """When the function reading a variable of an outer frame runs: at its calls, if all of
+    them are in the frame that binds the variable."""
+    function = values.frame_of(edge.to) if edge.to is not None else None
+    calls = [c for c, _ in values.callers(function)] if isinstance(function, cst.FunctionDef) else []
+    frame = values.frame_of(edge.site)
+    if not calls or any(values.frame_of(c) is not frame for c in calls):
+        return None
+    ends = [values.end(c) for c in calls]
+    return (min(ends), max(ends), 0)
 
 
 def _normalize(values: Values, times: list[tuple[tuple, Time]]) -> list[Time] | None:

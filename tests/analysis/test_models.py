@@ -272,7 +272,7 @@ def test_a_model_only_saved_in_a_dict_is_not_held_in_one() -> None:
         ("model.module(x)", ["forward"]),
         ("model.module.encode(x)", ["encode"]),
         ("model.encoder(x)", ["encoder"]),
-        ("model.backbone.layer1(x)", ["backbone.layer1"]),
+        ("model.backbone.forward(x)", ["backbone.forward"]),
     ],
 )
 def test_forward_through_the_model_or_around_it(forward: str, bypass: list[str] | None) -> None:
@@ -284,6 +284,73 @@ def test_forward_through_the_model_or_around_it(forward: str, bypass: list[str] 
         assert [b.method for b in model.bypasses] == bypass and model.forward_calls == ()
         assert {b.line for b in model.bypasses} == {6}
         assert all(b.through_module == ("module" in forward) for b in model.bypasses)
+
+
+@pytest.mark.parametrize(
+    "call, bypass",
+    [
+        ("model.backbone.layer1(x)", ["backbone.layer1"]),
+        ("model.stride.max() * model(x)", []),
+        ("model(x) * model.scales.cpu()", []),
+        ("model.head(x)", ["head"]),
+    ],
+)
+def test_deeper_calls_count_only_through_registered_submodules(call: str, bypass: list[str]) -> None:
+    text = f"""
+        import torch
+        import torch.nn as nn
+        class Detector(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.backbone = Backbone()
+                self.head = nn.Linear(4, 4)
+                self.stride = torch.tensor([8, 16])
+            def forward(self, x):
+                return self.head(self.backbone(x))
+        model = Detector()
+        opt = torch.optim.SGD(model.parameters(), lr=1)
+        class Backbone(nn.Module):
+            pass
+        for x in loader:
+            ({call}).sum().backward()
+    """
+    assert [b.method for b in only(text).bypasses] == bypass
+
+
+def test_own_method_calls_without_gradients_in_the_loop_are_no_bypass() -> None:
+    text = """
+        import torch
+        model = LM()
+        opt = torch.optim.Adam(model.parameters())
+        for i, x in enumerate(loader):
+            model.train()
+            model(x).sum().backward()
+            if i % 100 == 0:
+                model.eval()
+                sample = model.generate(prompt)
+            with torch.no_grad():
+                model.encode(x)
+    """
+    model = only(text)
+    assert model.bypasses == () and lines(model.forward_calls) == [7]
+
+
+def test_every_use_of_a_member_the_wrapper_lacks() -> None:
+    text = """
+        import torch
+        model = VAE()
+        opt = torch.optim.Adam(model.parameters())
+        for x in loader:
+            recon = model(x)
+            recon.sum().backward()
+        with torch.no_grad():
+            sample = model.decode(torch.randn(4, model.latent_dim))
+            print(model.module.config.width, model.state_dict())
+    """
+    model = only(text)
+    assert model.bypasses == ()
+    own = [(b.line, b.method, b.called, b.through_module) for b in model.own_uses]
+    assert own == [(9, "decode", True, False), (9, "latent_dim", False, False), (10, "config", False, True)]
 
 
 def test_an_encoder_decoder_trained_through_its_own_methods() -> None:
