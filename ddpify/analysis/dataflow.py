@@ -27,7 +27,7 @@ import libcst as cst
 from ddpify.analysis.batches import DATALOADERS, RANDOM, Batches, Constants, Reach, counts, loader_inner, loader_step
 from ddpify.analysis.callgraph import binding_site, literal
 from ddpify.analysis.source import Source
-from ddpify.analysis.values import ANY, Edge, Occurrence, Slot, Values, spelling
+from ddpify.analysis.values import ANY, Edge, Occurrence, Slot, Values, comprehension_keys, held_spelling, spelling
 from ddpify.tree import cstutil
 
 _EVAL_NAME = re.compile(r"val|test|eval|dev(?!ice)", re.I)
@@ -162,7 +162,7 @@ class DataFlow:
         comprehension it builds (``{x: DataLoader(...) for x in ["train", "val"]}``)."""
         parent = self.source.parent(call)
         if isinstance(parent, cst.DictComp) and parent.value is call:
-            keys = _literal_keys(parent)
+            keys = comprehension_keys(parent)
             return [(parent, key) for key in keys] if keys else [(parent, ANY)]
         if isinstance(parent, (cst.ListComp, cst.GeneratorExp, cst.SetComp)) and parent.elt is call:
             return [(parent, ANY)]
@@ -212,7 +212,7 @@ class DataFlow:
             function = self.source.enclosing_function(call)
             callers = self.values.callers(function) if function is not None and loop is None and reach.returns else []
             if function is not None and reach.yields and self.values.is_generator(function):
-                consumers = self._passed_on(function, 0)
+                consumers = self._passed_on(function, 0)  # every call: the randomness is the generator's own
             elif callers:
                 consumers = [self._single(c, (Edge("return", c),)) for c, _ in callers]
             else:
@@ -226,10 +226,12 @@ class DataFlow:
         CUSTOM_ITERATOR for the file's own iterators), or the ``get_batch()`` of the file that
         a counting loop takes its batches from (data sliced by its parameters, returned)."""
         consumed = {c.node for s in known for c in s.consumers}
+        spans = [span for s in known for c in s.consumers for span in self._spans.get(c.node, [])]
         known_nodes = [s.node for s in known]
         found: list[BatchSource] = []
         for loop in self._training_loop_candidates():
-            if loop in consumed:
+            start = self.values.start(loop)
+            if loop in consumed or any(a <= start < b for a, b in spans):  # a loop over a known source's batch
                 continue
             if isinstance(loop, cst.For) and not counts(self.source, loop.iter):
                 consumer = self._loop(loop, Occurrence(loop.iter), None)
@@ -302,14 +304,21 @@ class DataFlow:
                     found = self._single(call, occurrence.trail)
             more = [found] if found is not None else []
             if found is not None and found.node in self._yielding and depth < 3:
-                more = self._passed_on(self._yielding[found.node], depth)
+                generator = self._yielding[found.node]
+                entered = self.values.entered_through(occurrence.trail)  # the call that gave it these batches
+                more = self._passed_on(generator, depth, entered if entered in self._calls_of(generator) else None)
             consumers += [c for c in more if all(c.node is not known.node for known in consumers)]
         return consumers
 
-    def _passed_on(self, generator: cst.FunctionDef, depth: int) -> list[Consumer]:
-        """Consumers of what ``generator`` yields (``def cycle(dl): while True: yield from ...``)."""
+    def _passed_on(self, generator: cst.FunctionDef, depth: int, call: cst.Call | None = None) -> list[Consumer]:
+        """Consumers of what ``generator`` yields (``def cycle(dl): while True: yield from ...``):
+        of ``call``'s products, or of every call's."""
         self._passthrough.add(generator)
-        return self._consumers_of(self._flows([(c, None) for c, _ in self.values.callers(generator)]), depth + 1)
+        calls = [call] if call is not None else self._calls_of(generator)
+        return self._consumers_of(self._flows([(c, None) for c in calls]), depth + 1)
+
+    def _calls_of(self, function: cst.FunctionDef) -> list[cst.Call]:
+        return [c for c, _ in self.values.callers(function)]
 
     def _loop(self, loop: cst.For, occurrence: Occurrence, slot: Slot) -> Consumer | None:
         """A ``for`` over the batches: its target holds one (not the index of ``enumerate``)."""
@@ -417,7 +426,7 @@ class DataFlow:
         self, kind: Kind, node: cst.CSTNode, consumers: list[Consumer], flows: list[tuple[Occurrence, Slot]], key: Slot, note: str = ""
     ) -> BatchSource:
         role, evidence = self._role(consumers, [o for o, _ in flows])
-        names = tuple(dict.fromkeys(n for o, _ in flows if (n := _name(o, key)) is not None))
+        names = tuple(dict.fromkeys(n for o, _ in flows if (n := held_spelling(o, key)) is not None))
         hint, hint_reason = _hint(names, key, node)
         found = BatchSource(
             node,
@@ -458,29 +467,6 @@ class DataFlow:
                     f"no loop over its batches in this file: it is handed to {cstutil.code(call.func)}() at line {self.source.line(call)}, defined elsewhere",
                 )
         return Role.UNKNOWN, "no loop over its batches in this file"
-
-
-def _name(occurrence: Occurrence, key: Slot) -> str | None:
-    """The spelling of an expression holding the source; ``loaders["train"]`` for the
-    ``"train"`` loader read as ``loaders[phase]``."""
-    node = occurrence.node
-    if occurrence.key is not None and isinstance(node, cst.Subscript) and isinstance(key, str):
-        base = spelling(node.value)
-        return f'{base}["{key}"]' if base is not None else None
-    return spelling(node)
-
-
-def _literal_keys(comp: cst.DictComp) -> list[str | int]:
-    """``["train", "val"]`` of ``{x: ... for x in ["train", "val"]}``; [] when not literal."""
-    loop = comp.for_in
-    if loop.inner_for_in is not None or loop.ifs or not isinstance(loop.target, cst.Name):
-        return []
-    if not (
-        isinstance(comp.key, cst.Name) and comp.key.value == loop.target.value and isinstance(loop.iter, (cst.List, cst.Tuple, cst.Set))
-    ):
-        return []
-    keys = [literal(e.value) for e in loop.iter.elements]
-    return [] if None in keys else keys  # type: ignore[return-value]
 
 
 def _hint(names: tuple[str, ...], key: Slot, node: cst.CSTNode) -> tuple[Role | None, str | None]:

@@ -443,3 +443,26 @@ def target_path(source: Source, store: cst.CSTNode, site: cst.CSTNode | None) ->
             path.append(next(i for i, e in enumerate(parent.elements) if e is child))
         child, parent = parent, source.parent(parent)
     return tuple(reversed(path))
+
+
+def held_spelling(occurrence: Occurrence, key: Slot) -> str | None:
+    """The spelling of an expression holding the source; ``loaders["train"]`` for the
+    ``"train"`` loader read as ``loaders[phase]``."""
+    node = occurrence.node
+    if occurrence.key is not None and isinstance(node, cst.Subscript) and isinstance(key, str):
+        base = spelling(node.value)
+        return f'{base}["{key}"]' if base is not None else None
+    return spelling(node)
+
+
+def comprehension_keys(comp: cst.DictComp) -> list[str | int]:
+    """``["train", "val"]`` of ``{x: ... for x in ["train", "val"]}``; [] when not literal."""
+    loop = comp.for_in
+    if loop.inner_for_in is not None or loop.ifs or not isinstance(loop.target, cst.Name):
+        return []
+    if not (
+        isinstance(comp.key, cst.Name) and comp.key.value == loop.target.value and isinstance(loop.iter, (cst.List, cst.Tuple, cst.Set))
+    ):
+        return []
+    keys = [literal(e.value) for e in loop.iter.elements]
+    return [] if None in keys else keys  # type: ignore[return-value]

@@ -537,6 +537,76 @@ def test_what_a_training_loop_iterates_from_elsewhere_is_an_unknown_source(made:
     assert "which this file does not show" in source.evidence
 
 
+@pytest.mark.parametrize(
+    "passing",
+    [
+        "def cycle(dl):\n    while True:\n        for data in dl:\n            yield data",
+        "def cycle(dl):\n    for data in itertools.cycle(dl):\n        yield data.cuda()",
+        "def cycle(dl):\n    while True:\n        for x, y in dl:\n            yield x.to(dev), y.to(dev)",
+    ],
+)
+def test_a_generator_that_passes_a_loaders_batches_on(passing: str) -> None:
+    text = f"""
+import itertools
+import torch
+from torch.utils.data import DataLoader
+{passing}
+
+train_loader = cycle(DataLoader(train_set, batch_size=4))
+val_loader = cycle(DataLoader(val_set, batch_size=4))
+for i in range(1000):
+    loss = model(next(train_loader))
+    loss.backward()
+    if i % 100 == 0:
+        with torch.no_grad():
+            model(next(val_loader))
+"""
+    train, val = flow(text).sources  # the generator is no source of its own
+    assert (train.kind, train.role) == (Kind.DATALOADER, Role.TRAIN)
+    assert (val.kind, val.role) == (Kind.DATALOADER, Role.EVAL)
+
+
+def test_random_batches_of_a_generator_decorated_no_grad_train() -> None:
+    text = """
+        import torch
+        @torch.no_grad()
+        def batches(images, labels, size):
+            order = torch.randperm(len(images))
+            for start in range(0, len(images), size):
+                pick = order[start:start + size]
+                yield augment(images[pick]), labels[pick]
+        for epoch in range(10):
+            for x, y in batches(train_x, train_y, 512):
+                crit(net(x), y).backward()
+    """
+    source = only(text)
+    assert (source.kind, source.role) == (Kind.RANDOM_INDEX, Role.TRAIN)
+    assert [c.line for c in source.consumers] == [10]
+
+
+def test_a_function_given_the_batch_trains_only_on_it_not_in_its_own_data_loops() -> None:
+    text = """
+        import random
+        def fit(settings, loader):
+            model = Model(depth=settings["depth"])
+            for x in loader:
+                model(x).sum().backward()
+        def microsteps(model, batch):
+            for part in batch.chunk(4):
+                model(part).sum().backward()
+        population = load_population()
+        for generation in range(10):
+            settings = population[random.randrange(len(population))]
+            fit(settings, train_loader)
+        for step in range(100):
+            idx = random.sample(range(len(data)), 32)
+            microsteps(net, data[idx])
+    """
+    sources = flow(text).sources  # the search over settings is no batch source
+    assert [(s.kind, s.line, s.role) for s in sources] == [(Kind.UNKNOWN, 5, Role.TRAIN), (Kind.RANDOM_INDEX, 15, Role.TRAIN)]
+    assert "it is loader (line 5), which this file does not show" in sources[0].evidence  # train_loader is not defined here
+
+
 # ---------------------------------------------------------------------- lookups
 def test_role_of_a_call_a_spelling_or_any_expression_holding_it() -> None:
     text = """

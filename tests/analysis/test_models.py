@@ -571,6 +571,35 @@ def test_placement_before_an_existing_wrap() -> None:
     assert placed_after(text)[0] == "model.to(rank)"
 
 
+def test_placement_of_a_global_model_trained_in_a_function_called_later() -> None:
+    text = """
+        import torch
+        model = GPT(config)
+        model.to(device)
+        def training_loop():
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+            for x, y in loader:
+                model(x, y).backward()
+        model.load_state_dict(state)
+        training_loop()
+    """
+    assert placed_after(text) == ("model.load_state_dict(state)", "after model.load_state_dict(state) at line 9")
+
+
+def test_a_move_inside_the_wrap_places_the_model() -> None:
+    text = """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        def main():
+            model = DiT()
+            model = DDP(model.to(device), device_ids=[rank])
+            opt = torch.optim.AdamW(model.parameters())
+    """
+    statement, reason = placed_after(text)
+    assert statement == "model = DDP(model.to(device), device_ids=[rank])"
+    assert reason == "after model.to(device) at line 6 in main(), in the statement that wraps it"
+
+
 def test_placement_unknown_when_a_method_moves_it_at_a_time_the_file_does_not_fix() -> None:
     text = """
         import torch
