@@ -171,15 +171,16 @@ class Batches:
             self._modes = found
         return self._modes
 
-    def context(self, sites: Sequence[cst.CSTNode], constants: Constants | None = None) -> str | None:
+    def context(self, sites: Sequence[cst.CSTNode], constants: Constants | None = None, end: cst.CSTNode | None = None) -> str | None:
         """Why the batches used at ``sites`` (the loop, then the calls that led to it, inner
         first) are evaluated: no_grad/inference_mode around any of them, ``.eval()`` before
-        any of them, or a function that every caller calls under no_grad."""
+        any of them (or before ``end``, the last statement that uses them), or a function that
+        every caller calls under no_grad."""
         for site in sites:
             why = self.no_grad_around(site, constants)
             if why is not None:
                 return why
-        for site in sites:
+        for site in [*sites, *([end] if end is not None else [])]:
             why = self.eval_before(site)
             if why is not None:
                 return why

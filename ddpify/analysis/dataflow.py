@@ -111,7 +111,7 @@ class DataFlow:
         for call in self._loader_calls():
             for start, slot in self._starts(call):
                 found.append(self._make(Kind.DATALOADER, call, self._flows([(start, slot)]), slot))
-        found += self._random_indexes()
+        found += self._random_indexes(found)
         found += self._producers()
         found += self._from_training_loops(found)
         found.sort(key=lambda s: (s.line, str(s.key)))
@@ -193,7 +193,7 @@ class DataFlow:
         source = self._make(Kind.CUSTOM_ITERATOR, producer, flows, None)
         return [source] if any(c.use in needed for c in source.consumers) else []
 
-    def _random_indexes(self) -> list[BatchSource]:
+    def _random_indexes(self, known: list[BatchSource]) -> list[BatchSource]:
         """``ix = torch.randint(...)`` that selects data (``data[ix]``): one source per call,
         consumed where its batch is used (where ``get_batch()`` is called when it is returned)."""
         found: list[BatchSource] = []
@@ -217,6 +217,10 @@ class DataFlow:
                 consumers = [self._single(c, (Edge("return", c),)) for c, _ in callers]
             else:
                 consumers = [self._classify(loop or call, statements, frozenset(), (call,), [loop or call], {}, None, reach)]
+            spans = [span for s in known for c in s.consumers for span in self._spans.get(c.node, [])]
+            sites = [c for c, _ in callers] or [call]
+            if all(any(a <= self.values.start(site) < b for a, b in spans) for site in sites):
+                continue  # it reorders the batch another source gave (mixup: x[torch.randperm(n)])
             if any(c.use is not Use.UNKNOWN for c in consumers):  # else nothing shows it makes batches
                 found.append(self._source(Kind.RANDOM_INDEX, call, consumers, [], None))
         return found
@@ -393,7 +397,9 @@ class DataFlow:
             found = Consumer(node, Use.TRAINING, evidence, line, reach.functions, key)
             spans = [(min(map(self.values.start, statements)), max(map(self.values.end, statements)))] if statements else []
             self._spans.setdefault(node, []).extend(spans + [(self.values.start(f), self.values.end(f)) for f in reach.functions])
-        elif (why := self.batches.context(sites, constants)) is not None:
+        elif (
+            why := self.batches.context(sites, constants, None if isinstance(node, (cst.For, cst.While)) else statements[-1])
+        ) is not None:
             found = Consumer(node, Use.EVALUATION, f"{what} {line} runs {why}, and no backward() follows", line, reach.functions, key)
         elif reach.no_grad is not None:
             guard = cstutil.code(reach.no_grad.items[0].item)
@@ -426,7 +432,10 @@ class DataFlow:
         self, kind: Kind, node: cst.CSTNode, consumers: list[Consumer], flows: list[tuple[Occurrence, Slot]], key: Slot, note: str = ""
     ) -> BatchSource:
         role, evidence = self._role(consumers, [o for o, _ in flows])
-        names = tuple(dict.fromkeys(n for o, _ in flows if (n := held_spelling(o, key)) is not None))
+        held = [o for o, _ in flows] + [
+            Occurrence(t.target) for o, _ in flows if isinstance(a := self.source.parent(o.node), cst.Assign) for t in a.targets
+        ]
+        names = tuple(dict.fromkeys(n for o in held if (n := held_spelling(o, key)) is not None))
         hint, hint_reason = _hint(names, key, node)
         found = BatchSource(
             node,

@@ -23,6 +23,7 @@ import libcst as cst
 from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.dataflow import DataFlow
 from ddpify.analysis.modules import (
+    DATAPARALLEL,
     LOADS,
     MODULE_API,
     MOVES,
@@ -36,7 +37,7 @@ from ddpify.analysis.modules import (
 )
 from ddpify.analysis.placement import Placement, last_placement
 from ddpify.analysis.source import Source
-from ddpify.analysis.values import Edge, Occurrence, Origin, spelling
+from ddpify.analysis.values import Edge, Occurrence, Origin, Slot, spelling
 from ddpify.tree import cstutil
 
 _OPTIMIZER = re.compile(
@@ -103,12 +104,12 @@ class Model:
 class _Group:
     """Claims (optimizer owners, wrap arguments) that turned out to be one model."""
 
-    anchors: set[cst.CSTNode]
+    anchors: set[tuple[cst.CSTNode, Slot]]
     keys: list[str]
     optimizers: list[Site]
     parts: list[str]
     origins: list[Origin]
-    segments: list[tuple[cst.CSTNode, tuple[Edge, ...], bool]]
+    segments: list[tuple[cst.CSTNode, Slot, tuple[Edge, ...], bool]]
 
 
 class ModelFlow:
@@ -119,6 +120,7 @@ class ModelFlow:
         self.dataflow = dataflow or DataFlow(source)
         self.values = self.dataflow.values
         self._unknown: list[str] = []
+        self._made: dict[Model, list[cst.CSTNode]] = {}  # per model: where each construction first holds it
 
     @functools.cached_property
     def models(self) -> list[Model]:
@@ -144,8 +146,8 @@ class ModelFlow:
         """The statement after which ``model`` is on its final device and loaded: where a wrap
         belongs (see ``ddpify.analysis.placement``)."""
         changes = [s.node for s in (*model.moves, *model.loads)]
-        constructions = [s.node for s in model.constructed_at]
-        wraps = [s.node for s in model.wraps]
+        constructions = self._made.get(model, [s.node for s in model.constructed_at])
+        wraps = [s.node for s in model.wraps if not self.source.qualified(s.node.func) & DATAPARALLEL]  # type: ignore[attr-defined]
         return last_placement(self.values, self.dataflow.on_training_path, model.occurrences, constructions, changes, wraps)
 
     # ------------------------------------------------------------------ discovery
@@ -164,7 +166,7 @@ class ModelFlow:
         for reference, optimizer, parts in claims:
             origins = self.values.origins(reference, inner=model_inner)
             segments = [segment for origin in origins for segment in _segments(origin)]
-            anchors = {start for start, _, last in segments if last}
+            anchors = {(start, slot) for start, slot, _, last in segments if last}
             group = next((g for g in groups if g.anchors & anchors), None)
             if group is None:
                 group = _Group(set(), [], [], [], [], [])
@@ -201,8 +203,8 @@ class ModelFlow:
     def _variables(self, group: _Group) -> set[tuple[str, cst.CSTNode | None, str]]:
         """The variables and ``self.`` attributes the model is assigned to in its own frames."""
         found: set[tuple[str, cst.CSTNode | None, str]] = set()
-        for start, prefix, last in group.segments:
-            for occurrence in self.values.flow(start, None, outer=model_outer, returns=last, prefix=prefix).occurrences:
+        for start, slot, prefix, last in group.segments:
+            for occurrence in self.values.flow(start, slot, outer=model_outer, returns=last, prefix=prefix).occurrences:
                 parent = self.source.parent(occurrence.node)
                 if len(occurrence.trail) != len(prefix) or not isinstance(parent, cst.Assign) or parent.value is not occurrence.node:
                     continue
@@ -217,6 +219,7 @@ class ModelFlow:
         """``optimizer = build_optimizer(net, cfg)`` from another file, then ``optimizer.step()``:
         an optimizer this file cannot see into, so which model it trains is unknown."""
         found: list[str] = []
+        optimizers = set(self._optimizers())
         for call in self.source.calls_by_callee.get("step", []):
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
             if not isinstance(receiver, cst.Name):
@@ -228,6 +231,8 @@ class ModelFlow:
                 qualified = self.source.qualified(made.func)
                 if any(q.split(".")[0] in ("torch", "builtins", "ddpify") or _OPTIMIZER.match(q.rsplit(".", 1)[-1]) for q in qualified):
                     continue
+                if any(o.node in optimizers for a in made.args for o in self.values.origins(a.value)):
+                    continue  # a scheduler (or wrapper) of an optimizer this file builds
                 given = ", ".join(cstutil.code(a.value)[:30] for a in made.args) or "nothing"
                 found.append(
                     f"{receiver.value}.step() at line {self.source.line(call)} steps an optimizer that {cstutil.code(made.func)}() "
@@ -329,19 +334,24 @@ class ModelFlow:
     def _model(self, group: _Group) -> Model:
         occurrences: dict[cst.CSTNode, Occurrence] = {}
         containers: list[str] = []
-        for start, prefix, last in group.segments:
-            flow = self.values.flow(start, None, outer=model_outer, returns=last, prefix=prefix)
+        constructions: list[cst.CSTNode] = []  # the calls that make it
+        made_at: list[cst.CSTNode] = []  # where it first exists as itself (not as an element of what a call made)
+        for start, slot, prefix, last in group.segments:
+            flow = self.values.flow(start, slot, outer=model_outer, returns=last, prefix=prefix)
             for occurrence in flow.occurrences:
                 occurrences.setdefault(occurrence.node, occurrence)
             containers += [c.kind for c in flow.containers if self._stored(c.node)]
-        constructions = [o.node for o in group.origins if o.known and isinstance(o.node, cst.Call)]
-        class_def = next((k for c in constructions if (k := self.values.class_called(c)) is not None), None)  # type: ignore[arg-type]
+            making = [o for o in group.origins if o.node is start and o.slot == slot and o.known and isinstance(start, cst.Call)]
+            if making and (slot is None or flow.occurrences):  # an element of what a call makes: where it is read out
+                constructions.append(start)
+                made_at.append(start if slot is None else flow.occurrences[0].node)
+        class_def = next((k for c in constructions if isinstance(c, cst.Call) and (k := self.values.class_called(c)) is not None), None)
         uses = _Uses()
         for occurrence in occurrences.values():
             self._classify(occurrence.node, class_def, uses)
         unknown = [self._unknown_origin(o) for o in group.origins if not o.known]
         unused = unused_submodules(self.values, class_def) if class_def is not None and is_module_class(self.values, class_def) else ()
-        return Model(
+        model = Model(
             key=group.keys[0],
             references=tuple(dict.fromkeys(s for o in occurrences.values() if (s := spelling(o.node)) is not None)),
             constructed_at=tuple(self._site(c) for c in sorted(constructions, key=self.values.start)),
@@ -360,6 +370,8 @@ class ModelFlow:
             class_def=class_def,
             occurrences=tuple(occurrences.values()),
         )
+        self._made[model] = made_at
+        return model
 
     def _classify(self, node: cst.CSTNode, class_def: cst.ClassDef | None, uses: _Uses) -> None:
         """What one expression holding the model does with it."""
@@ -458,7 +470,7 @@ def _ordered(sites: list[Site], order) -> tuple[Site, ...]:  # type: ignore[no-u
     return tuple(sorted(dict.fromkeys(sites), key=lambda s: (s.line, order(s.node))))
 
 
-def _segments(origin: Origin) -> list[tuple[cst.CSTNode, tuple[Edge, ...], bool]]:
+def _segments(origin: Origin) -> list[tuple[cst.CSTNode, Slot, tuple[Edge, ...], bool]]:
     """Where to follow a model made at ``origin`` from: the origin, then each call a function
     returns it to (``model = build()``), innermost first, each as a frame entered from the
     next; only the outermost follows returns further. The outermost start is the model's
@@ -474,4 +486,5 @@ def _segments(origin: Origin) -> list[tuple[cst.CSTNode, tuple[Edge, ...], bool]
             else:
                 returned.append(edge.site)
     starts = [origin.node, *returned]
-    return [(start, tuple(Edge("enter", c) for c in reversed(returned[i:])), i == len(returned)) for i, start in enumerate(starts)]
+    frames = [tuple(Edge("enter", c) for c in reversed(returned[i:])) for i in range(len(starts))]
+    return [(start, origin.slot, frames[i], i == len(returned)) for i, start in enumerate(starts)]

@@ -12,17 +12,14 @@ from ddpify.analysis.callgraph import CallGraph, binding_site
 from ddpify.analysis.source import Source
 from ddpify.tree import cstutil
 
-WRAPS = frozenset(
-    {
-        "torch.nn.parallel.DistributedDataParallel",
-        "torch.nn.parallel.distributed.DistributedDataParallel",
-        "torch.nn.DataParallel",
-        "torch.nn.parallel.DataParallel",
-        "torch.nn.parallel.data_parallel.DataParallel",
-        "torch.distributed.fsdp.FullyShardedDataParallel",
-        "ddpify.runtime.prepare_model",
-    }
-)
+# DataParallel wraps too, in one process: the conversion replaces it, so it places nothing.
+DATAPARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"})
+WRAPS = DATAPARALLEL | {
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+    "ddpify.runtime.prepare_model",
+}
 # Calls that give back the model they are given (wrapped, compiled or unwrapped).
 SAME_MODEL = WRAPS | {
     "torch.compile",

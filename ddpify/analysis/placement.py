@@ -222,5 +222,7 @@ def _statement_after(values: Values, anchor: cst.CSTNode, nodes: list[cst.CSTNod
 
 
 def _describe(source, event: cst.CSTNode, constructions: Sequence[cst.CSTNode]) -> str:  # type: ignore[no-untyped-def]
-    kind = "its construction " if any(c is event for c in constructions) else ""
-    return f"{kind}{cstutil.code(event)[:60]} at line {source.line(event)}"
+    if any(c is event for c in constructions):
+        held = "" if isinstance(event, cst.Call) else ", where it is first held"
+        return f"its construction {cstutil.code(event)[:60]} at line {source.line(event)}{held}"
+    return f"{cstutil.code(event)[:60]} at line {source.line(event)}"

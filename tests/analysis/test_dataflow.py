@@ -156,12 +156,45 @@ def test_a_loop_without_backward_or_evaluation_evidence_is_unknown() -> None:
     assert source.evidence == "its loop at line 4 reaches no backward() and runs without no_grad/inference_mode or eval()"
 
 
+def test_a_single_batch_taken_for_a_sample_after_eval() -> None:
+    text = """
+        from torch.utils.data import DataLoader
+        val_dataloader = DataLoader(val_set, batch_size=5, shuffle=True)
+        def sample_images(done):
+            imgs = next(iter(val_dataloader))
+            G_AB.eval()
+            fake = G_AB(imgs["A"])
+            save_image(fake, "%s.png" % done)
+    """
+    source = only(text)
+    assert source.role is Role.EVAL
+    assert source.evidence == "its batch taken at line 5 runs after G_AB.eval() at line 6, and no backward() follows"
+
+
+def test_mixing_within_a_batch_is_no_random_index_source() -> None:
+    text = """
+        import numpy as np
+        import torch
+        from torch.utils.data import DataLoader
+        def mixup(x, y, alpha):
+            lam = np.random.beta(alpha, alpha)
+            order = torch.randperm(x.size(0))
+            return lam * x + (1 - lam) * x[order], y, y[order], lam
+        for inputs, targets in DataLoader(train_set, shuffle=True):
+            inputs, ya, yb, lam = mixup(inputs, targets, 1.0)
+            loss = lam * crit(net(inputs), ya) + (1 - lam) * crit(net(inputs), yb)
+            loss.backward()
+    """
+    assert [(s.kind, s.role) for s in flow(text).sources] == [(Kind.DATALOADER, Role.TRAIN)]
+
+
 def test_a_loader_never_iterated_is_unknown_with_the_reason() -> None:
     handed = only("from torch.utils.data import DataLoader\nfrom lib import fit\nloader = DataLoader(ds)\nfit(model, loader)\n")
     assert handed.role is Role.UNKNOWN
     assert handed.evidence == "no loop over its batches in this file: it is handed to fit() at line 4, defined elsewhere"
-    unused = only("from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n")
+    unused = only("from torch.utils.data import DataLoader\ntest_loader = DataLoader(ds)\n")
     assert unused.role is Role.UNKNOWN and unused.evidence == "no loop over its batches in this file"
+    assert (unused.names, unused.hint) == (("test_loader",), Role.EVAL)
 
 
 def test_train_if_any_loop_trains_eval_only_if_every_loop_evaluates() -> None:

@@ -507,6 +507,46 @@ def test_placement_after_alternative_constructions() -> None:
     assert statement == "if resume is None:"
 
 
+def test_a_model_built_or_read_out_of_a_checkpoint_is_one_model() -> None:
+    text = """
+        import torch
+        def main(path):
+            if path is None:
+                encoder = Encoder()
+                start = 0
+            else:
+                checkpoint = torch.load(path)
+                encoder = checkpoint["encoder"]
+                start = checkpoint["epoch"]
+            encoder = encoder.to(device)
+            opt = torch.optim.Adam(encoder.parameters())
+    """
+    model = only(text)
+    assert [(s.line, code(s.node)) for s in model.constructed_at] == [(5, "Encoder()"), (8, "torch.load(path)")]
+    assert placed_after(text) == ("encoder = encoder.to(device)", "after encoder.to(device) at line 11 in main()")
+
+
+def test_data_parallel_places_nothing() -> None:
+    text = """
+        import torch
+        net = Net()
+        if torch.cuda.device_count() > 1:
+            net = torch.nn.DataParallel(net)
+        if resume:
+            net.load_state_dict(torch.load("ckpt.pt")["net"])
+        net.cuda()
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        def train(epoch):
+            for x, y in loader:
+                crit(net(x), y).backward()
+        for epoch in range(10):
+            train(epoch)
+    """
+    model = only(text)
+    assert lines(model.wraps) == [5]
+    assert placed_after(text) == ("net.cuda()", "after net.cuda() at line 8")
+
+
 def test_placement_of_a_model_a_function_builds_and_returns() -> None:
     text = """
         import torch
@@ -657,6 +697,21 @@ def test_what_the_file_cannot_tie_to_a_model_is_reported() -> None:
         "optimizer.step() at line 9 steps an optimizer that build_optimizer() builds at line 5, defined elsewhere: "
         "which model it trains is unknown (it is given net, cfg)",
     )
+
+
+def test_a_scheduler_of_a_known_optimizer_is_not_reported() -> None:
+    text = """
+        import torch
+        from utils import WarmUpLR
+        net = Net()
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        warmup = WarmUpLR(optimizer, 500)
+        for x in loader:
+            net(x).sum().backward()
+            optimizer.step()
+            warmup.step()
+    """
+    assert flow(text).unknown == ()
 
 
 def test_backward_without_any_optimizer_is_reported() -> None:
