@@ -1,12 +1,14 @@
 """What one batch does once it is taken: does a value computed from it reach ``.backward()``
 (training), is it used under ``torch.no_grad()`` / ``torch.inference_mode()`` or after
-``model.eval()`` (evaluation), is it used as an index into data, is it returned?
+``model.eval()`` (evaluation), is it used as an index into data, returned or yielded?
 
 The answer comes from one walk over the statements that follow the batch (a loop body, or a
 function body from the batch on), marking every name assigned from a marked value, and
 entering the file's own functions that receive a marked value (each function once per set of
-marked parameters). Branches whose test a known key decides (``if phase == "train":`` for the
-``"train"`` loader) are skipped.
+marked parameters; their own loops over other data are runs of their own, not entered).
+Branches whose test a known key decides (``if phase == "train":`` for the ``"train"`` loader)
+are skipped. Also here: the APIs that make and pass on batches (``DataLoader``, ``tqdm``,
+``enumerate``, random index sampling), shared by the data-flow module.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ NO_GRAD = frozenset(
         "torch.autograd.grad_mode.inference_mode",
     }
 )
+# The calls that make a loader.
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader", "ddpify.runtime.distributed_loader"})
 TQDM = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "tqdm.tqdm.tqdm", "tqdm.rich.tqdm"})
 # Calls that hand out the batches of the iterable they are given.
@@ -44,6 +47,7 @@ WRAPPERS = TQDM | {
     "ddpify.runtime.shard",
     "ddpify.runtime.unsharded",
 }
+# Random index sampling: a batch source where the result selects data (``data[ix]``).
 RANDOM = frozenset(
     {
         "torch.randint",

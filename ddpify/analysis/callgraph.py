@@ -35,6 +35,8 @@ class CallGraph:
         self._instances: dict[cst.CSTNode, cst.ClassDef | None] = {}
         self._own: dict[tuple[cst.CSTNode, type], list[cst.CSTNode]] = {}
         self._frames: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._blocks: dict[cst.CSTNode, cst.CSTNode | None] = {}
+        self._bound: dict[cst.CSTNode, int] = {}
 
     # ------------------------------------------------------------------ order
     def start(self, node: cst.CSTNode) -> int:
@@ -287,10 +289,12 @@ class CallGraph:
 
     def bound_at(self, store: cst.CSTNode) -> int:
         """Position from which reads see what ``store`` binds."""
-        site = binding_site(self.source, store)
-        if isinstance(site, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
-            return self.end(site)
-        return self.end(store)
+        found = self._bound.get(store)
+        if found is None:
+            site = binding_site(self.source, store)
+            assigned = isinstance(site, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr))
+            found = self._bound[store] = self.end(site if assigned else store)  # type: ignore[arg-type]
+        return found
 
     def _replaced(self, store: cst.CSTNode, stores: list[cst.Name], read: cst.CSTNode) -> bool:
         """Another assignment between ``store`` and ``read``, in a block around ``read``."""
@@ -298,13 +302,19 @@ class CallGraph:
         for other in stores:
             if other is store or not after <= self.bound_at(other) <= self.start(read):
                 continue
-            if isinstance(binding_site(self.source, other), cst.AugAssign):
-                continue  # x += ...: the same object, changed
-            statement = self.source.statement_of(other)
-            block = self.source.parent(statement) if statement is not None else None
+            block = self._block_of(other)
             if block is not None and self.inside(read, block):
                 return True
         return False
+
+    def _block_of(self, store: cst.CSTNode) -> cst.CSTNode | None:
+        """The block whose later statements an assignment's value replaces (None for ``x +=``:
+        the same object, changed)."""
+        if store not in self._blocks:
+            statement = self.source.statement_of(store)
+            augmented = isinstance(binding_site(self.source, store), cst.AugAssign)
+            self._blocks[store] = self.source.parent(statement) if statement is not None and not augmented else None
+        return self._blocks[store]
 
     # ------------------------------------------------------------------ self.attributes
     def method_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:

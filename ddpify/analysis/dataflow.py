@@ -226,9 +226,9 @@ class DataFlow:
         return found
 
     def _from_training_loops(self, known: list[BatchSource]) -> list[BatchSource]:
-        """Training loops no known source feeds: what they iterate (kind UNKNOWN, or
-        CUSTOM_ITERATOR for the file's own iterators), or the ``get_batch()`` of the file that
-        a counting loop takes its batches from (data sliced by its parameters, returned)."""
+        """Training loops no known source feeds: what they iterate (kind UNKNOWN), or the
+        ``get_batch()`` of the file that a counting loop takes its batches from (data sliced by
+        its parameters, returned: kind CUSTOM_ITERATOR)."""
         consumed = {c.node for s in known for c in s.consumers}
         spans = [span for s in known for c in s.consumers for span in self._spans.get(c.node, [])]
         known_nodes = [s.node for s in known]
@@ -243,7 +243,8 @@ class DataFlow:
                 origin = origins[0].node if len(origins) == 1 and origins[0].known else loop.iter
                 if consumer is None or consumer.use is not Use.TRAINING or origin in known_nodes:
                     continue
-                note = f"; it is {cstutil.code(origin)[:60]} (line {self.source.line(origin)}), which this file does not show"
+                made = "built by" if origin is not loop.iter else "iterated as"
+                note = f"; it is {made} {cstutil.code(origin)[:60]} (line {self.source.line(origin)}), which this file does not show"
                 found.append(self._source(Kind.UNKNOWN, origin, [consumer], [(Occurrence(loop.iter), None)], None, note))
                 continue
             for assign in cstutil.of_types(loop.body, cst.Assign):

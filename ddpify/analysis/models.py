@@ -8,8 +8,10 @@ the model) or that is wrapped by DDP / DataParallel / ``ddpify.prepare_model``. 
 made is found by following the reference back (``Values.origins``); everything that happens to
 it by following it forward from there (``Values.flow``) across functions, ``self.`` attributes
 and containers: moves, loads, wraps, forward calls and calls of its own methods (which bypass
-DDP's forward) on the training path (``DataFlow.on_training_path``), and the submodules its
-``forward`` never uses. Where it is placed for good is ``ModelFlow.last_placement``.
+DDP's forward) on the training path (``DataFlow.on_training_path``), every use of a member a
+DDP wrapper lacks, and the submodules its ``forward`` never uses. Where it is placed for good
+is ``ModelFlow.last_placement``. A model built on alternative paths into one variable (``if
+resume: ... else: ...``) is one model; two calls of one factory make two.
 """
 
 from __future__ import annotations
@@ -121,6 +123,7 @@ class ModelFlow:
         self.values = self.dataflow.values
         self._unknown: list[str] = []
         self._made: dict[Model, list[cst.CSTNode]] = {}  # per model: where each construction first holds it
+        self._placements: dict[Model, Placement] = {}
 
     @functools.cached_property
     def models(self) -> list[Model]:
@@ -128,7 +131,9 @@ class ModelFlow:
 
     @property
     def unknown(self) -> tuple[str, ...]:
-        """Optimizers whose parameters this file does not tie to a model, with the reason."""
+        """What this file does not tie to a model, with the reason: an optimizer given
+        parameters from elsewhere, one built by code defined elsewhere, a backward with no
+        optimizer."""
         self.models  # noqa: B018 - computed with the models
         return tuple(self._unknown)
 
@@ -145,10 +150,14 @@ class ModelFlow:
     def last_placement(self, model: Model) -> Placement:
         """The statement after which ``model`` is on its final device and loaded: where a wrap
         belongs (see ``ddpify.analysis.placement``)."""
-        changes = [s.node for s in (*model.moves, *model.loads)]
-        constructions = self._made.get(model, [s.node for s in model.constructed_at])
-        wraps = [s.node for s in model.wraps if not self.source.qualified(s.node.func) & DATAPARALLEL]  # type: ignore[attr-defined]
-        return last_placement(self.values, self.dataflow.on_training_path, model.occurrences, constructions, changes, wraps)
+        found = self._placements.get(model)
+        if found is None:
+            changes = [s.node for s in (*model.moves, *model.loads)]
+            constructions = self._made.get(model, [s.node for s in model.constructed_at])
+            wraps = [s.node for s in model.wraps if not self.source.qualified(s.node.func) & DATAPARALLEL]  # type: ignore[attr-defined]
+            found = last_placement(self.values, self.dataflow.on_training_path, model.occurrences, constructions, changes, wraps)
+            self._placements[model] = found
+        return found
 
     # ------------------------------------------------------------------ discovery
     def _groups(self) -> list[_Group]:
