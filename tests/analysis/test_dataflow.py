@@ -637,7 +637,7 @@ def test_a_function_given_the_batch_trains_only_on_it_not_in_its_own_data_loops(
     """
     sources = flow(text).sources  # the search over settings is no batch source
     assert [(s.kind, s.line, s.role) for s in sources] == [(Kind.UNKNOWN, 5, Role.TRAIN), (Kind.RANDOM_INDEX, 15, Role.TRAIN)]
-    assert "it is loader (line 5), which this file does not show" in sources[0].evidence  # train_loader is not defined here
+    assert "it is iterated as loader (line 5), which this file does not show" in sources[0].evidence  # train_loader: not defined here
 
 
 # ---------------------------------------------------------------------- lookups
