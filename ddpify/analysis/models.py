@@ -17,7 +17,6 @@ resume: ... else: ...``) is one model; two calls of one factory make two.
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -37,14 +36,11 @@ from ddpify.analysis.modules import (
     unused_submodules,
     unwrapped,
 )
+from ddpify.analysis.optimizers import Optimizers
 from ddpify.analysis.placement import Placement, last_placement
 from ddpify.analysis.source import Source
 from ddpify.analysis.values import Edge, Occurrence, Origin, Slot, spelling
 from ddpify.tree import cstutil
-
-_OPTIMIZER = re.compile(
-    r"^(Adam\w*|SGD|RMSprop|Adagrad|Adadelta|Adamax|LBFGS|Lion|Lamb|LAMB|NAdam|RAdam|Rprop|ASGD|SparseAdam|Muon|Adafactor)$"
-)
 
 
 @dataclass(frozen=True)
@@ -121,6 +117,7 @@ class ModelFlow:
         self.source = source
         self.dataflow = dataflow or DataFlow(source)
         self.values = self.dataflow.values
+        self.optimizers = Optimizers(self.values)
         self._unknown: list[str] = []
         self._made: dict[Model, list[cst.CSTNode]] = {}  # per model: where each construction first holds it
         self._placements: dict[Model, Placement] = {}
@@ -163,15 +160,15 @@ class ModelFlow:
     def _groups(self) -> list[_Group]:
         groups: list[_Group] = []
         claims: list[tuple[cst.BaseExpression, Site | None, tuple[str, ...]]] = []
-        for optimizer in self._optimizers():
-            owners = self._owners(optimizer)
+        for optimizer in self.optimizers.calls:
+            owners = self.optimizers.owners(optimizer)
             if not owners:
                 given = cstutil.code(optimizer.args[0].value)[:50] if optimizer.args else "nothing"
                 self._unknown.append(
                     f"the optimizer at line {self.source.line(optimizer)} gets {given}, which this file does not tie to a model"
                 )
             claims += [(owner, self._site(optimizer), parts) for owner, parts in owners]
-        claims += [(argument, None, ()) for argument in self._wrapped()]
+        claims += [(argument, None, ()) for argument in self.optimizers.wrapped]
         for reference, optimizer, parts in claims:
             origins = self.values.origins(reference, inner=model_inner)
             segments = [segment for origin in origins for segment in _segments(origin)]
@@ -186,7 +183,7 @@ class ModelFlow:
             group.parts += [p for p in parts if p not in group.parts]
             group.origins += [o for o in origins if o not in group.origins]
             group.segments += [s for s in segments if s not in group.segments]
-        self._unknown += self._stepped_elsewhere()
+        self._unknown += self.optimizers.built_elsewhere()
         return self._merge([g for g in groups if g.anchors])
 
     def _merge(self, groups: list[_Group]) -> list[_Group]:
@@ -223,121 +220,6 @@ class ModelFlow:
                     elif isinstance(target, cst.Attribute) and (owner := self.values.attribute_owner(target)) is not None:
                         found.add(("attribute", owner, target.attr.value))
         return found
-
-    def _stepped_elsewhere(self) -> list[str]:
-        """``optimizer = build_optimizer(net, cfg)`` from another file, then ``optimizer.step()``:
-        an optimizer this file cannot see into, so which model it trains is unknown."""
-        found: list[str] = []
-        optimizers = set(self._optimizers())
-        for call in self.source.calls_by_callee.get("step", []):
-            receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-            if not isinstance(receiver, cst.Name):
-                continue
-            for origin in self.values.origins(receiver):
-                made = origin.node
-                if not (origin.known and isinstance(made, cst.Call)) or self.values.callees(made):
-                    continue
-                qualified = self.source.qualified(made.func)
-                if any(q.split(".")[0] in ("torch", "builtins", "ddpify") or _OPTIMIZER.match(q.rsplit(".", 1)[-1]) for q in qualified):
-                    continue
-                if any(o.node in optimizers for a in made.args for o in self.values.origins(a.value)):
-                    continue  # a scheduler (or wrapper) of an optimizer this file builds
-                given = ", ".join(cstutil.code(a.value)[:30] for a in made.args) or "nothing"
-                found.append(
-                    f"{receiver.value}.step() at line {self.source.line(call)} steps an optimizer that {cstutil.code(made.func)}() "
-                    f"builds at line {self.source.line(made)}, defined elsewhere: which model it trains is unknown (it is given {given})"
-                )
-        if not found and not self._optimizers() and not self._wrapped():
-            backward = self.source.calls_by_callee.get("backward", [])
-            if backward:
-                found.append(
-                    f"backward() at line {self.source.line(backward[0])}, but no optimizer or wrap in this file says which model trains"
-                )
-        return list(dict.fromkeys(found))
-
-    def _optimizers(self) -> list[cst.Call]:
-        """``torch.optim.*`` (not schedulers), other libraries' Adam/SGD/..., the file's own
-        ``torch.optim.Optimizer`` subclasses."""
-        own = {
-            klass.name.value
-            for klass in self.source.of_types(cst.ClassDef)
-            if any(q.startswith("torch.optim.") for b in klass.bases for q in self.source.qualified(b.value))  # type: ignore[attr-defined]
-        }
-        names = {n for n in self.source.calls_by_callee if _OPTIMIZER.match(n)} | own | self._aliases(_OPTIMIZER.match)
-        found = []
-        for name in names:
-            for call in self.source.calls_by_callee.get(name, []):
-                qualified = self.source.qualified(call.func)
-                if any(q.startswith("torch.optim.") and not q.startswith("torch.optim.lr_scheduler.") for q in qualified):
-                    found.append(call)
-                elif any(_OPTIMIZER.match(q.rsplit(".", 1)[-1]) or q.rsplit(".", 1)[-1] in own for q in qualified):
-                    found.append(call)
-        return sorted(found, key=self.values.start)
-
-    def _aliases(self, accept) -> set[str]:  # type: ignore[no-untyped-def]
-        """Local names of ``import X as Y`` whose ``X`` ends in a name ``accept`` takes."""
-        found = set()
-        for alias in self.source.of_types(cst.ImportAlias):
-            if alias.asname is not None and accept(cstutil.code(alias.name).rsplit(".", 1)[-1]):  # type: ignore[attr-defined]
-                found.add(cstutil.code(alias.asname.name))  # type: ignore[attr-defined]
-        return found
-
-    def _wrapped(self) -> list[cst.BaseExpression]:
-        """The modules given to DDP / DataParallel / ``ddpify.prepare_model``."""
-        tails = {"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel", "prepare_model"}
-        names = tails | self._aliases(lambda n: n in tails)
-        found = []
-        for name in names:
-            for call in self.source.calls_by_callee.get(name, []):
-                if self.source.qualified(call.func) & WRAPS:
-                    argument = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "module"), None)
-                    if argument is not None:
-                        found.append(argument)
-        return sorted(found, key=self.values.start)
-
-    def _owners(self, optimizer: cst.Call) -> list[tuple[cst.BaseExpression, tuple[str, ...]]]:
-        """Whose ``.parameters()`` the optimizer gets, followed through variables, lists built
-        by ``append``, loops over ``named_parameters()`` and param-group dicts."""
-        given = next((a.value for a in optimizer.args if a.keyword is None or a.keyword.value == "params"), None)
-        pending = [given] if given is not None else []
-        found: list[tuple[cst.BaseExpression, tuple[str, ...]]] = []
-        seen: set[cst.CSTNode] = set()
-        while pending and len(seen) < 200:
-            expression = pending.pop()
-            for call in cstutil.of_types(expression, cst.Call):
-                if cstutil.attribute_name(call.func) in ("parameters", "named_parameters"):  # type: ignore[attr-defined]
-                    owner = self._split(call.func.value)  # type: ignore[attr-defined]
-                    if all(owner[0] is not f[0] for f in found):
-                        found.append(owner)
-            for name in cstutil.of_types(expression, cst.Name):
-                parent = self.source.parent(name)
-                if isinstance(parent, cst.Attribute) or name in seen:
-                    continue
-                seen.add(name)
-                for store in self.values.stores_reaching(name):  # type: ignore[arg-type]
-                    site = binding_site(self.source, store)
-                    if isinstance(site, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and site.value is not None:
-                        pending.append(site.value)
-                    elif isinstance(site, (cst.For, cst.CompFor)):
-                        pending.append(site.iter)
-                for read in self.values.variable_reads(name):  # type: ignore[arg-type]
-                    holder = self.source.parent(read)
-                    call = self.source.parent(holder) if isinstance(holder, cst.Attribute) else None
-                    if isinstance(call, cst.Call) and holder.attr.value in ("append", "extend", "add", "insert"):  # type: ignore[union-attr]
-                        pending += [a.value for a in call.args]
-        return found
-
-    def _split(self, receiver: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple[str, ...]]:
-        """``model.backbone`` -> (``model``, ("backbone",)); ``self.model`` of a trainer stays
-        whole (an attribute of a class that is not a module holds a model)."""
-        parts: list[str] = []
-        while isinstance(receiver, cst.Attribute):
-            owner = self.values.attribute_owner(receiver)
-            if owner is not None and not is_module_class(self.values, owner):
-                break
-            parts.append(receiver.attr.value)
-            receiver = receiver.value
-        return receiver, tuple(reversed(parts))
 
     # ------------------------------------------------------------------ one model
     def _model(self, group: _Group) -> Model:
