@@ -120,15 +120,15 @@ class CallGraph:
                 if init is not None:
                     result.append((init, 1))
             elif isinstance(definition, cst.FunctionDef):
-                method = self.source.enclosing_class(definition) is not None
-                if method and not (isinstance(func, cst.Attribute) and isinstance(func.value, (cst.Name, cst.Attribute))):
+                in_class = self.source.enclosing_class(definition) is not None
+                if in_class and not (isinstance(func, cst.Attribute) and isinstance(func.value, (cst.Name, cst.Attribute))):
                     continue  # Loop().run: an instance's method, found below
                 result.append((definition, 1 if _decorated(definition, "classmethod") else 0))
         if not result and isinstance(func, cst.Attribute):
             klass = self.receiver_class(func.value)
-            method = self.method(klass, func.attr.value) if klass is not None else None
-            if method is not None:
-                result.append((method, 0 if _decorated(method, "staticmethod") else 1))
+            own = self.method(klass, func.attr.value) if klass is not None else None
+            if own is not None:
+                result.append((own, 0 if _decorated(own, "staticmethod") else 1))
         found = self._callees[call] = tuple(result)
         return found
 
@@ -231,7 +231,8 @@ class CallGraph:
         """Every ``Name`` of the file by spelling."""
         found: dict[str, list[cst.Name]] = {}
         for name in self.source.of_types(cst.Name):
-            found.setdefault(name.value, []).append(name)  # type: ignore[attr-defined]
+            assert isinstance(name, cst.Name)
+            found.setdefault(name.value, []).append(name)
         return found
 
     def scope_of(self, name: cst.Name) -> cst.CSTNode | None:
@@ -409,11 +410,11 @@ def _is_read(source: Source, name: cst.Name) -> bool:
 def literal(node: cst.CSTNode | None) -> str | int | None:
     """The value of a string or integer literal (``"train"``, ``0``), else None."""
     if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
+        text = node.evaluated_value
+        return text if isinstance(text, str) else None
     if isinstance(node, cst.Integer):
-        value = node.evaluated_value
-        return value if isinstance(value, int) else None
+        number = node.evaluated_value
+        return number if isinstance(number, int) else None
     return None
 
 

@@ -336,7 +336,7 @@ class DataFlow:
                     return None  # for phase in ["train"]: loaders[phase] never reads "val"
                 constants = {key.value: slot}  # type: ignore[attr-defined]
                 key = None
-        target = loop.target
+        target: cst.BaseExpression = loop.target
         if isinstance(loop.iter, cst.Call) and "builtins.enumerate" in self.source.qualified(loop.iter.func):
             if isinstance(target, cst.Tuple) and len(target.elements) == 2:
                 target = target.elements[1].value
@@ -365,7 +365,7 @@ class DataFlow:
             if isinstance(ancestor, cst.FunctionDef):
                 block = ancestor.body
                 break
-        statements = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else [block]  # type: ignore[attr-defined]
+        statements: list[cst.CSTNode] = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else [block]
         index = next((i for i, s in enumerate(statements) if self.values.inside(node, s)), 0)
         return loop, statements[index:] + (statements[:index] if loop is not None else [])
 

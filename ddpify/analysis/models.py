@@ -169,7 +169,7 @@ class ModelFlow:
                 )
             claims += [(owner, self._site(optimizer), parts) for owner, parts in owners]
         claims += [(argument, None, ()) for argument in self.optimizers.wrapped]
-        for reference, optimizer, parts in claims:
+        for reference, stepped, parts in claims:
             origins = self.values.origins(reference, inner=model_inner)
             segments = [segment for origin in origins for segment in _segments(origin)]
             anchors = {(start, slot) for start, slot, _, last in segments if last}
@@ -179,7 +179,7 @@ class ModelFlow:
                 groups.append(group)
             group.anchors |= anchors
             group.keys.append(spelling(reference) or cstutil.code(reference)[:40])
-            group.optimizers += [optimizer] if optimizer is not None else []
+            group.optimizers += [stepped] if stepped is not None else []
             group.parts += [p for p in parts if p not in group.parts]
             group.origins += [o for o in origins if o not in group.origins]
             group.segments += [s for s in segments if s not in group.segments]
@@ -274,14 +274,14 @@ class ModelFlow:
             while isinstance(above := self.source.parent(top), cst.Attribute) and above.value is top:
                 chain.append(above.attr.value)
                 top = above
-            call = self.source.parent(top)
-            called = isinstance(call, cst.Call) and call.func is top
-            if called and chain in (["to"], ["cuda"], ["cpu"], ["load_state_dict"]):
-                (uses.moves if chain[0] in MOVES else uses.loads).append(self._site(call))  # type: ignore[arg-type]
+            above = self.source.parent(top)
+            call = above if isinstance(above, cst.Call) and above.func is top else None
+            if call is not None and chain in (["to"], ["cuda"], ["cpu"], ["load_state_dict"]):
+                (uses.moves if chain[0] in MOVES else uses.loads).append(self._site(call))
                 return
             if not inside and chain[0] not in MODULE_API:
-                uses.own.append(Bypass(parent, self.source.line(parent), chain[0], inner, called))
-            if inside or not called or not self._trains(call):  # type: ignore[arg-type]
+                uses.own.append(Bypass(parent, self.source.line(parent), chain[0], inner, call is not None))
+            if inside or call is None or not self._trains(call):
                 return
             elif chain == ["forward"] and not inner:
                 uses.forwards.append(self._site(call))
@@ -294,14 +294,14 @@ class ModelFlow:
                 uses.bypasses.append(Bypass(parent, self.source.line(parent), "forward", True))
             else:
                 uses.forwards.append(self._site(parent))
-        elif isinstance(parent, cst.Arg) and parent.value is node and isinstance(call := self.source.parent(parent), cst.Call):
-            qualified = self.source.qualified(call.func)
+        elif isinstance(parent, cst.Arg) and parent.value is node and isinstance(given := self.source.parent(parent), cst.Call):
+            qualified = self.source.qualified(given.func)
             if qualified & WRAPS:
-                uses.wraps.append(self._site(call))
+                uses.wraps.append(self._site(given))
             elif qualified & LOADS:
-                uses.loads.append(self._site(call))
-            elif not self.values.callees(call) and not any(q.split(".")[0] in ("builtins", "torch", "ddpify") for q in qualified):
-                uses.handoffs.append(self._site(call))
+                uses.loads.append(self._site(given))
+            elif not self.values.callees(given) and not any(q.split(".")[0] in ("builtins", "torch", "ddpify") for q in qualified):
+                uses.handoffs.append(self._site(given))
 
     def _trains(self, call: cst.Call) -> bool:
         """On the training path, with gradients (not under no_grad, not after ``.eval()``)."""

@@ -65,7 +65,8 @@ class Optimizers:
         own = {
             klass.name.value
             for klass in self.source.of_types(cst.ClassDef)
-            if any(q.startswith("torch.optim.") for b in klass.bases for q in self.source.qualified(b.value))  # type: ignore[attr-defined]
+            if isinstance(klass, cst.ClassDef)
+            and any(q.startswith("torch.optim.") for b in klass.bases for q in self.source.qualified(b.value))
         }
         names = {n for n in self.source.calls_by_callee if _OPTIMIZER.match(n)} | own | self._aliases(_OPTIMIZER.match)
         found = []
@@ -110,8 +111,9 @@ class Optimizers:
         while pending and len(seen) < 200:
             expression = pending.pop()
             for call in cstutil.of_types(expression, cst.Call):
-                if cstutil.attribute_name(call.func) in ("parameters", "named_parameters"):  # type: ignore[attr-defined]
-                    owner = self._split(call.func.value)  # type: ignore[attr-defined]
+                func = call.func  # type: ignore[attr-defined]
+                if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
+                    owner = self._split(func.value)
                     if all(owner[0] is not f[0] for f in found):
                         found.append(owner)
             for name in cstutil.of_types(expression, cst.Name):
@@ -127,9 +129,9 @@ class Optimizers:
                         pending.append(site.iter)
                 for read in self.values.variable_reads(name):  # type: ignore[arg-type]
                     holder = self.source.parent(read)
-                    call = self.source.parent(holder) if isinstance(holder, cst.Attribute) else None
-                    if isinstance(call, cst.Call) and holder.attr.value in ("append", "extend", "add", "insert"):  # type: ignore[union-attr]
-                        pending += [a.value for a in call.args]
+                    grows = self.source.parent(holder) if isinstance(holder, cst.Attribute) else None
+                    if isinstance(grows, cst.Call) and holder.attr.value in ("append", "extend", "add", "insert"):  # type: ignore[union-attr]
+                        pending += [a.value for a in grows.args]
         return found
 
     def _split(self, receiver: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple[str, ...]]:

@@ -94,7 +94,8 @@ def last_placement(
         return Placement(None, None, f"the order of its moves and loads (lines {lines}) is not known: they run in different methods")
     event = last[0]
     occurrence, _ = before[event]
-    anchor, trail = event, occurrence.trail
+    anchor: cst.CSTNode = event
+    trail = occurrence.trail
     while (call := values.entered_through(trail)) is not None and not _kept(values, occurrences, values.frame_of(anchor)):
         anchor = call
         trail = trail[: max(i for i, e in enumerate(trail) if e.kind == "enter" and e.site is call)]
@@ -105,8 +106,8 @@ def last_placement(
     described = _describe(source, event, constructions)
     if statement is None:
         return Placement(None, event, f"no statement of its function holds {described}")
-    for node, _ in stops:
-        if values.inside(node, statement) and _event(source, node, wrapping) is None:
+    for stop, _ in stops:
+        if values.inside(stop, statement) and _event(source, stop, wrapping) is None:
             return Placement(None, event, f"line {source.line(statement)}, which places it ({described}), also uses it for training")
     wrapped = ", in the statement that wraps it" if any(values.inside(w, statement) for w in wrapping) else ""
     where = f" in {values.name_of(frame)}()" if isinstance(frame, cst.FunctionDef) else ""

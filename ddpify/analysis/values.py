@@ -157,11 +157,10 @@ class Values(CallGraph):
             if owner is None:
                 return unknown
             method = self.method_of(node)
-            stores = self.attribute_stores(owner, node.attr.value)
             items = []
-            for store, where in stores:
-                jump = (Edge("attribute", store, node),) if where is not method else ()
-                items += self._from_store(store, slot, jump + steps)
+            for stored, where in self.attribute_stores(owner, node.attr.value):
+                jump = (Edge("attribute", stored, node),) if where is not method else ()
+                items += self._from_store(stored, slot, jump + steps)
             return items or unknown
         if isinstance(node, cst.Subscript):
             key = subscript_key(node)
