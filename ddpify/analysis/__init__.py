@@ -9,9 +9,16 @@ acting.
 
 from __future__ import annotations
 
+import functools
+from typing import TYPE_CHECKING
+
 from libcst.metadata import MetadataWrapper
 
 from ddpify.analysis.source import Source
+
+if TYPE_CHECKING:
+    from ddpify.analysis.dataflow import DataFlow
+    from ddpify.analysis.models import ModelFlow
 
 
 class Analysis:
@@ -19,3 +26,17 @@ class Analysis:
 
     def __init__(self, wrapper: MetadataWrapper) -> None:
         self.source = Source(wrapper)
+
+    @functools.cached_property
+    def dataflow(self) -> DataFlow:
+        """Batch sources, where their batches go, and their roles (train / eval / unknown)."""
+        from ddpify.analysis.dataflow import DataFlow
+
+        return DataFlow(self.source)
+
+    @functools.cached_property
+    def models(self) -> ModelFlow:
+        """Trained and wrapped models: construction, moves, loads, wraps, calls, placement."""
+        from ddpify.analysis.models import ModelFlow
+
+        return ModelFlow(self.source, self.dataflow)

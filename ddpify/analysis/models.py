@@ -1,0 +1,381 @@
+"""Models and what happens to them: the only definition of "the trained model" that the
+converter and the linter share.
+
+A model is an ``nn.Module`` instance whose parameters reach an optimizer (``Adam(m.parameters())``,
+param groups, ``list(a.parameters()) + list(b.parameters())``, ``itertools.chain``, an optimizer
+built by a function of the file that receives the model, ``self.parameters()`` in a method of
+the model) or that is wrapped by DDP / DataParallel / ``ddpify.prepare_model``. Where it is
+made is found by following the reference back (``Values.origins``); everything that happens to
+it by following it forward from there (``Values.flow``) across functions, ``self.`` attributes
+and containers: moves, loads, wraps, forward calls and calls of its own methods (which bypass
+DDP's forward) on the training path (``DataFlow.on_training_path``), every use of a member a
+DDP wrapper lacks, and the submodules its ``forward`` never uses. Where it is placed for good
+is ``ModelFlow.last_placement``. A model built on alternative paths into one variable (``if
+resume: ... else: ...``) is one model; two calls of one factory make two.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ddpify.analysis.callgraph import binding_site
+from ddpify.analysis.dataflow import DataFlow
+from ddpify.analysis.modules import (
+    DATAPARALLEL,
+    LOADS,
+    MODULE_API,
+    MOVES,
+    WRAPS,
+    is_module_class,
+    model_inner,
+    model_outer,
+    registers,
+    unused_submodules,
+    unwrapped,
+)
+from ddpify.analysis.optimizers import Optimizers
+from ddpify.analysis.placement import Placement, last_placement
+from ddpify.analysis.source import Source
+from ddpify.analysis.values import Edge, Occurrence, Origin, Slot, spelling
+from ddpify.tree import cstutil
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where something happens: the call (or expression), its line, and its function
+    (``Trainer.__init__``; None at module level)."""
+
+    node: cst.CSTNode
+    line: int
+    function: str | None = None
+
+
+@dataclass(frozen=True)
+class Bypass:
+    """A use of the model's own member. In ``bypasses``: a call of its own method or submodule
+    on the training path (``model.encode(x)``, ``model.module.forward(x)``), which runs around
+    DDP's forward, so its gradients are not averaged; ``method``: the called attribute path.
+    In ``own_uses``: any use of a member that is not ``nn.Module``'s (``model.decode(z)``,
+    ``model.latent_dim``), which a DDP wrapper does not have; ``method``: that member.
+    ``through_module``: reached via ``.module`` / ``ddpify.unwrap``."""
+
+    node: cst.CSTNode
+    line: int
+    method: str
+    through_module: bool = False
+    called: bool = True
+
+
+@dataclass(frozen=True)
+class Model:
+    """One model. ``key``: how the optimizer (or wrap) refers to it; ``references``: every
+    spelling that holds it. ``parts``: the submodules given to the optimizer when not the whole
+    model. ``container``: "list" / "dict" / "tuple" / "set" when it is held in one (then
+    refer to it through ``references``). ``bypasses``: own-member calls on the training path;
+    ``own_uses``: every use of a member a DDP wrapper lacks (see ``Bypass``). ``handoffs``: calls
+    of code defined elsewhere that receive it (they may move or load it unseen). ``unknown``:
+    what could not be established."""
+
+    key: str
+    references: tuple[str, ...]
+    constructed_at: tuple[Site, ...]
+    optimizers: tuple[Site, ...]
+    parts: tuple[str, ...]
+    moves: tuple[Site, ...]
+    loads: tuple[Site, ...]
+    wraps: tuple[Site, ...]
+    container: str | None
+    forward_calls: tuple[Site, ...]
+    bypasses: tuple[Bypass, ...]
+    own_uses: tuple[Bypass, ...]
+    possibly_unused: tuple[str, ...]
+    handoffs: tuple[Site, ...]
+    unknown: tuple[str, ...]
+    class_def: cst.ClassDef | None
+    occurrences: tuple[Occurrence, ...]
+
+
+@dataclass
+class _Group:
+    """Claims (optimizer owners, wrap arguments) that turned out to be one model."""
+
+    anchors: set[tuple[cst.CSTNode, Slot]]
+    keys: list[str]
+    optimizers: list[Site]
+    parts: list[str]
+    origins: list[Origin]
+    segments: list[tuple[cst.CSTNode, Slot, tuple[Edge, ...], bool]]
+
+
+class ModelFlow:
+    """The models of one file, computed on first use."""
+
+    def __init__(self, source: Source, dataflow: DataFlow | None = None) -> None:
+        self.source = source
+        self.dataflow = dataflow or DataFlow(source)
+        self.values = self.dataflow.values
+        self.optimizers = Optimizers(self.values)
+        self._unknown: list[str] = []
+        self._made: dict[Model, list[cst.CSTNode]] = {}  # per model: where each construction first holds it
+        self._placements: dict[Model, Placement] = {}
+
+    @functools.cached_property
+    def models(self) -> list[Model]:
+        return [self._model(group) for group in self._groups()]
+
+    @property
+    def unknown(self) -> tuple[str, ...]:
+        """What this file does not tie to a model, with the reason: an optimizer given
+        parameters from elsewhere, one built by code defined elsewhere, a backward with no
+        optimizer."""
+        self.models  # noqa: B018 - computed with the models
+        return tuple(self._unknown)
+
+    def model_of(self, what: cst.CSTNode | str) -> Model | None:
+        """The model an expression evaluates to, or a spelling names (``"self.model"``)."""
+        for model in self.models:
+            if isinstance(what, str):
+                if what in model.references or what == model.key:
+                    return model
+            elif any(o.node is what for o in model.occurrences):
+                return model
+        return None
+
+    def last_placement(self, model: Model) -> Placement:
+        """The statement after which ``model`` is on its final device and loaded: where a wrap
+        belongs (see ``ddpify.analysis.placement``)."""
+        found = self._placements.get(model)
+        if found is None:
+            changes = [s.node for s in (*model.moves, *model.loads)]
+            constructions = self._made.get(model, [s.node for s in model.constructed_at])
+            wraps = [s.node for s in model.wraps if not self.source.qualified(s.node.func) & DATAPARALLEL]  # type: ignore[attr-defined]
+            found = last_placement(self.values, self.dataflow.on_training_path, model.occurrences, constructions, changes, wraps)
+            self._placements[model] = found
+        return found
+
+    # ------------------------------------------------------------------ discovery
+    def _groups(self) -> list[_Group]:
+        groups: list[_Group] = []
+        claims: list[tuple[cst.BaseExpression, Site | None, tuple[str, ...]]] = []
+        for optimizer in self.optimizers.calls:
+            owners = self.optimizers.owners(optimizer)
+            if not owners:
+                given = cstutil.code(optimizer.args[0].value)[:50] if optimizer.args else "nothing"
+                self._unknown.append(
+                    f"the optimizer at line {self.source.line(optimizer)} gets {given}, which this file does not tie to a model"
+                )
+            claims += [(owner, self._site(optimizer), parts) for owner, parts in owners]
+        claims += [(argument, None, ()) for argument in self.optimizers.wrapped]
+        for reference, stepped, parts in claims:
+            origins = self.values.origins(reference, inner=model_inner)
+            segments = [segment for origin in origins for segment in _segments(origin)]
+            anchors = {(start, slot) for start, slot, _, last in segments if last}
+            group = next((g for g in groups if g.anchors & anchors), None)
+            if group is None:
+                group = _Group(set(), [], [], [], [], [])
+                groups.append(group)
+            group.anchors |= anchors
+            group.keys.append(spelling(reference) or cstutil.code(reference)[:40])
+            group.optimizers += [stepped] if stepped is not None else []
+            group.parts += [p for p in parts if p not in group.parts]
+            group.origins += [o for o in origins if o not in group.origins]
+            group.segments += [s for s in segments if s not in group.segments]
+        self._unknown += self.optimizers.built_elsewhere()
+        return self._merge([g for g in groups if g.anchors])
+
+    def _merge(self, groups: list[_Group]) -> list[_Group]:
+        """Models assigned to the same variable in the same frame are one model built on
+        alternative paths (``if resume: head = load() else: head = Net()``)."""
+        merged: list[tuple[_Group, set]] = []
+        for group in groups:
+            bound = self._variables(group)
+            into = next((pair for pair in merged if pair[1] & bound), None)
+            if into is None:
+                merged.append((group, bound))
+                continue
+            target, names = into
+            names |= bound
+            target.anchors |= group.anchors
+            target.keys += [k for k in group.keys if k not in target.keys]
+            target.optimizers += group.optimizers
+            target.parts += [p for p in group.parts if p not in target.parts]
+            target.origins += [o for o in group.origins if o not in target.origins]
+            target.segments += [s for s in group.segments if s not in target.segments]
+        return [group for group, _ in merged]
+
+    def _variables(self, group: _Group) -> set[tuple[str, cst.CSTNode | None, str]]:
+        """The variables and ``self.`` attributes the model is assigned to in its own frames."""
+        found: set[tuple[str, cst.CSTNode | None, str]] = set()
+        for start, slot, prefix, last in group.segments:
+            for occurrence in self.values.flow(start, slot, outer=model_outer, returns=last, prefix=prefix).occurrences:
+                parent = self.source.parent(occurrence.node)
+                if len(occurrence.trail) != len(prefix) or not isinstance(parent, cst.Assign) or parent.value is not occurrence.node:
+                    continue
+                for target in (t.target for t in parent.targets):
+                    if isinstance(target, cst.Name):
+                        found.add(("name", self.values.scope_of(target), target.value))
+                    elif isinstance(target, cst.Attribute) and (owner := self.values.attribute_owner(target)) is not None:
+                        found.add(("attribute", owner, target.attr.value))
+        return found
+
+    # ------------------------------------------------------------------ one model
+    def _model(self, group: _Group) -> Model:
+        occurrences: dict[cst.CSTNode, Occurrence] = {}
+        containers: list[str] = []
+        constructions: list[cst.CSTNode] = []  # the calls that make it
+        made_at: list[cst.CSTNode] = []  # where it first exists as itself (not as an element of what a call made)
+        for start, slot, prefix, last in group.segments:
+            flow = self.values.flow(start, slot, outer=model_outer, returns=last, prefix=prefix)
+            for occurrence in flow.occurrences:
+                occurrences.setdefault(occurrence.node, occurrence)
+            containers += [c.kind for c in flow.containers if self._stored(c.node)]
+            making = [o for o in group.origins if o.node is start and o.slot == slot and o.known and isinstance(start, cst.Call)]
+            if making and (slot is None or flow.occurrences):  # an element of what a call makes: where it is read out
+                constructions.append(start)
+                made_at.append(start if slot is None else flow.occurrences[0].node)
+        class_def = next((k for c in constructions if isinstance(c, cst.Call) and (k := self.values.class_called(c)) is not None), None)
+        uses = _Uses()
+        for occurrence in occurrences.values():
+            self._classify(occurrence.node, class_def, uses)
+        unknown = [self._unknown_origin(o) for o in group.origins if not o.known]
+        unused = unused_submodules(self.values, class_def) if class_def is not None and is_module_class(self.values, class_def) else ()
+        model = Model(
+            key=group.keys[0],
+            references=tuple(dict.fromkeys(s for o in occurrences.values() if (s := spelling(o.node)) is not None)),
+            constructed_at=tuple(self._site(c) for c in sorted(constructions, key=self.values.start)),
+            optimizers=tuple(dict.fromkeys(group.optimizers)),
+            parts=tuple(group.parts),
+            moves=_ordered(uses.moves, self.values.end),
+            loads=_ordered(uses.loads, self.values.end),
+            wraps=_ordered(uses.wraps, self.values.end),
+            container=containers[0] if containers else None,
+            forward_calls=_ordered(uses.forwards, self.values.end),
+            bypasses=tuple(sorted(uses.bypasses, key=lambda b: (b.line, self.values.end(b.node)))),
+            own_uses=tuple(sorted(uses.own, key=lambda b: (b.line, self.values.end(b.node)))),
+            possibly_unused=unused,
+            handoffs=_ordered(uses.handoffs, self.values.end),
+            unknown=tuple(unknown),
+            class_def=class_def,
+            occurrences=tuple(occurrences.values()),
+        )
+        self._made[model] = made_at
+        return model
+
+    def _classify(self, node: cst.CSTNode, class_def: cst.ClassDef | None, uses: _Uses) -> None:
+        """What one expression holding the model does with it."""
+        parent = self.source.parent(node)
+        inside = class_def is not None and self.values.inside(node, class_def)  # the model's own code
+        inner = unwrapped(self.source, node)
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value != "module":
+            chain, top = [parent.attr.value], parent
+            while isinstance(above := self.source.parent(top), cst.Attribute) and above.value is top:
+                chain.append(above.attr.value)
+                top = above
+            above = self.source.parent(top)
+            call = above if isinstance(above, cst.Call) and above.func is top else None
+            if call is not None and chain in (["to"], ["cuda"], ["cpu"], ["load_state_dict"]):
+                (uses.moves if chain[0] in MOVES else uses.loads).append(self._site(call))
+                return
+            if not inside and chain[0] not in MODULE_API:
+                uses.own.append(Bypass(parent, self.source.line(parent), chain[0], inner, call is not None))
+            if inside or call is None or not self._trains(call):
+                return
+            elif chain == ["forward"] and not inner:
+                uses.forwards.append(self._site(call))
+            elif self._own_call(chain, class_def):
+                uses.bypasses.append(Bypass(call, self.source.line(call), ".".join(chain), inner))
+        elif isinstance(parent, cst.Call) and parent.func is node:
+            if inside or not self._trains(parent):
+                return
+            if inner:
+                uses.bypasses.append(Bypass(parent, self.source.line(parent), "forward", True))
+            else:
+                uses.forwards.append(self._site(parent))
+        elif isinstance(parent, cst.Arg) and parent.value is node and isinstance(given := self.source.parent(parent), cst.Call):
+            qualified = self.source.qualified(given.func)
+            if qualified & WRAPS:
+                uses.wraps.append(self._site(given))
+            elif qualified & LOADS:
+                uses.loads.append(self._site(given))
+            elif not self.values.callees(given) and not any(q.split(".")[0] in ("builtins", "torch", "ddpify") for q in qualified):
+                uses.handoffs.append(self._site(given))
+
+    def _trains(self, call: cst.Call) -> bool:
+        """On the training path, with gradients (not under no_grad, not after ``.eval()``)."""
+        batches = self.dataflow.batches
+        return self.dataflow.on_training_path(call) and batches.no_grad_around(call) is None and batches.eval_before(call) is None
+
+    def _own_call(self, chain: list[str], klass: cst.ClassDef | None) -> bool:
+        """``model.encode(...)``, ``model.encoder(...)``, ``model.x.forward(...)``: the model's
+        own code, not DDP's forward. Deeper chains (``model.stride.max()``) only through a
+        submodule the model's class registers (``model.backbone.layer1(x)``)."""
+        if chain[-1] == "forward":
+            return True
+        if len(chain) == 1:
+            return chain[0] not in MODULE_API
+        if klass is None or chain[0] in MODULE_API:
+            return False
+        stores = self.values.attribute_stores(klass, chain[0])
+        return any(registers(self.values, binding_site(self.source, s)) for s, _ in stores)
+
+    def _stored(self, container: cst.CSTNode) -> bool:
+        """A container kept in a variable (``nets = [a, b]``, ``models["g"] = g``), not one
+        built for a call, a return or an unpacking (``torch.save({"net": net})``)."""
+        parent = self.source.parent(container)
+        if isinstance(parent, cst.Subscript):
+            return True
+        if isinstance(parent, cst.AnnAssign):
+            return True
+        return isinstance(parent, cst.Assign) and all(isinstance(t.target, (cst.Name, cst.Attribute)) for t in parent.targets)
+
+    def _unknown_origin(self, origin: Origin) -> str:
+        node = origin.node
+        site = binding_site(self.source, node)
+        if isinstance(site, cst.Param):
+            function = self.source.enclosing_function(site)
+            name = self.values.name_of(function) if function is not None else "?"
+            return f"it may be the parameter {cstutil.code(node)} of {name}(), which no call in this file passes"
+        return f"it may come from {cstutil.code(node)[:50]} at line {self.source.line(node)}, which this file does not show"
+
+    def _site(self, node: cst.CSTNode) -> Site:
+        function = self.source.enclosing_function(node)
+        return Site(node, self.source.line(node), self.values.name_of(function) if function is not None else None)
+
+
+@dataclass
+class _Uses:
+    own: list[Bypass] = field(default_factory=list)
+    moves: list[Site] = field(default_factory=list)
+    loads: list[Site] = field(default_factory=list)
+    wraps: list[Site] = field(default_factory=list)
+    forwards: list[Site] = field(default_factory=list)
+    bypasses: list[Bypass] = field(default_factory=list)
+    handoffs: list[Site] = field(default_factory=list)
+
+
+def _ordered(sites: list[Site], order) -> tuple[Site, ...]:  # type: ignore[no-untyped-def]
+    """In the order they run on one line too (``model.decode(model.encode(x))``: encode first)."""
+    return tuple(sorted(dict.fromkeys(sites), key=lambda s: (s.line, order(s.node))))
+
+
+def _segments(origin: Origin) -> list[tuple[cst.CSTNode, Slot, tuple[Edge, ...], bool]]:
+    """Where to follow a model made at ``origin`` from: the origin, then each call a function
+    returns it to (``model = build()``), innermost first, each as a frame entered from the
+    next; only the outermost follows returns further. The outermost start is the model's
+    identity: two calls of one ``build()`` make two models."""
+    stack: list[cst.CSTNode] = []
+    returned: list[cst.CSTNode] = []
+    for edge in origin.steps:
+        if edge.kind == "enter":
+            stack.append(edge.site)
+        elif edge.kind == "return":
+            if stack:
+                stack.pop()
+            else:
+                returned.append(edge.site)
+    starts = [origin.node, *returned]
+    frames = [tuple(Edge("enter", c) for c in reversed(returned[i:])) for i in range(len(starts))]
+    return [(start, origin.slot, frames[i], i == len(returned)) for i, start in enumerate(starts)]

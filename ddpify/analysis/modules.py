@@ -1,0 +1,152 @@
+"""What ``nn.Module`` code means: the calls that give back the same model (``model.to(d)``,
+``DDP(model)``, ``model.module``), move, load or wrap it; which classes of the file are
+modules, which submodules their ``__init__`` registers, and which of those their ``forward``
+never reaches (DDP then waits for gradients those parameters never get, unless
+``find_unused_parameters=True``)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.analysis.callgraph import CallGraph, binding_site
+from ddpify.analysis.source import Source
+from ddpify.tree import cstutil
+
+# DataParallel wraps too, in one process: the conversion replaces it, so it places nothing.
+DATAPARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"})
+WRAPS = DATAPARALLEL | {
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+    "ddpify.runtime.prepare_model",
+}
+# Calls that give back the model they are given (wrapped, compiled or unwrapped).
+SAME_MODEL = WRAPS | {
+    "torch.compile",
+    "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+    "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm",
+    "ddpify.runtime.unwrap",
+}
+LOADS = frozenset({"ddpify.runtime.load_state_dict"})
+MOVES = frozenset({"to", "cuda", "cpu"})
+# nn.Module methods that return the module itself.
+RETURNS_SELF = MOVES | {
+    "train",
+    "eval",
+    "float",
+    "half",
+    "double",
+    "bfloat16",
+    "requires_grad_",
+    "type",
+    "share_memory",
+    "apply",
+    "to_empty",
+}
+# nn.Module / DDP members that mean the same on the DDP wrapper: calling any other attribute of
+# a model (``model.encode``, ``model.encoder``) runs the inner module, around DDP's forward.
+MODULE_API = frozenset(
+    """add_module apply bfloat16 buffers children compile cpu cuda double eval float forward half
+    load_state_dict modules named_buffers named_children named_modules named_parameters parameters
+    register_backward_hook register_buffer register_forward_hook register_forward_pre_hook
+    register_full_backward_hook register_full_backward_pre_hook register_module register_parameter
+    requires_grad_ share_memory state_dict to to_empty train training type zero_grad no_sync
+    module join register_comm_hook get_submodule get_parameter get_buffer""".split()
+)
+MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+# Reaching submodules without naming them: nothing can be said about which ones are used.
+_DYNAMIC = frozenset({"modules", "children", "named_children", "named_modules", "_modules", "__dict__"})
+
+
+def is_module_class(graph: CallGraph, klass: cst.ClassDef, depth: int = 0) -> bool:
+    """Whether ``klass`` derives from ``nn.Module`` (directly or through the file's classes)."""
+    for base in klass.bases:
+        for qualified in graph.source.qualified(base.value):
+            parent = graph.definitions.get(qualified)
+            if qualified in MODULE_BASES or (isinstance(parent, cst.ClassDef) and depth < 8 and is_module_class(graph, parent, depth + 1)):
+                return True
+    return False
+
+
+def registers(graph: CallGraph, site: cst.CSTNode | None) -> bool:
+    """``self.fc = nn.Linear(...)``, ``= nn.Parameter(...)``, ``= Block()`` (a module class of the
+    file), ``= torchvision.models.resnet18()``: the assignment registers new parameters (not
+    ``nn.Sequential(self.fc1)``, which holds parameters registered already)."""
+    value = site.value if isinstance(site, cst.Assign) else None
+    if not isinstance(value, cst.Call):
+        return False
+    if any(isinstance(a.value, cst.Name) and a.value.value == "self" for a in cstutil.of_types(value, cst.Attribute)):  # type: ignore[attr-defined]
+        return False  # nn.Sequential(self.fc1): the parameters of submodules registered already
+    klass = graph.class_called(value)
+    if klass is not None:
+        return is_module_class(graph, klass)
+    return any(
+        (q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and ".functional." not in q)
+        or q.startswith("torchvision.models.")
+        for q in graph.source.qualified(value.func)
+    )
+
+
+def unused_submodules(graph: CallGraph, klass: cst.ClassDef) -> tuple[str, ...]:
+    """Submodules ``klass.__init__`` registers that neither ``forward`` nor the methods it calls
+    read (a read in ``__init__`` itself, ``nn.Sequential(self.a)``, counts as a use). Empty
+    when ``forward`` or ``__init__`` is not the class's own, or when ``forward`` reaches its
+    submodules dynamically (``self.children()``, ``getattr(self, ...)``)."""
+    source = graph.source
+    own = {s.name.value: s for s in klass.body.body if isinstance(s, cst.FunctionDef)}
+    init, forward = own.get("__init__"), own.get("forward")
+    if init is None or forward is None:
+        return ()
+    reached, pending = {forward}, [forward]
+    while pending:
+        method = pending.pop()
+        for call in graph.own(method, cst.Call):
+            func = call.func  # type: ignore[attr-defined]
+            if isinstance(func, cst.Name) and func.value in ("getattr", "vars"):
+                return ()
+            for callee, implicit in graph.callees(call):  # type: ignore[arg-type]
+                if implicit and source.enclosing_class(callee) is klass and callee not in reached:
+                    reached.add(callee)
+                    pending.append(callee)
+    unused: list[str] = []
+    for attribute, (stores, reads) in graph.attributes(klass).items():
+        if attribute in _DYNAMIC and any(m in reached for _, m in reads):
+            return ()
+        registered = any(m is init and registers(graph, binding_site(source, s)) for s, m in stores)
+        if registered and not any(m in reached or m is init for _, m in reads):
+            unused.append(attribute)
+    return tuple(unused)
+
+
+def model_outer(source: Source, node: cst.CSTNode) -> cst.BaseExpression | None:
+    """``model.to(d)``, ``model.module``, ``DDP(model)``, ``torch.compile(model)``: the model still."""
+    parent = source.parent(node)
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        if parent.attr.value == "module":
+            return parent
+        call = source.parent(parent)
+        if isinstance(call, cst.Call) and call.func is parent and parent.attr.value in RETURNS_SELF:
+            return call
+    if isinstance(parent, cst.Arg) and parent.value is node and (parent.keyword is None or parent.keyword.value == "module"):
+        call = source.parent(parent)
+        if isinstance(call, cst.Call) and call.args[0] is parent and source.qualified(call.func) & SAME_MODEL:
+            return call
+    return None
+
+
+def model_inner(source: Source, node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The model inside ``model.to(d)``, ``DDP(model)``, ``model.module``."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "module":
+        return node.value
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in RETURNS_SELF:
+        return node.func.value
+    if isinstance(node, cst.Call) and node.args and source.qualified(node.func) & SAME_MODEL:
+        return node.args[0].value
+    return None
+
+
+def unwrapped(source: Source, node: cst.CSTNode) -> bool:
+    """``model.module`` / ``ddpify.unwrap(model)``: the module inside the DDP wrapper."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "module"
+    return isinstance(node, cst.Call) and "ddpify.runtime.unwrap" in source.qualified(node.func)

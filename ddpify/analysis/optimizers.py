@@ -1,0 +1,147 @@
+"""Which objects are trained: the file's optimizer calls and whose parameters they get,
+followed through variables, ``append``-built lists, loops over ``named_parameters()``, param
+groups and builder functions; the modules given to DDP / DataParallel; and what the file does
+not tie to a model (an optimizer built by code defined elsewhere, a backward with none)."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import libcst as cst
+
+from ddpify.analysis.callgraph import binding_site
+from ddpify.analysis.modules import WRAPS, is_module_class
+from ddpify.analysis.values import Values
+from ddpify.tree import cstutil
+
+_OPTIMIZER = re.compile(
+    r"^(Adam\w*|SGD|RMSprop|Adagrad|Adadelta|Adamax|LBFGS|Lion|Lamb|LAMB|NAdam|RAdam|Rprop|ASGD|SparseAdam|Muon|Adafactor)$"
+)
+
+
+class Optimizers:
+    """The optimizers and wrap calls of one file (computed on first use)."""
+
+    def __init__(self, values: Values) -> None:
+        self.values = values
+        self.source = values.source
+
+    def built_elsewhere(self) -> list[str]:
+        """``optimizer = build_optimizer(net, cfg)`` from another file, then ``optimizer.step()``:
+        an optimizer this file cannot see into, so which model it trains is unknown."""
+        found: list[str] = []
+        optimizers = set(self.calls)
+        for call in self.source.calls_by_callee.get("step", []):
+            receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+            if not isinstance(receiver, cst.Name):
+                continue
+            for origin in self.values.origins(receiver):
+                made = origin.node
+                if not (origin.known and isinstance(made, cst.Call)) or self.values.callees(made):
+                    continue
+                qualified = self.source.qualified(made.func)
+                if any(q.split(".")[0] in ("torch", "builtins", "ddpify") or _OPTIMIZER.match(q.rsplit(".", 1)[-1]) for q in qualified):
+                    continue
+                if any(o.node in optimizers for a in made.args for o in self.values.origins(a.value)):
+                    continue  # a scheduler (or wrapper) of an optimizer this file builds
+                given = ", ".join(cstutil.code(a.value)[:30] for a in made.args) or "nothing"
+                found.append(
+                    f"{receiver.value}.step() at line {self.source.line(call)} steps an optimizer that {cstutil.code(made.func)}() "
+                    f"builds at line {self.source.line(made)}, defined elsewhere: which model it trains is unknown (it is given {given})"
+                )
+        if not found and not self.calls and not self.wrapped:
+            backward = self.source.calls_by_callee.get("backward", [])
+            if backward:
+                found.append(
+                    f"backward() at line {self.source.line(backward[0])}, but no optimizer or wrap in this file says which model trains"
+                )
+        return list(dict.fromkeys(found))
+
+    @functools.cached_property
+    def calls(self) -> list[cst.Call]:
+        """``torch.optim.*`` (not schedulers), other libraries' Adam/SGD/..., the file's own
+        ``torch.optim.Optimizer`` subclasses."""
+        own = {
+            klass.name.value
+            for klass in self.source.of_types(cst.ClassDef)
+            if isinstance(klass, cst.ClassDef)
+            and any(q.startswith("torch.optim.") for b in klass.bases for q in self.source.qualified(b.value))
+        }
+        names = {n for n in self.source.calls_by_callee if _OPTIMIZER.match(n)} | own | self._aliases(_OPTIMIZER.match)
+        found = []
+        for name in names:
+            for call in self.source.calls_by_callee.get(name, []):
+                qualified = self.source.qualified(call.func)
+                if any(q.startswith("torch.optim.") and not q.startswith("torch.optim.lr_scheduler.") for q in qualified):
+                    found.append(call)
+                elif any(_OPTIMIZER.match(q.rsplit(".", 1)[-1]) or q.rsplit(".", 1)[-1] in own for q in qualified):
+                    found.append(call)
+        return sorted(found, key=self.values.start)
+
+    def _aliases(self, accept) -> set[str]:  # type: ignore[no-untyped-def]
+        """Local names of ``import X as Y`` whose ``X`` ends in a name ``accept`` takes."""
+        found = set()
+        for alias in self.source.of_types(cst.ImportAlias):
+            if alias.asname is not None and accept(cstutil.code(alias.name).rsplit(".", 1)[-1]):  # type: ignore[attr-defined]
+                found.add(cstutil.code(alias.asname.name))  # type: ignore[attr-defined]
+        return found
+
+    @functools.cached_property
+    def wrapped(self) -> list[cst.BaseExpression]:
+        """The modules given to DDP / DataParallel / ``ddpify.prepare_model``."""
+        tails = {"DistributedDataParallel", "DataParallel", "FullyShardedDataParallel", "prepare_model"}
+        names = tails | self._aliases(lambda n: n in tails)
+        found = []
+        for name in names:
+            for call in self.source.calls_by_callee.get(name, []):
+                if self.source.qualified(call.func) & WRAPS:
+                    argument = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "module"), None)
+                    if argument is not None:
+                        found.append(argument)
+        return sorted(found, key=self.values.start)
+
+    def owners(self, optimizer: cst.Call) -> list[tuple[cst.BaseExpression, tuple[str, ...]]]:
+        """Whose ``.parameters()`` the optimizer gets, followed through variables, lists built
+        by ``append``, loops over ``named_parameters()`` and param-group dicts."""
+        given = next((a.value for a in optimizer.args if a.keyword is None or a.keyword.value == "params"), None)
+        pending = [given] if given is not None else []
+        found: list[tuple[cst.BaseExpression, tuple[str, ...]]] = []
+        seen: set[cst.CSTNode] = set()
+        while pending and len(seen) < 200:
+            expression = pending.pop()
+            for call in cstutil.of_types(expression, cst.Call):
+                func = call.func  # type: ignore[attr-defined]
+                if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
+                    owner = self._split(func.value)
+                    if all(owner[0] is not f[0] for f in found):
+                        found.append(owner)
+            for name in cstutil.of_types(expression, cst.Name):
+                parent = self.source.parent(name)
+                if isinstance(parent, cst.Attribute) or name in seen:
+                    continue
+                seen.add(name)
+                for store in self.values.stores_reaching(name):  # type: ignore[arg-type]
+                    site = binding_site(self.source, store)
+                    if isinstance(site, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and site.value is not None:
+                        pending.append(site.value)
+                    elif isinstance(site, (cst.For, cst.CompFor)):
+                        pending.append(site.iter)
+                for read in self.values.variable_reads(name):  # type: ignore[arg-type]
+                    holder = self.source.parent(read)
+                    grows = self.source.parent(holder) if isinstance(holder, cst.Attribute) else None
+                    if isinstance(grows, cst.Call) and holder.attr.value in ("append", "extend", "add", "insert"):  # type: ignore[union-attr]
+                        pending += [a.value for a in grows.args]
+        return found
+
+    def _split(self, receiver: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple[str, ...]]:
+        """``model.backbone`` -> (``model``, ("backbone",)); ``self.model`` of a trainer stays
+        whole (an attribute of a class that is not a module holds a model)."""
+        parts: list[str] = []
+        while isinstance(receiver, cst.Attribute):
+            owner = self.values.attribute_owner(receiver)
+            if owner is not None and not is_module_class(self.values, owner):
+                break
+            parts.append(receiver.attr.value)
+            receiver = receiver.value
+        return receiver, tuple(reversed(parts))
