@@ -48,7 +48,10 @@ def test_codes_and_prefixes_of_codes_stay_valid(cli, project: Path, value: str) 
         ('selct = ["DDP004"]', "unknown key 'selct' in [tool.ddpify] (did you mean 'select'?)"),
         ('per-file-ignore = {"a.py" = ["DDP004"]}', "unknown key 'per-file-ignore' in [tool.ddpify] (did you mean 'per-file-ignores'?)"),
         ('ignore = ["DDP999"]', "unknown rule DDP999 in [tool.ddpify] ignore (did you mean DDP009?)"),
-        ('[tool.ddpify.per-file-ignores]\n"train.py" = ["DDP04"]', "unknown rule DDP04 in [tool.ddpify] per-file-ignores 'train.py' (did you mean DDP004?)"),
+        (
+            '[tool.ddpify.per-file-ignores]\n"train.py" = ["DDP04"]',
+            "unknown rule DDP04 in [tool.ddpify] per-file-ignores 'train.py' (did you mean DDP004?)",
+        ),
     ],
     ids=["misspelt-select", "misspelt-per-file-ignores", "unknown-code", "unknown-code-per-file"],
 )
