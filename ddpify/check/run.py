@@ -210,8 +210,16 @@ def _run(tasks: list[tuple[int, _Task]], options: Options) -> Iterable[tuple[int
 
     # Biggest files first, so no long file starts last and keeps one core busy alone.
     ordered = sorted(tasks, key=lambda item: -len(item[1].source.text))
-    with context.Pool(workers) as pool:
+    with context.Pool(workers, initializer=_ignore_interrupts) as pool:
         yield from pool.imap_unordered(_worker, [(index, task, options) for index, task in ordered], chunksize=1)
+
+
+def _ignore_interrupts() -> None:
+    """Ctrl-C reaches every process of the terminal's group: the parent alone handles it (one
+    line, exit 130) and terminates the pool, so no worker prints a KeyboardInterrupt traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _pool_plan(count: int, jobs: int | None):  # type: ignore[no-untyped-def]

@@ -108,7 +108,7 @@ def _plan(sources: tuple[str, ...], output: str | None, out_dir: str | None, opt
     several = len(sources) > 1
     if options.in_place and (output is not None or out_dir is not None or "-" in sources):
         raise DdpifyError("--in-place rewrites SRC itself: it cannot be combined with -o, --out-dir or stdin")
-    if options.show_diff and (output is not None or out_dir is not None):
+    if options.show_diff and (output is not None or out_dir is not None or options.in_place):
         raise DdpifyError("--diff writes nothing: it cannot be combined with -o, --out-dir or --in-place")
     if output is not None and out_dir is not None:
         raise DdpifyError("-o names one output file, --out-dir a folder for several: give one of them")

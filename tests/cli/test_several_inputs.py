@@ -71,8 +71,9 @@ def test_in_place_and_diff_take_several_inputs(cli, inputs: Path) -> None:
         (["a.py", "sub/a.py", "--out-dir", "dist"], "a.py and sub/a.py would both be written to dist/a.py"),
         (["a.py", "-o", "x.py", "--out-dir", "dist"], "-o names one output file, --out-dir a folder for several: give one of them"),
         (["a.py", "--out-dir", "a.py"], "a.py: --out-dir is not a directory"),
+        (["a.py", "b.py", "--diff", "--in-place"], "--diff writes nothing: it cannot be combined with -o, --out-dir or --in-place"),
     ],
-    ids=["o-with-several", "stdout-with-several", "stdin-with-several", "same-name", "o-and-out-dir", "out-dir-is-a-file"],
+    ids=["o-with-several", "stdout-with-several", "stdin-with-several", "same-name", "o-and-out-dir", "out-dir-is-a-file", "diff-in-place"],
 )
 def test_usage_errors_write_nothing(cli, inputs: Path, args: list[str], message: str) -> None:
     (inputs / "sub").mkdir()

@@ -69,3 +69,32 @@ def test_interrupted_check_exits_130(tmp_path: Path) -> None:
         result = CliRunner().invoke(main, ["check", "--no-cache", str(tmp_path)])
     assert result.exit_code == 130
     assert result.stderr == "ddpify: interrupted\n" and "All checks passed" not in result.stdout
+
+
+def test_ctrl_c_during_a_pooled_check_is_one_line(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C reaches the whole process group, pool workers included: only the
+    parent answers (one line, 130); no worker prints a KeyboardInterrupt traceback."""
+    script = (Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "train_ddp.py").read_text()
+    for index in range(24):
+        (tmp_path / f"train_{index}.py").write_text(script)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ddpify", "check", "--no-cache", "-j", "2", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own group, as under a terminal; the test is not in it
+    )
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if not children.exists():
+            pytest.skip("no /proc/PID/task/PID/children to see the pool start")
+        if len(children.read_text().split()) >= 2:  # the pool's workers are running
+            break
+        time.sleep(0.05)
+    else:
+        pytest.skip("the check ended or never started a pool")
+    time.sleep(0.5)  # let the workers start on their first files
+    os.killpg(process.pid, signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr.decode() == "ddpify: interrupted\n"
