@@ -180,6 +180,8 @@ def _convert_one(src: str, output: Path | None, options: _Options) -> None:
     source, notebook = _read(src, options)
     source_name = "<stdin>" if src == "-" else src
     if output is not None and src != "-" and _same_file(Path(src), output):
+        if notebook is not None:
+            raise DdpifyError(f"{output}: output is the input notebook; write the result under another name")
         raise DdpifyError(f"{output}: output is the input file; use --in-place to rewrite it")
     result = convert_source(
         source.text,

@@ -147,6 +147,8 @@ def test_in_place_and_diff_on_a_notebook(cli, workdir: Path) -> None:
     before = (workdir / "train.ipynb").read_bytes()
     in_place = cli("train.ipynb", "--in-place", cwd=workdir)
     assert in_place.returncode == 2 and "--in-place cannot turn a notebook into a script" in in_place.stderr
+    onto_itself = cli("train.ipynb", "-o", "./train.ipynb", cwd=workdir)
+    assert onto_itself.returncode == 2 and "output is the input notebook" in onto_itself.stderr
     diff = cli("train.ipynb", "--diff", cwd=workdir)
     assert diff.returncode == 0
     assert "--- train.ipynb (code cells)" in diff.stdout and "+loader = ddpify.distributed_loader(" in diff.stdout
