@@ -46,7 +46,8 @@ class Note:
 
 @dataclass(frozen=True)
 class NotebookScript:
-    """The code cells as one script; ``where[i]`` is (cell, line in cell) of script line i + 1."""
+    """The code cells as one script; ``where[i]`` is (cell, line in cell) of script line i + 1
+    (a cell's ``# %% cell N`` marker counts as its line 1: only file-level findings land there)."""
 
     text: str
     where: tuple[tuple[int, int], ...]
@@ -71,12 +72,16 @@ def read(path: Path) -> NotebookScript:
 
 
 def to_script(data: bytes, name: str) -> NotebookScript:
+    """The code cells of a notebook's bytes as one script. Each cell must parse on its own, as
+    Jupyter runs them one by one, so a syntax error names its cell, not a line of the script."""
     try:
         notebook = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise DdpifyError(f"{name}: not a notebook: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise DdpifyError(f"{name}: not a notebook: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise DdpifyError(f"{name}: not a notebook: JSON nested too deeply") from None
     cells = _cells(notebook, name)
     lines: list[str] = []
     where: list[tuple[int, int]] = []
