@@ -2,29 +2,68 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from ddpify.findings import ConversionResult
 
+STDOUT = "<stdout>"
 
-def conversion_report(result: ConversionResult, source_name: str, output_name: str) -> str:
+
+def conversion_report(
+    result: ConversionResult,
+    source_name: str,
+    target: str | None,
+    *,
+    locate: Callable[[int], str] | None = None,
+    notes: Sequence[str] = (),
+) -> str:
+    """What changed, what needs a human, and how to launch the result.
+
+    ``target`` is the file written, :data:`STDOUT`, or None when nothing is written (--diff):
+    the launch lines then name a file the user still has to write, never one that does not
+    exist. ``locate`` turns an input line into where the user sees it (a notebook's
+    ``cell_3:12``); ``notes`` come first (what a notebook had that a script cannot do).
+    """
+    where = locate or (lambda line: f"L{line}")
+    lines = [f"ddpify: {source_name}: {note}" for note in notes]
+    arrow = f"{source_name} -> {target}" if target is not None else f"{source_name} (--diff: nothing written)"
     if not result.changed:
-        return f"ddpify: {source_name}: no training code to convert, output is identical\n"
-    lines = [f"ddpify: {source_name} -> {output_name}: {len(result.changes)} change(s), {len(result.manual)} item(s) for a human"]
+        lines.append(f"ddpify: {arrow}: no training code to convert, output is identical")
+        return "\n".join(lines) + "\n"
+    lines.append(f"ddpify: {arrow}: {len(result.changes)} change(s), {len(result.manual)} item(s) for a human")
     lines.append("changed:")
-    lines += [f"  {_where(c.line)}{c.what}" for c in result.changes]
+    lines += [f"  {_at(where, c.line)}{c.what}" for c in result.changes]
     if result.manual:
         lines.append("needs a human (not rewritten):")
         for item in result.manual:
-            lines.append(f"  {_where(item.line)}{item.why}")
+            lines.append(f"  {_at(where, item.line)}{item.why}")
             lines.append(f"  {'':6}-> {item.todo}")
-    script = output_name if output_name not in ("-", "<stdout>") else "train_ddp.py"
-    lines += [
-        "launch:",
+    lines += _launch(source_name, target)
+    return "\n".join(lines) + "\n"
+
+
+def suggested_output(source_name: str) -> str:
+    """``train.py`` -> ``train_ddp.py``: the name the launch hints use when none is written."""
+    stem = source_name.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return f"{stem}_ddp.py" if stem and not stem.startswith("<") else "train_ddp.py"
+
+
+def _launch(source_name: str, target: str | None) -> list[str]:
+    if target is not None and target.endswith(".ipynb"):
+        return ["launch:", f"  run the cells of {target}: they write the script and start torchrun, one process per GPU"]
+    if target is not None and target != STDOUT:
+        script, title = target, "launch:"
+    else:
+        script = suggested_output(source_name)
+        source = "-" if source_name == "<stdin>" else source_name
+        title = f"launch, after writing it with `ddpify {source} -o {script}`{' (--diff wrote nothing)' if target is None else ''}:"
+    return [
+        title,
         f"  torchrun --standalone --nproc_per_node=NUM_GPUS {script} ARGS...   # one machine",
         f"  torchrun --standalone --nproc_per_node=2 {script} ARGS...          # CPU, gloo (a test run)",
         f"  python {script} ARGS...                                          # still one process, like the original",
     ]
-    return "\n".join(lines) + "\n"
 
 
-def _where(line: int) -> str:
-    return f"L{line:<5}" if line else f"{'':6}"
+def _at(where: Callable[[int], str], line: int) -> str:
+    return f"{where(line):<5} " if line else f"{'':6}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import tempfile
 import tokenize
 from dataclasses import dataclass
@@ -61,13 +62,47 @@ def read_source(path: Path) -> SourceFile:
     return decode(data, str(path))
 
 
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def check_output_path(path: Path) -> None:
+    """Refuse an output that is not a regular file or a new path, before any work is done.
+
+    A rename over a FIFO, a device or ``/dev/stdout`` (a symlink to a pipe) would silently
+    replace it with a regular file, so anything but a regular file (a symlink to one included)
+    is an error that names the path as given; ``-o -`` is how to ask for stdout.
+    """
+    try:
+        mode = os.stat(path).st_mode  # follows symlinks: judge what would be written
+    except FileNotFoundError:
+        return  # a new file (or a dangling symlink, whose target gets created)
+    except OSError as exc:
+        raise DdpifyError(f"{path}: cannot write: {exc.strerror}") from None
+    if stat.S_ISREG(mode):
+        return
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    via = ", through a symlink" if path.is_symlink() else ""
+    hint = (
+        "-o takes the output file's name (--out-dir a folder)" if stat.S_ISDIR(mode) else "-o writes only regular files (-o - for stdout)"
+    )
+    raise DdpifyError(f"{path}: is {kind}{via}; {hint}; nothing written")
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file and a rename: old file or new, never half.
 
     A symlink is written through (its target gets the new content, the link stays); an existing
     file keeps its permission bits, a new one gets the umask's, like ``open(path, "w")``. Any
     failure, an interruption included, removes the temporary file and leaves ``path`` as it was.
+    Only a regular file or a new path is ever replaced (:func:`check_output_path`).
     """
+    check_output_path(path)
     if path.is_symlink():
         path = Path(os.path.realpath(path))
     directory = path.parent if str(path.parent) else Path(".")

@@ -7,18 +7,25 @@
     [tool.ddpify.per-file-ignores]
     "tests/*" = ["DDP005", "DDP012"]
 
-Command-line --select/--ignore take precedence over select/ignore from the file.
+Command-line --select/--ignore take precedence over select/ignore from the file. A key or a
+rule code that does not exist is an error with the nearest valid one, never silently ignored:
+a misspelt ``ignore`` would otherwise turn every rule back on without a word.
 """
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import functools
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ddpify.errors import DdpifyError
+
+KEYS = ("select", "ignore", "exclude", "per-file-ignores", "per_file_ignores")
+_RULE_MODULE = re.compile(r"ddp(\d{3})_\w+")
 
 
 @dataclass(frozen=True)
@@ -81,13 +88,18 @@ def _load(pyproject: Path) -> Config:
     table = data.get("tool", {}).get("ddpify", {})
     if not isinstance(table, dict):
         raise DdpifyError(f"{pyproject}: [tool.ddpify] must be a table")
+    for key in table:
+        if key not in KEYS:
+            raise DdpifyError(f"{pyproject}: unknown key {key!r} in [tool.ddpify]{_did_you_mean(key, KEYS, quote=True)}")
     per_file = table.get("per-file-ignores", table.get("per_file_ignores", {}))
+    if not isinstance(per_file, dict):
+        raise DdpifyError(f"{pyproject}: [tool.ddpify] per-file-ignores must be a table of patterns to rule codes")
     return Config(
         root=pyproject.parent.resolve(),
         select=_codes(table.get("select", []), pyproject, "select"),
         ignore=_codes(table.get("ignore", []), pyproject, "ignore"),
         exclude=tuple(str(p) for p in table.get("exclude", [])),
-        per_file_ignores=tuple((str(k), _codes(v, pyproject, k)) for k, v in per_file.items()),
+        per_file_ignores=tuple((str(k), _codes(v, pyproject, f"per-file-ignores {k!r}")) for k, v in per_file.items()),
     )
 
 
@@ -96,4 +108,45 @@ def _codes(value: object, pyproject: Path, key: str) -> tuple[str, ...]:
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise DdpifyError(f"{pyproject}: [tool.ddpify] {key} must be a list of rule codes")
-    return tuple(v.upper() for v in value)
+    codes = tuple(v.strip().upper() for v in value)
+    for code in codes:
+        if unknown_code(code):
+            raise DdpifyError(f"{pyproject}: unknown rule {code} in [tool.ddpify] {key}{_did_you_mean(code, rule_codes())}")
+    return codes
+
+
+@functools.cache
+def rule_codes() -> tuple[str, ...]:
+    """Every rule code, DDP000 included, read from the module names of ``ddpify.check.rules``
+    (``ddpNNN_name.py``) without importing them: validating ``--select`` must not cost the
+    libcst import that only files needing the engine pay for."""
+    import importlib.util
+    import pkgutil
+
+    from ddpify.check.scope import NOT_DISTRIBUTED
+
+    spec = importlib.util.find_spec("ddpify.check.rules")  # imports ddpify.check, not the rules
+    assert spec is not None and spec.submodule_search_locations is not None
+    numbers = (_RULE_MODULE.fullmatch(info.name) for info in pkgutil.iter_modules(spec.submodule_search_locations))
+    return tuple(sorted({NOT_DISTRIBUTED, *(f"DDP{match.group(1)}" for match in numbers if match)}))
+
+
+def unknown_code(code: str) -> str | None:
+    """``unknown rule DDP999 (did you mean DDP009?)``, or None for a code or a prefix of one."""
+    codes = rule_codes()
+    if code and any(known.startswith(code) for known in codes):
+        return None
+    return f"unknown rule {code or repr(code)}{_did_you_mean(code, codes)}"
+
+
+def _did_you_mean(word: str, choices: tuple[str, ...], *, quote: bool = False) -> str:
+    """The closest choice by difflib's ratio (cutoff 0.6, as ``get_close_matches``); ties go to
+    more characters in the same places, then to the first in sorted order (DDP999: DDP009)."""
+    scored = [
+        (difflib.SequenceMatcher(None, word, choice).ratio(), sum(a == b for a, b in zip(word, choice, strict=False)), choice)
+        for choice in sorted(choices)
+    ]
+    ratio, _, best = max(scored, key=lambda item: item[:2], default=(0.0, 0, ""))
+    if ratio < 0.6:
+        return ""
+    return f" (did you mean {best!r}?)" if quote else f" (did you mean {best}?)"

@@ -1,6 +1,7 @@
-"""Which files ``ddpify check PATHS`` looks at: ``.py`` files under the given folders, minus
-what git ignores, minus the usual tool folders, minus ``exclude`` from the config. A file named
-explicitly is always checked (like ruff), unless excluded by the config."""
+"""Which files ``ddpify check PATHS`` looks at: ``.py``, ``.pyi`` and ``.ipynb`` files under the
+given folders, minus what git ignores, minus the usual tool folders (Jupyter's checkpoints
+included), minus ``exclude`` from the config. A file named explicitly is always checked (like
+ruff), unless excluded by the config."""
 
 from __future__ import annotations
 
@@ -26,8 +27,10 @@ SKIPPED_FOLDERS = frozenset(
         ".mypy_cache",
         ".pytest_cache",
         ".eggs",
+        ".ipynb_checkpoints",  # Jupyter's autosaved copies of the notebooks beside it
     }
 )
+SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 def python_files(paths: Iterable[Path]) -> Iterator[Path]:
@@ -52,7 +55,7 @@ def _walk(folder: Path) -> Iterator[Path]:
         if child.is_dir():
             if child.name not in SKIPPED_FOLDERS and not child.name.endswith(".egg-info"):
                 yield from _walk(child)
-        elif child.suffix in (".py", ".pyi") and child.is_file():
+        elif child.suffix in SUFFIXES and child.is_file():
             yield child
 
 

@@ -23,9 +23,11 @@ def render(findings: Sequence[Finding], output_format: str) -> str:
     return "".join(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}{' [*]' if f.fix == 'safe' else ''}\n" for f in findings)
 
 
-def summary(findings: Sequence[Finding], *, unsafe_fixes: bool) -> str:
+def summary(findings: Sequence[Finding], *, unsafe_fixes: bool, errors: int = 0) -> str:
+    """The closing line(s); never success when a file could not be checked (``errors``)."""
+    failed = f"{errors} file{'s' if errors != 1 else ''} could not be checked (errors on stderr).\n" if errors else ""
     if not findings:
-        return "All checks passed.\n"
+        return failed or "All checks passed.\n"
     safe = sum(1 for f in findings if f.fix == "safe")
     unsafe = sum(1 for f in findings if f.fix == "unsafe")
     text = f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''}."
@@ -34,7 +36,7 @@ def summary(findings: Sequence[Finding], *, unsafe_fixes: bool) -> str:
         text += f"\n[*] {fixable} fixable with `ddpify check --fix{' --unsafe-fixes' if unsafe_fixes and unsafe else ''}`."
     if unsafe and not unsafe_fixes:
         text += f"\n{unsafe} more fixable with --unsafe-fixes."
-    return text + "\n"
+    return text + "\n" + failed
 
 
 def statistics(findings: Sequence[Finding]) -> str:

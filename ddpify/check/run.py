@@ -6,6 +6,9 @@ look its findings up in the cache, and settle files that never mention distribut
 (a syntax check by CPython's own parser is all they need). Only the files left are parsed and
 linted by the engine: here for one file, in a pool of processes when several need it and the
 machine has more than one core.
+
+A notebook is checked as the script of its code cells (``ddpify.notebook``), its findings moved
+back to ``nb.ipynb:cell_N`` and the cell's line; it is never fixed (its JSON is not rewritten).
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ddpify import source_io
 from ddpify.check import scope
@@ -22,7 +26,10 @@ from ddpify.check.cache import Cache
 from ddpify.check.config import find_config
 from ddpify.check.files import python_files
 from ddpify.errors import DdpifyError, compiles
-from ddpify.findings import CheckResult
+from ddpify.findings import CheckResult, Finding
+
+if TYPE_CHECKING:
+    from ddpify.notebook import NotebookScript
 
 Progress = Callable[[int, int], None]  # (files done, files in all)
 
@@ -60,6 +67,7 @@ class _Task:
     select: tuple[str, ...]
     ignore: tuple[str, ...]
     key: str | None
+    fixable: bool = True  # False for a notebook: its JSON is never rewritten
 
 
 def check_paths(paths: Sequence[Path], options: Options, progress: Progress | None = None) -> Outcome:
@@ -68,10 +76,14 @@ def check_paths(paths: Sequence[Path], options: Options, progress: Progress | No
     done = 0
     cache = Cache(options.cache_dir) if options.cache else None
     slots: list[CheckResult | str | None] = [None] * total  # a result, or an error message
+    notebooks: dict[int, NotebookScript] = {}
     tasks: list[tuple[int, _Task]] = []
     for index, path in enumerate(files):
         try:
-            settled, task = _prepare(path, options, cache)
+            source, notebook = _read(path)
+            if notebook is not None:
+                notebooks[index] = notebook
+            settled, task = _prepare(path, source, notebook is None, options, cache)
         except DdpifyError as error:
             settled, task = str(error), None
         if task is None:
@@ -96,31 +108,64 @@ def check_paths(paths: Sequence[Path], options: Options, progress: Progress | No
         task = by_index.get(index)
         if task is not None:
             _finish(task, answer, options, cache)
-        outcome.results.append(answer)
+        notebook = notebooks.get(index)
+        outcome.results.append(answer if notebook is None else _in_cells(answer, notebook))
     return outcome
 
 
-def _prepare(path: Path, options: Options, cache: Cache | None) -> tuple[CheckResult | None, _Task | None]:
+def _read(path: Path) -> tuple[source_io.SourceFile, NotebookScript | None]:
+    """A file's text; for a notebook, the script of its code cells, and the notebook."""
+    if path.suffix != ".ipynb":
+        return source_io.read_source(path), None
+    from ddpify import notebook
+
+    script = notebook.read(path)
+    return source_io.SourceFile(text=script.text, encoding="utf-8", bom=False), script
+
+
+def _in_cells(result: CheckResult, notebook: NotebookScript) -> CheckResult:
+    """Findings at ``nb.ipynb:cell_N`` and the line in that cell; no fix offered (none is applied)."""
+
+    def moved(finding: Finding) -> Finding:
+        start = notebook.locate(finding.line)
+        if start is None:
+            return replace(finding, fix=None)
+        end = notebook.locate(finding.end_line) if finding.end_line else None
+        same_cell = end is not None and end[0] == start[0]
+        return replace(
+            finding,
+            path=f"{finding.path}:cell_{start[0]}",
+            line=start[1],
+            end_line=end[1] if same_cell and end else 0,
+            end_column=finding.end_column if same_cell else 0,
+            fix=None,
+        )
+
+    return replace(result, findings=tuple(moved(f) for f in result.findings), fixed=None)
+
+
+def _prepare(
+    path: Path, source: source_io.SourceFile, fixable: bool, options: Options, cache: Cache | None
+) -> tuple[CheckResult | None, _Task | None]:
     """A result settled without the engine, or the task for it."""
     config = find_config(path)
     select = options.select or config.select
     ignore = (*options.ignore, *config.ignore, *config.ignored_for(path))
-    source = source_io.read_source(path)
     key = None
     if cache is not None:
         key = cache.key(source.text, select, ignore, options.require_ddp)
         hit = cache.get(key, str(path))
         if hit is not None:
             findings, distributed = hit
-            fixable = any(f.fix == "safe" or (f.fix == "unsafe" and options.unsafe_fixes) for f in findings)
-            if not (options.fix and fixable):  # a fix run with nothing to fix is a check
+            can_fix = any(f.fix == "safe" or (f.fix == "unsafe" and options.unsafe_fixes) for f in findings)
+            if not (options.fix and fixable and can_fix):  # a fix run with nothing to fix is a check
                 return CheckResult(str(path), findings, source.text, None, distributed), None
     if not scope.mentions_distributed(source.text) and compiles(source.text, str(path)):
         result = CheckResult(str(path), tuple(scope.not_distributed(str(path), options.require_ddp)), source.text, None, False)
         if cache is not None and key is not None:
             cache.put(key, result.findings, result.distributed)
         return result, None
-    return None, _Task(path, source, tuple(select), tuple(ignore), key)
+    return None, _Task(path, source, tuple(select), tuple(ignore), key, fixable)
 
 
 def _engine(task: _Task, options: Options) -> CheckResult:
@@ -130,7 +175,7 @@ def _engine(task: _Task, options: Options) -> CheckResult:
         task.source.text,
         str(task.path),
         rules=select_rules(task.select, task.ignore),
-        fix=options.fix,
+        fix=options.fix and task.fixable,
         unsafe_fixes=options.unsafe_fixes,
         require_ddp=options.require_ddp,
     )
@@ -165,8 +210,16 @@ def _run(tasks: list[tuple[int, _Task]], options: Options) -> Iterable[tuple[int
 
     # Biggest files first, so no long file starts last and keeps one core busy alone.
     ordered = sorted(tasks, key=lambda item: -len(item[1].source.text))
-    with context.Pool(workers) as pool:
+    with context.Pool(workers, initializer=_ignore_interrupts) as pool:
         yield from pool.imap_unordered(_worker, [(index, task, options) for index, task in ordered], chunksize=1)
+
+
+def _ignore_interrupts() -> None:
+    """Ctrl-C reaches every process of the terminal's group: the parent alone handles it (one
+    line, exit 130) and terminates the pool, so no worker prints a KeyboardInterrupt traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _pool_plan(count: int, jobs: int | None):  # type: ignore[no-untyped-def]

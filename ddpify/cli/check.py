@@ -1,26 +1,42 @@
 """``ddpify check``, ``ddpify rules`` and ``ddpify rule CODE``: options and exit codes only.
 
-Exit codes of ``check``: 0 clean, 1 findings (or, with --diff, fixes to apply), 2 error.
+Exit codes of ``check``: 0 clean, 1 findings (or, with --diff, fixes to apply), 2 error (bad
+file, option or config), 3 internal error, 130 interrupted.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 
+from ddpify.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, DdpifyError
+
 CHECK_EXIT_HELP = (
-    "Exit codes: 0 no findings, 1 findings (or --diff would change files), 2 error. "
+    "Exit codes: 0 no findings, 1 findings (or --diff would change files), 2 error (a file that "
+    "cannot be read or parsed, an unknown rule code or config key), 3 internal error, "
+    "130 interrupted. Notebooks (.ipynb) are checked cell by cell (PATH:cell_N:LINE:COL), not fixed. "
     "Results are cached per file content, rule selection and ddpify build (never stale; "
     "safe to delete) in $DDPIFY_CACHE_DIR or the user cache folder (~/.cache/ddpify)."
 )
+CHECK_HELP = "Lint DDP training scripts and notebooks (files or folders; default: the current folder)."
 
 
 def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+    """Comma-separated codes or prefixes; an unknown one is a usage error (exit 2), so a typo
+    cannot silently select nothing or ignore nothing."""
+    from ddpify.check.config import unknown_code
+
+    codes = tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+    for code in codes:
+        problem = unknown_code(code)
+        if problem:
+            raise DdpifyError(problem)
+    return codes
 
 
-@click.command(epilog=CHECK_EXIT_HELP)
+@click.command(epilog=CHECK_EXIT_HELP, help=CHECK_HELP, short_help=CHECK_HELP)
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply fixes that change behaviour.")
@@ -47,7 +63,39 @@ def check(
     no_cache: bool,
     jobs: int | None,
 ) -> None:
-    """Lint DDP training scripts (files or folders; default: the current folder)."""
+    try:
+        code = _check(
+            paths, fix, unsafe_fixes, show_diff, select, ignore, output_format, exit_zero, statistics, require_ddp, no_cache, jobs
+        )
+    except DdpifyError as error:  # a bad option or config: one line
+        click.echo(f"ddpify: error: {error}", err=True)
+        sys.exit(error.exit_code)
+    except Exception as error:  # never a traceback: one line, exit 3
+        if os.environ.get("DDPIFY_DEBUG"):
+            raise
+        click.echo(
+            f"ddpify: internal error: {error.__class__.__name__}: {error}. This is a ddpify bug (DDPIFY_DEBUG=1 shows the traceback)",
+            err=True,
+        )
+        sys.exit(EXIT_INTERNAL)
+    sys.exit(code)
+
+
+def _check(
+    paths: tuple[str, ...],
+    fix: bool,
+    unsafe_fixes: bool,
+    show_diff: bool,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    output_format: str,
+    exit_zero: bool,
+    statistics: bool,
+    require_ddp: bool,
+    no_cache: bool,
+    jobs: int | None,
+) -> int:
+    """The exit code of one ``ddpify check`` run."""
     from pathlib import Path  # here, not at import: --help / --version stay light
 
     from ddpify.check import output
@@ -57,8 +105,7 @@ def check(
     targets = [Path(p) for p in paths] or [Path(".")]
     problem = missing(targets)
     if problem:
-        click.echo(f"ddpify: error: {problem}", err=True)
-        sys.exit(2)
+        raise DdpifyError(problem)
     options = Options(
         select=_codes(select),
         ignore=_codes(ignore),
@@ -97,17 +144,17 @@ def check(
         if output_format == "text":
             if fix and changed:
                 sys.stdout.write(f"Fixed {len(changed)} file{'s' if len(changed) != 1 else ''}.\n")
-            sys.stdout.write(output.summary(findings, unsafe_fixes=unsafe_fixes))
+            sys.stdout.write(output.summary(findings, unsafe_fixes=unsafe_fixes, errors=len(outcome.errors)))
     for error in outcome.errors:
         click.echo(f"ddpify: error: {error}", err=True)
     if outcome.errors:
-        sys.exit(2)
+        return EXIT_BAD_INPUT
     if exit_zero:
-        sys.exit(0)
-    sys.exit(1 if findings or (show_diff and changed) else 0)
+        return 0
+    return 1 if findings or (show_diff and changed) else 0
 
 
-@click.command("rules")
+@click.command("rules", short_help="List every rule: code, name, fix, message.")
 def list_rules() -> None:
     """List every rule: code, name, fix, message."""
     from ddpify.check.rules import ALL_RULES
@@ -116,15 +163,17 @@ def list_rules() -> None:
         click.echo(f"{rule.code}  {rule.name:<34} {rule.fix or '-':<6} {rule.message}")
 
 
-@click.command("rule")
+@click.command("rule", short_help="Explain one rule (e.g. DDP004), with its examples.")
 @click.argument("code")
 def explain_rule(code: str) -> None:
-    """Explain one rule, with its examples."""
+    """Explain one rule (e.g. DDP004), with its examples."""
+    from ddpify.check.config import unknown_code
     from ddpify.check.docs import rule_doc
     from ddpify.check.rules import BY_CODE
 
     rule = BY_CODE.get(code.upper())
     if rule is None:
-        click.echo(f"ddpify: error: unknown rule {code!r} (see `ddpify rules`)", err=True)
-        sys.exit(2)
+        problem = unknown_code(code.upper()) if code.upper() not in ("", "DDP000") else None
+        click.echo(f"ddpify: error: {problem or f'no rule {code!r} to explain'} (see `ddpify rules`)", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     click.echo(rule_doc(rule), nl=False)

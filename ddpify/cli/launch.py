@@ -10,8 +10,17 @@ import click
 from ddpify.errors import DdpifyError
 from ddpify.launch import LAUNCHERS, SLURM_MODES, LaunchSpec, render
 
+LAUNCH_HELP = "Write a launch script (torchrun, SLURM, mpirun) for SCRIPT, a converted train_ddp.py; ARGS after -- go to SCRIPT."
+LAUNCH_EXIT_HELP = "Exit codes: 0 done, 2 bad input or usage, 130 interrupted."
 
-@click.command("launch-script", context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.command(
+    "launch-script",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    short_help=LAUNCH_HELP,
+    help=LAUNCH_HELP,
+    epilog=LAUNCH_EXIT_HELP,
+)
 @click.option("--launcher", type=click.Choice(LAUNCHERS), required=True, help="Which launcher the script uses.")
 @click.option("--nodes", type=int, default=1, show_default=True, help="Number of machines.")
 @click.option("--procs-per-node", type=int, default=None, help="Processes per machine (default: --gpus-per-node, else 1).")
@@ -38,7 +47,7 @@ def launch_script(
     script: str,
     args: tuple[str, ...],
 ) -> None:
-    """Write a launch script for SCRIPT (a converted train_ddp.py); ARGS after -- go to SCRIPT."""
+    """The script on stdout, or executable in OUTPUT (written atomically)."""
     from ddpify import source_io
 
     spec = LaunchSpec(launcher, script, tuple(args), nodes, procs_per_node, gpus_per_node, slurm_mode)

@@ -7,6 +7,7 @@ what makes converting twice a no-op.
 
 from __future__ import annotations
 
+import re
 from typing import TypeVar
 
 import libcst as cst
@@ -22,6 +23,9 @@ from ddpify.tree.qualified_names import BindingProvider
 
 _NodeOrRemoval = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
 _Valued = TypeVar("_Valued", cst.Arg, cst.DictElement)
+# "used at line 10" is an input line: right in the report, wrong inside the output file, whose
+# lines have moved; --annotate comments leave it out.
+_INPUT_LINE = re.compile(r" at line \d+")
 
 
 class ConvertTransformer(cst.CSTTransformer):
@@ -108,7 +112,9 @@ class ConvertTransformer(cst.CSTTransformer):
         present = {c.comment.value for c in statement.leading_lines if c.comment is not None}
         comments = [
             cst.EmptyLine(comment=cst.Comment(text))
-            for text in dict.fromkeys(f"# ddpify: {item.why} -> {item.todo}" for item in self.manual if item.line == line)
+            for text in dict.fromkeys(
+                f"# ddpify: {_INPUT_LINE.sub('', item.why)} -> {item.todo}" for item in self.manual if item.line == line
+            )
             if text not in present
         ]
         if not comments:

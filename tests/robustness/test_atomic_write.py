@@ -75,6 +75,8 @@ def test_interrupted_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytes
 
     assert result.exit_code != 0
     assert "Traceback" not in result.output
+    if case.startswith("ctrl-c"):  # documented: exit 130, one line
+        assert result.exit_code == 130 and result.stderr == "ddpify: interrupted\n"
     if case in ("rename-fails", "disk-full-at-fsync"):  # an OS error: one line, exit 2
         assert result.exit_code == 2
         assert result.stderr.startswith("ddpify: error:") and "cannot write" in result.stderr
