@@ -7,6 +7,7 @@ import dataclasses
 import libcst as cst
 
 from ddpify import standalone as embedding
+from ddpify.analysis import Analysis
 from ddpify.convert import names, rewrites
 from ddpify.convert.facts import collect_facts
 from ddpify.convert.transformer import ConvertTransformer
@@ -36,7 +37,7 @@ def convert_source(
     facts = collect_facts(wrapper)
     if not facts.has_training_code:
         return ConversionResult(source, source)
-    transformer = ConvertTransformer(facts, per_process_batch=per_process_batch, annotate=annotate)
+    transformer = ConvertTransformer(facts, Analysis(wrapper), per_process_batch=per_process_batch, annotate=annotate)
     try:
         converted = wrapper.visit(transformer)
         if converted.code != source:

@@ -343,6 +343,25 @@ class RankTests:
         """A test that lets some ranks through and not others."""
         return self.selection(test).rank_dependent
 
+    def local_main_parts(self, test: cst.BaseExpression) -> list[tuple[str, ...]]:
+        """Where ``test`` asks "local rank 0?" in place of "rank 0?": the paths (through
+        ``and`` / ``or`` / ``not``: ``("left",)``) to its parts that are exactly local-main
+        tests, when the whole test lets once-per-node through; ``[()]`` for the whole test.
+        Replacing those parts by a global-rank test keeps the rest (``and epoch % 5 == 0``)."""
+        if self.selection(test) is not RankSelection.LOCAL_MAIN:
+            return []
+        return self._local_main_parts(test, ())
+
+    def _local_main_parts(self, node: cst.BaseExpression, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+        ranks = self.ranks(node)
+        if ranks.selection is RankSelection.LOCAL_MAIN and ranks.may == ranks.must:
+            return [path]
+        if isinstance(node, cst.BooleanOperation):
+            return [*self._local_main_parts(node.left, (*path, "left")), *self._local_main_parts(node.right, (*path, "right"))]
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            return self._local_main_parts(node.expression, (*path, "expression"))
+        return []
+
     def term(self, node: cst.BaseExpression) -> Term | None:
         """The rank number or world size ``node`` reads, if any."""
         number = self.number(node)

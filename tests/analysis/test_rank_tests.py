@@ -283,3 +283,21 @@ def test_set_algebra() -> None:
     assert (main & UNKNOWN).selection is S.MAIN and (main | UNKNOWN).selection is S.OTHER
     assert EVERY.selection is S.ALL and NOWHERE.selection is S.NONE and UNKNOWN.selection is S.ALL
     assert not UNKNOWN.depends_on_process and main.depends_on_process
+
+
+@pytest.mark.parametrize(
+    "test, parts",
+    [
+        ("args.local_rank in [-1, 0]", [()]),
+        ("not args.local_rank", [()]),
+        ("args.local_rank in [-1, 0] and epoch % 2 == 0", [("left",)]),
+        ("epoch % 2 == 0 and (local_rank == 0 and not args.dry_run)", [("right", "left")]),
+        ("local_rank == 0 or (rank == 0 and verbose)", [()]),  # rank 0 is a local rank 0 too
+        ("local_rank == 0 or verbose", []),  # any rank may pass: not a once-per-node guard
+        ("rank == 0", []),
+        ("local_rank == 0 and dist.get_rank() == 0", []),  # the global rank decides already
+    ],
+)
+def test_local_main_parts(test: str, parts: list[tuple[str, ...]]) -> None:
+    analysis, node = _last_test(f"if {test}:\n    pass\n")
+    assert analysis.rank_tests.local_main_parts(node) == parts  # type: ignore[attr-defined]
