@@ -227,9 +227,10 @@ class Context:
                 sites += [c for c in self.source.calls_by_callee.get(klass.name.value, []) if isinstance(c.func, cst.Name)]
         return sites
 
-    def restriction(self, node: cst.CSTNode, _depth: int = 0) -> cst.BaseExpression | None:
+    def restriction(self, node: cst.CSTNode, *, callers: bool = True, _depth: int = 0) -> cst.BaseExpression | None:
         """The innermost rank test that narrows where ``node`` runs (an enclosing condition,
-        an early exit above it, or one at a call site of its function), for messages."""
+        an early exit above it, or, with ``callers``, one at a call site of its function), for
+        messages."""
         child = node
         for parent in self.source.ancestors(node):
             step = self._step(child, parent)
@@ -241,9 +242,9 @@ class Context:
                 if isinstance(parent, cst.BooleanOperation):
                     return parent.left
             if isinstance(parent, cst.FunctionDef):
-                if _depth < 4 and parent not in self.source.spawned:
+                if callers and _depth < 4 and parent not in self.source.spawned:
                     for site in self.call_sites(parent):
-                        found = self.restriction(site, _depth + 1)
+                        found = self.restriction(site, _depth=_depth + 1)
                         if found is not None:
                             return found
                 return None
@@ -258,6 +259,10 @@ class Context:
             if isinstance(statement, cst.If) and self._after_exit(statement).depends_on_process:
                 found = statement.test
         return found
+
+    def under_main_guard(self, node: cst.CSTNode) -> bool:
+        """Inside ``if __name__ == "__main__":``."""
+        return any(is_main_guard(a) for a in self.source.ancestors(node))
 
     # ---------------------------------------------------------------- processes
     @functools.cached_property
@@ -296,7 +301,7 @@ class Context:
         function = self.source.enclosing_function(node)
         if function is None:
             # module-level code outside the __main__ block runs again in each spawned worker
-            return Process.PARENT if any(is_main_guard(a) for a in self.source.ancestors(node)) else Process.EVERY
+            return Process.PARENT if self.under_main_guard(node) else Process.EVERY
         while function is not None:
             if function in self.workers:
                 return Process.WORKER

@@ -325,6 +325,7 @@ class RankTests:
         self._ranks: dict[cst.CSTNode, Ranks] = {}
         self._numbers: dict[cst.CSTNode, Number | None] = {}
         self._flags: dict[cst.CSTNode, Ranks | None] = {}
+        self._per_rank: dict[str, bool] = {}
         self._busy: set[object] = set()
 
     # ---------------------------------------------------------------- public
@@ -369,7 +370,8 @@ class RankTests:
 
     def depends_on_rank(self, expression: cst.BaseExpression) -> bool:
         """Whether ``expression`` (or a part of it) differs between ranks: a rank number, a
-        main-process flag, a rank test (``seed + dist.get_rank()``, ``f"[GPU{rank}]"``)."""
+        main-process flag, a rank test (``seed + dist.get_rank()``, ``f"[GPU{rank}]"``), or a
+        variable assigned one (``seed = args.seed + rank; torch.manual_seed(seed)``)."""
         for node in self.source.of_types_in(expression, cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.BinaryOperation):
             assert isinstance(node, cst.BaseExpression)
             if self.term(node) in RANK_TERMS:
@@ -377,7 +379,23 @@ class RankTests:
             flag = self.flag(node)
             if flag is not None and flag.selection.rank_dependent:
                 return True
+            if is_simple_reference(node) and self._assigned_per_rank(code(node)):
+                return True
         return False
+
+    def _assigned_per_rank(self, target: str) -> bool:
+        found = self._per_rank.get(target)
+        if found is None:
+            if target in self._busy:
+                return False
+            self._busy.add(target)
+            try:
+                values = [v for _, v in self.source.assignments.get(target, []) if v is not None]
+                found = any(self.depends_on_rank(v) for v in values)
+            finally:
+                self._busy.discard(target)
+            self._per_rank[target] = found
+        return found
 
     @functools.cached_property
     def manages_processes(self) -> bool:

@@ -12,7 +12,8 @@ from typing import TypeVar
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from ddpify.check.helpers import RANK_TEST, is_ddp_wrap
+from ddpify.analysis.context import is_main_guard
+from ddpify.check.helpers import is_ddp_wrap
 from ddpify.check.rule import Rule
 from ddpify.convert import names
 from ddpify.tree import cstutil
@@ -76,9 +77,6 @@ PROCESS_GROUP_INIT = re.compile(
     r"^(init_process_group|init_distributed\w*|init_dist\w*|dist_init\w*|distributed_init\w*|init_device_mesh|"
     r"setup|\w+_setup|setup_\w+|init_ddp|initialize_distributed|Accelerator|Fabric)$"
 )
-# Tests meaning "are we distributed at all", which every rank answers alike.
-_NOT_SELECTING = re.compile(r"^\s*[\w.\[\]'\"()]+\s*(!=|==|>=|>|is not|is)\s*(-1|None)\s*$")
-_MAIN_GUARD = re.compile(r"""^\s*(__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)\s*$""")
 
 
 # ---------------------------------------------------------------- positions and scopes
@@ -113,14 +111,6 @@ def branches_exclusive(rule: Rule, a: cst.CSTNode, b: cst.CSTNode) -> bool:
             return False
         child = ancestor
     return False
-
-
-def is_main_guard(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.If) and bool(_MAIN_GUARD.match(code(node.test)))
-
-
-def under_main_guard(rule: Rule, node: cst.CSTNode) -> bool:
-    return any(is_main_guard(a) for a in rule.ancestors(node))
 
 
 def in_function(rule: Rule, node: cst.CSTNode) -> bool:
@@ -216,23 +206,7 @@ def initialises_process_group(rule: Rule, module: cst.Module) -> bool:
     return uses_runtime_setup(rule, module)
 
 
-# ---------------------------------------------------------------- rank guards
-def selecting_rank_guard(rule: Rule, node: cst.CSTNode) -> cst.If | cst.IfExp | None:
-    """The innermost ``if`` (within the function) whose test lets only some ranks through:
-    ``rank == 0``, ``is_main_process()``, ``local_rank not in [-1, 0]`` — not tests every rank
-    answers alike, such as ``local_rank != -1``."""
-    child = node
-    for ancestor in rule.ancestors(node):
-        if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
-            text = code(ancestor.test)
-            if RANK_TEST.search(text) and not _NOT_SELECTING.match(text):
-                return ancestor
-        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            break
-        child = ancestor
-    return None
-
-
+# ---------------------------------------------------------------- with blocks
 def guarded_by_context(rule: Rule, node: cst.CSTNode, pattern: re.Pattern[str]) -> bool:
     """Inside ``with X():`` where ``X`` matches ``pattern`` (``main_process_first``...)."""
     for ancestor in rule.ancestors(node):

@@ -98,11 +98,12 @@ model.apply(init_weights)
             if wrap is None:
                 continue
             line = hb.start(self, wrap.statement)[0]
-            guard = hb.selecting_rank_guard(self, call)
-            if guard is not None:
+            context = self.file.analysis.context
+            if context.local(call).selection.rank_dependent:
+                guard = context.restriction(call, callers=False)
                 self.report(
                     call,
-                    f"{method} changes {target}'s parameters after the DDP wrap (line {line}) under `{code(guard.test)}` only: "
+                    f"{method} changes {target}'s parameters after the DDP wrap (line {line}) under `{code(guard) if guard is not None else 'a rank test'}` only: "
                     "the other ranks keep their weights and the replicas diverge; do it before wrapping",
                 )
             elif method.endswith(".apply"):

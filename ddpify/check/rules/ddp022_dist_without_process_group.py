@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.context import is_main_guard
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
 
@@ -82,7 +83,7 @@ if __name__ == "__main__":
         found = [(call, hb.dist_function(self, call)) for call in hb.calls(node)]
         if any(function in ("is_initialized", "is_torchelastic_launched") for _, function in found):
             return
-        script = any(hb.is_main_guard(s) for s in node.body)
+        script = any(is_main_guard(s) for s in node.body)
         for call, function in found:
             if function not in _NEEDS_GROUP or not (script or not hb.in_function(self, call)):
                 continue

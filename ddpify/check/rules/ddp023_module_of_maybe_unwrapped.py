@@ -5,6 +5,7 @@ import re
 
 import libcst as cst
 
+from ddpify.analysis.context import is_main_guard
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import rewrites
@@ -149,6 +150,6 @@ ddpify.unwrap(model).generate(prompt)
         for ancestor in self.ancestors(statement):
             if ancestor is scope:
                 break
-            if isinstance(ancestor, cst.If) and not hb.is_main_guard(ancestor):
+            if isinstance(ancestor, cst.If) and not is_main_guard(ancestor):
                 found.append(ancestor)
         return found

@@ -97,7 +97,7 @@ main()
                 owner = self._top_function(call)
                 if owner is not None:
                     spawning.add(owner)
-            elif not hb.under_main_guard(self, call):
+            elif not self.file.analysis.context.under_main_guard(call):
                 self.report(call)
         changed = True
         while changed:  # functions that call a spawning function spawn too
@@ -114,7 +114,7 @@ main()
                 isinstance(call.func, cst.Name)
                 and call.func.value in spawning
                 and not hb.in_function(self, call)
-                and not hb.under_main_guard(self, call)
+                and not self.file.analysis.context.under_main_guard(call)
                 and not any(isinstance(a, cst.ClassDef) for a in self.ancestors(call))
             ):
                 self.report(

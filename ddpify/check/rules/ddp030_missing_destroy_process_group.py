@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.context import is_main_guard
 from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
 
@@ -65,7 +66,7 @@ if __name__ == "__main__":
             return
         if any(hb.callee_name(c) == "destroy_process_group" for c in hb.calls(node)):
             return
-        if not any(hb.is_main_guard(s) for s in node.body) and all(hb.in_function(self, c) for c in inits):
+        if not any(is_main_guard(s) for s in node.body) and all(hb.in_function(self, c) for c in inits):
             return  # a library module's helper: its caller owns the group's lifetime
         for call in inits:
             self.report(call)
