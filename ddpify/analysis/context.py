@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ddpify.analysis.rank_tests import EVERY, NOWHERE, Branch, Ranks, RankSelection, RankTests
+from ddpify.analysis.rank_tests import RankTests
+from ddpify.analysis.ranks import EVERY, NOWHERE, Branch, Ranks, RankSelection
 from ddpify.analysis.source import Source
 from ddpify.tree import cstutil
 

@@ -1,16 +1,10 @@
 """Which processes an expression selects: the one definition of "is this a rank test".
 
-A run is seen as four classes of process, and a condition as the classes on which it *may* be
-true and those on which it *must* be true (``Ranks``):
-
-- ``SOLO``: the script run as one process, without a launcher (rank 0 of a world of 1);
-- ``MAIN``: global rank 0 of a distributed run;
-- ``LEAD``: local rank 0 of every other node;
-- ``REST``: every other rank.
-
-``and`` / ``or`` / ``not`` are then set operations, so ``not args.distributed or rank == 0`` is
-"the single process or global rank 0" (``RankSelection.MAIN``), and an early exit
-``if rank != 0: return`` leaves the classes where the test must be false.
+A test's answer is a ``Ranks`` (``ddpify.analysis.ranks``): the classes of process (the single
+process, global rank 0, the other nodes' local rank 0, the rest) where it may / must be true,
+so ``not args.distributed or rank == 0`` is "the single process or global rank 0"
+(``RankSelection.MAIN``), and an early exit ``if rank != 0: return`` leaves the classes where
+the test must be false.
 
 What counts, decided from the expression's structure and qualified names first, this file's own
 assignments and functions next, and names only as a last resort:
@@ -39,277 +33,40 @@ else 0.
 
 from __future__ import annotations
 
-import enum
 import functools
-import math
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import libcst as cst
 
+from ddpify.analysis.ranks import (
+    API_FLAGS,
+    API_NUMBERS,
+    CASTS,
+    CLASSES,
+    DEVICE_INDEX,
+    ENVIRONMENT,
+    EVERY,
+    FLAGS,
+    GLOBAL_NAME,
+    NAMED_FLAGS,
+    NAMED_NUMBERS,
+    NOWHERE,
+    PROCESS_MODULES,
+    RANK_TERMS,
+    UNKNOWN,
+    Number,
+    Ranks,
+    RankSelection,
+    Term,
+    compare,
+    constant,
+    constants_of,
+    flipped,
+    last_name,
+    values_in,
+)
 from ddpify.analysis.source import Source
 from ddpify.tree.cstutil import code, is_simple_reference
-
-SOLO, MAIN, LEAD, REST = 1, 2, 4, 8
-DISTRIBUTED = MAIN | LEAD | REST
-EVERYWHERE = SOLO | DISTRIBUTED
-_CLASSES = (SOLO, MAIN, LEAD, REST)
-
-
-class RankSelection(enum.Enum):
-    """Which ranks of a distributed run a test lets through (or run a statement)."""
-
-    ALL = "every rank alike"  # also: not a rank test
-    MAIN = "the main process only"
-    LOCAL_MAIN = "once per node"
-    NOT_MAIN = "every rank but the main one"
-    NOT_LOCAL_MAIN = "every rank but local rank 0"
-    OTHER = "some ranks"
-    NONE = "no rank of a distributed run"  # single-process code
-    NOT_A_RANK_TEST = "every rank alike"  # alias of ALL
-
-    @property
-    def rank_dependent(self) -> bool:
-        return self not in (RankSelection.ALL, RankSelection.NONE)
-
-
-class Branch(enum.Enum):
-    """Which kind of run executes a statement: ``if args.distributed:`` vs its ``else``."""
-
-    BOTH = "both"
-    DISTRIBUTED = "distributed"
-    SINGLE_PROCESS = "single-process"
-
-
-@dataclass(frozen=True)
-class Ranks:
-    """Classes of process where a condition may / must hold (``must`` within ``may``)."""
-
-    may: int
-    must: int
-
-    def __and__(self, other: Ranks) -> Ranks:
-        return Ranks(self.may & other.may, self.must & other.must)
-
-    def __or__(self, other: Ranks) -> Ranks:
-        return Ranks(self.may | other.may, self.must | other.must)
-
-    def __invert__(self) -> Ranks:
-        return Ranks(EVERYWHERE & ~self.must, EVERYWHERE & ~self.may)
-
-    @property
-    def selection(self) -> RankSelection:
-        may, must = self.may & DISTRIBUTED, self.must & DISTRIBUTED
-        if may == 0:
-            return RankSelection.NONE
-        if may == DISTRIBUTED and must in (0, DISTRIBUTED):
-            return RankSelection.ALL
-        if may == MAIN:
-            return RankSelection.MAIN
-        if may == MAIN | LEAD:
-            return RankSelection.LOCAL_MAIN
-        if may == must == LEAD | REST:
-            return RankSelection.NOT_MAIN
-        if may == must == REST:
-            return RankSelection.NOT_LOCAL_MAIN
-        return RankSelection.OTHER
-
-    @property
-    def depends_on_process(self) -> bool:
-        """Not the same in every class: a rank test or a distributed/single-process test."""
-        return self.may not in (0, EVERYWHERE) or self.must not in (0, EVERYWHERE)
-
-    @property
-    def branch(self) -> Branch:
-        if not self.may & SOLO:
-            return Branch.DISTRIBUTED
-        if not self.may & DISTRIBUTED:
-            return Branch.SINGLE_PROCESS
-        return Branch.BOTH
-
-
-EVERY = Ranks(EVERYWHERE, EVERYWHERE)
-NOWHERE = Ranks(0, 0)
-UNKNOWN = Ranks(EVERYWHERE, 0)
-
-
-class Term(enum.Enum):
-    """What a number or flag of the script is."""
-
-    GLOBAL_RANK = "global rank"
-    LOCAL_RANK = "local rank"
-    NODE_RANK = "node rank"
-    WORLD_SIZE = "world size"
-
-
-RANK_TERMS = frozenset({Term.GLOBAL_RANK, Term.LOCAL_RANK, Term.NODE_RANK})
-_FLAGS = {
-    "main": Ranks(SOLO | MAIN, SOLO | MAIN),
-    "local_main": Ranks(SOLO | MAIN | LEAD, SOLO | MAIN | LEAD),
-    "distributed": Ranks(DISTRIBUTED, DISTRIBUTED),
-}
-
-# ---------------------------------------------------------------- spellings
-_API_NUMBERS = {
-    "torch.distributed.get_rank": Term.GLOBAL_RANK,
-    "torch.distributed.distributed_c10d.get_rank": Term.GLOBAL_RANK,
-    "torch.distributed.get_node_local_rank": Term.LOCAL_RANK,
-    "torch.distributed.get_world_size": Term.WORLD_SIZE,
-    "torch.distributed.distributed_c10d.get_world_size": Term.WORLD_SIZE,
-    "ddpify.runtime.rank": Term.GLOBAL_RANK,
-    "ddpify.runtime.local_rank": Term.LOCAL_RANK,
-    "ddpify.runtime.world_size": Term.WORLD_SIZE,
-    "horovod.torch.rank": Term.GLOBAL_RANK,
-    "horovod.torch.local_rank": Term.LOCAL_RANK,
-    "horovod.torch.size": Term.WORLD_SIZE,
-    "torch_xla.core.xla_model.get_ordinal": Term.GLOBAL_RANK,
-    "torch_xla.core.xla_model.get_local_ordinal": Term.LOCAL_RANK,
-}
-_API_FLAGS = {
-    "torch.distributed.is_initialized": "distributed",
-    "torch.distributed.distributed_c10d.is_initialized": "distributed",
-    "ddpify.runtime.is_main_process": "main",
-    "ddpify.runtime.is_distributed": "distributed",
-}
-_ENVIRONMENT = {
-    **dict.fromkeys(("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"), Term.GLOBAL_RANK),
-    **dict.fromkeys(("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"), Term.LOCAL_RANK),
-    **dict.fromkeys(("NODE_RANK", "GROUP_RANK", "SLURM_NODEID"), Term.NODE_RANK),
-    **dict.fromkeys(("WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"), Term.WORLD_SIZE),
-}
-# Names (the last component of a reference or callee), the last resort.
-_NAMED_NUMBERS = (
-    (re.compile(r"^_*(get_)?(\w+_)?(node|machine|group)_?(rank|id)$", re.I), Term.NODE_RANK),
-    (re.compile(r"^_*(get_)?(\w+_)?local_?rank(_id)?$|^_*(get_)?local_process_index$|^_*(get_)?local_ordinal$", re.I), Term.LOCAL_RANK),
-    (re.compile(r"^_*(get_)?(\w+_)?world_?size$|^num_processes$|^n_?procs$|^num_replicas$", re.I), Term.WORLD_SIZE),
-    # `rank`, `global_rank`, `ddp_rank`; not `lora_rank` or `low_rank` (a matrix rank)
-    (
-        re.compile(
-            r"^_*(get_)?((global|ddp|dist|distributed|world|process|proc|my|cur|current|this|mpi|hvd|worker|gpu)_?)?rank(_id)?$|"
-            r"^_*(get_)?process_index$|^_*(get_)?ordinal$",
-            re.I,
-        ),
-        Term.GLOBAL_RANK,
-    ),
-)
-# The GPU index: the local rank in scripts that start one process per GPU themselves.
-_DEVICE_INDEX = re.compile(r"^_*(gpu|gpu_?id|gpu_?idx|local_gpu)$", re.I)
-_NAMED_FLAGS = (
-    (re.compile(r"^_*(is_)?local_(main|master|zero|rank_?zero|rank_?0)(_process|_proc)?$", re.I), "local_main"),
-    (
-        re.compile(
-            r"^_*(is_(main|master|chief|primary)(_process|_proc|_rank|_worker|_node)?|(main|master)_(process|proc|rank|worker)|"
-            r"is_global_zero|global_zero|is_rank_?(0|zero)|rank_?(0|zero)|on_(main|master)(_process)?)$",
-            re.I,
-        ),
-        "main",
-    ),
-    (
-        re.compile(
-            r"^_*(is_|use_|using_)?(distributed|ddp)(_mode|_training|_run|_enabled)?$|^multiprocessing_distributed$|"
-            r"^is_dist\w*_initialized$|^is_dist$",
-            re.I,
-        ),
-        "distributed",
-    ),
-)
-_GLOBAL_NAME = _NAMED_NUMBERS[3][0]
-_CASTS = frozenset({"builtins.int", "builtins.float", "builtins.str", "builtins.bool"})
-_PROCESS_MODULES = ("torch.distributed", "torch.multiprocessing", "torch.nn.parallel")
-
-Interval = tuple[float, float]
-_POSITIVE: Interval = (1, math.inf)
-
-
-@dataclass(frozen=True)
-class Number:
-    """A rank-like number and its value in the single process (None: the usual default)."""
-
-    term: Term
-    solo: int | None = None
-
-
-def _values(number: Number, mentions_minus_one: bool) -> tuple[Interval, Interval, Interval, Interval]:
-    """The number's possible values in each class (SOLO, MAIN, LEAD, REST)."""
-    default = number.solo if number.solo is not None else -1 if mentions_minus_one else 0
-    solo: Interval = (default, default)
-    if number.term is Term.GLOBAL_RANK:
-        return solo, (0, 0), _POSITIVE, _POSITIVE
-    if number.term is Term.LOCAL_RANK:
-        return solo, (0, 0), (0, 0), _POSITIVE
-    if number.term is Term.NODE_RANK:
-        return (0, 0), (0, 0), _POSITIVE, (0, math.inf)
-    return (1, 1), (2, math.inf), (2, math.inf), (2, math.inf)
-
-
-def _compare(value: Interval, operator: cst.BaseCompOp, constants: list[int]) -> bool | None:
-    """``value <operator> constant(s)``: True, False, or None when it depends."""
-    low, high = value
-    if isinstance(operator, (cst.In, cst.NotIn)):
-        if low == high and low in constants:
-            answer: bool | None = True
-        elif not any(low <= c <= high for c in constants):
-            answer = False
-        else:
-            answer = None
-        return answer if isinstance(operator, cst.In) else None if answer is None else not answer
-    (k,) = constants
-    if isinstance(operator, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot)):
-        equal = True if low == high == k else False if not low <= k <= high else None
-        return equal if isinstance(operator, (cst.Equal, cst.Is)) else None if equal is None else not equal
-    tests = {
-        cst.LessThan: (high < k, low >= k),
-        cst.LessThanEqual: (high <= k, low > k),
-        cst.GreaterThan: (low > k, high <= k),
-        cst.GreaterThanEqual: (low >= k, high < k),
-    }
-    surely, never = tests.get(type(operator), (False, False))
-    return True if surely else False if never else None
-
-
-def _flip(operator: cst.BaseCompOp) -> cst.BaseCompOp | None:
-    """The operator with its sides swapped (``0 == rank`` -> ``rank == 0``); None for ``in``."""
-    if isinstance(operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
-        return operator
-    swapped: dict[type, cst.BaseCompOp] = {
-        cst.LessThan: cst.GreaterThan(),
-        cst.GreaterThan: cst.LessThan(),
-        cst.LessThanEqual: cst.GreaterThanEqual(),
-        cst.GreaterThanEqual: cst.LessThanEqual(),
-    }
-    return swapped.get(type(operator))
-
-
-def constant(node: cst.BaseExpression) -> int | None:
-    """``0``, ``-1``, ``"0"`` as an int."""
-    if isinstance(node, cst.Integer):
-        return int(node.evaluated_value)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
-        return -int(node.expression.evaluated_value)
-    if isinstance(node, cst.SimpleString):
-        text = node.evaluated_value
-        if isinstance(text, str) and re.fullmatch(r"-?\d+", text.strip()):
-            return int(text)
-    return None
-
-
-def _constants(node: cst.BaseExpression) -> list[int] | None:
-    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        values = [constant(e.value) for e in node.elements]
-        return None if any(v is None for v in values) else values  # type: ignore[return-value]
-    value = constant(node)
-    return None if value is None else [value]
-
-
-def _last_name(node: cst.CSTNode) -> str | None:
-    if isinstance(node, cst.Call):
-        node = node.func
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return None
 
 
 class RankTests:
@@ -410,7 +167,7 @@ class RankTests:
                 modules = [code(node.module)]
             else:
                 continue
-            if any(m.startswith(_PROCESS_MODULES) for m in modules):
+            if any(m.startswith(PROCESS_MODULES) for m in modules):
                 return True
         return False
 
@@ -446,11 +203,11 @@ class RankTests:
 
     def _pair(self, left: cst.BaseExpression, operator: cst.BaseCompOp, right: cst.BaseExpression) -> Ranks:
         if isinstance(operator, cst.In) and isinstance(left, cst.SimpleString) and self._is_environ(right):
-            return _FLAGS["distributed"] if left.evaluated_value in _ENVIRONMENT else UNKNOWN  # "RANK" in os.environ
-        for this, other, op in ((left, right, operator), (right, left, _flip(operator))):
+            return FLAGS["distributed"] if left.evaluated_value in ENVIRONMENT else UNKNOWN  # "RANK" in os.environ
+        for this, other, op in ((left, right, operator), (right, left, flipped(operator))):
             if op is None:
                 continue
-            constants = _constants(other)
+            constants = constants_of(other)
             if constants is None or (len(constants) != 1 and not isinstance(op, (cst.In, cst.NotIn))):
                 continue
             number = self.number(this)
@@ -469,8 +226,8 @@ class RankTests:
 
     def _evaluate(self, number: Number, operator: cst.BaseCompOp, constants: list[int]) -> Ranks:
         may = must = 0
-        for klass, value in zip(_CLASSES, _values(number, -1 in constants), strict=True):
-            answer = _compare(value, operator, constants)
+        for klass, value in zip(CLASSES, values_in(number, -1 in constants), strict=True):
+            answer = compare(value, operator, constants)
             if answer is not False:
                 may |= klass
             if answer is True:
@@ -490,8 +247,8 @@ class RankTests:
     def _flag(self, node: cst.BaseExpression) -> Ranks | None:
         qualified = self.source.qualified(node) if isinstance(node, (cst.Call, cst.Name, cst.Attribute)) else set()
         for name in qualified:
-            if name in _API_FLAGS:
-                return _FLAGS[_API_FLAGS[name]]
+            if name in API_FLAGS:
+                return FLAGS[API_FLAGS[name]]
         if isinstance(node, cst.Call):
             returned = self._returned(node, self._returned_flag)
             if returned is not None:
@@ -502,10 +259,10 @@ class RankTests:
                 return assigned
         else:
             return None
-        last = _last_name(node)
-        for pattern, flag in _NAMED_FLAGS:
+        last = last_name(node)
+        for pattern, flag in NAMED_FLAGS:
             if last is not None and pattern.match(last):
-                return _FLAGS[flag]
+                return FLAGS[flag]
         return None
 
     def _assigned_flag(self, target: str) -> Ranks | None:
@@ -537,7 +294,7 @@ class RankTests:
             covered |= context.may
         if not relevant:
             return None
-        for klass in _CLASSES:
+        for klass in CLASSES:
             runs = [self.ranks(v) if v is not None else UNKNOWN for c, v in weighed if c.may & klass]
             if runs and all(r.must & klass for r in runs):
                 must |= klass
@@ -553,7 +310,7 @@ class RankTests:
         return found
 
     def _number(self, node: cst.BaseExpression) -> Number | None:
-        if isinstance(node, cst.Call) and self.source.qualified(node) & _CASTS and len(node.args) == 1:
+        if isinstance(node, cst.Call) and self.source.qualified(node) & CASTS and len(node.args) == 1:
             return self.number(node.args[0].value)  # int(os.environ["RANK"])
         if isinstance(node, cst.BinaryOperation):
             if isinstance(node.operator, cst.Modulo):
@@ -566,8 +323,8 @@ class RankTests:
             return environment
         if isinstance(node, cst.Call):
             for name in self.source.qualified(node):
-                if name in _API_NUMBERS:
-                    return Number(_API_NUMBERS[name])
+                if name in API_NUMBERS:
+                    return Number(API_NUMBERS[name])
             returned = self._returned(node, self._returned_number)
             if returned is not None:
                 return returned
@@ -580,13 +337,13 @@ class RankTests:
                 return assigned
         else:
             return None
-        last = _last_name(node)
+        last = last_name(node)
         if last is None:
             return None
-        for pattern, term in _NAMED_NUMBERS:
+        for pattern, term in NAMED_NUMBERS:
             if pattern.match(last):
                 return Number(term)
-        if _DEVICE_INDEX.match(last) and not isinstance(node, cst.Call) and self.manages_processes:
+        if DEVICE_INDEX.match(last) and not isinstance(node, cst.Call) and self.manages_processes:
             return Number(Term.LOCAL_RANK)
         return None
 
@@ -600,9 +357,9 @@ class RankTests:
         elif isinstance(node, cst.Call) and node.args and self.source.qualified(node) & {"os.environ.get", "os.getenv"}:
             key = node.args[0].value
             default = node.args[1].value if len(node.args) > 1 else None
-        if not isinstance(key, cst.SimpleString) or key.evaluated_value not in _ENVIRONMENT:
+        if not isinstance(key, cst.SimpleString) or key.evaluated_value not in ENVIRONMENT:
             return None
-        return Number(_ENVIRONMENT[str(key.evaluated_value)], constant(default) if default is not None else None)
+        return Number(ENVIRONMENT[str(key.evaluated_value)], constant(default) if default is not None else None)
 
     def _is_environ(self, node: cst.BaseExpression) -> bool:
         return "os.environ" in self.source.qualified(node) if isinstance(node, (cst.Name, cst.Attribute)) else False
@@ -642,7 +399,7 @@ class RankTests:
         while function is not None:
             params = function.params.params
             if function in self.source.spawned and params and params[0].name.value == node.value:
-                return Number(Term.GLOBAL_RANK if _GLOBAL_NAME.match(node.value) else Term.LOCAL_RANK)
+                return Number(Term.GLOBAL_RANK if GLOBAL_NAME.match(node.value) else Term.LOCAL_RANK)
             function = self.source.enclosing_function(function)
         return None
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
+from ddpify.tree.cstutil import code
+
 if TYPE_CHECKING:
     from ddpify.check.file_info import FileInfo
 
@@ -85,3 +87,9 @@ class Rule(cst.BatchableCSTVisitor):
         while current is not None:
             yield current
             current = self.parent(current)
+
+
+def short(node: cst.CSTNode, limit: int = 60) -> str:
+    """The node's source on one line, shortened for a message."""
+    text = " ".join(code(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 
 from ddpify.analysis.context import Process, is_main_guard
-from ddpify.analysis.rank_tests import Branch, RankSelection
+from ddpify.analysis.ranks import Branch, RankSelection
 from tests.analysis.conftest import analyse
 
 S = RankSelection

@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ddpify.analysis.rank_tests import EVERY, NOWHERE, UNKNOWN, Branch, Ranks, RankSelection, Term
+from ddpify.analysis.ranks import EVERY, NOWHERE, UNKNOWN, Branch, Ranks, RankSelection, Term
 from tests.analysis.conftest import analyse
 
 S = RankSelection

@@ -4,9 +4,9 @@ import functools
 
 import libcst as cst
 
-from ddpify.analysis.rank_tests import RankSelection
-from ddpify.check.helpers_a import short, singleton_io
-from ddpify.check.rule import Invalid, Rule
+from ddpify.analysis.ranks import RankSelection
+from ddpify.check.rule import Invalid, Rule, short
+from ddpify.check.writes import singleton_io
 from ddpify.convert import rewrites
 from ddpify.tree.cstutil import of_types
 

@@ -5,8 +5,8 @@ import re
 
 import libcst as cst
 
-from ddpify.check.helpers_a import is_data_parallel, short
-from ddpify.check.rule import Invalid, Rule
+from ddpify.check.rule import Invalid, Rule, short
+from ddpify.check.script import is_data_parallel
 from ddpify.convert import names, rewrites
 from ddpify.tree.cstutil import code, of_types
 

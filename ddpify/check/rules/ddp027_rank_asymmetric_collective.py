@@ -3,9 +3,11 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.analysis.context import Process
-from ddpify.analysis.rank_tests import DISTRIBUTED, Ranks
-from ddpify.check import helpers_b as hb
+from ddpify.analysis.ranks import DISTRIBUTED, Ranks
+from ddpify.check.calls import collective, every_call
+from ddpify.check.places import scope_of
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.wraps import Wrap, assignments, ddp_wraps, wrap_in_effect
 from ddpify.tree.cstutil import code
 
 
@@ -117,14 +119,14 @@ def log_metrics(rank, loss):
 
     def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
         super().__init__(file)
-        self._wraps: list[hb.Wrap] = []
+        self._wraps: list[Wrap] = []
         self._assigned: dict[str, list[cst.Assign]] = {}
 
     def visit_Module(self, node: cst.Module) -> None:
         context = self.file.analysis.context
         collectives: list[tuple[cst.Call, str, Ranks]] = []
-        for call in hb.calls(node):
-            name = hb.collective(self, call)
+        for call in every_call(node):
+            name = collective(self, call)
             if name is None or context.process(call) is Process.PARENT:
                 continue
             ranks = context.ranks(call)  # its own function's guards, and those of its callers
@@ -135,9 +137,9 @@ def log_metrics(rank, loss):
                 self.report(
                     call, f"{name}() under {_shown(context.restriction(call))}: the ranks that skip it never join it, so the job hangs"
                 )
-        self._wraps = hb.ddp_wraps(self, node)
-        self._assigned = hb.assignments(self, node) if self._wraps else {}
-        for call in hb.calls(node):
+        self._wraps = ddp_wraps(self, node)
+        self._assigned = assignments(self, node) if self._wraps else {}
+        for call in every_call(node):
             self._check_forward(call)
 
     def _balanced(self, call: cst.Call, name: str, collectives: list[tuple[cst.Call, str, Ranks]]) -> bool:
@@ -159,8 +161,8 @@ def log_metrics(rank, loss):
         context = self.file.analysis.context
         if not context.local(call).selection.rank_dependent:
             return  # the guard must be in the same function: a parameter elsewhere may hold the inner module
-        scope = hb.scope_of(self, call)
-        if any(w.scope is scope for w in wraps) and hb.wrap_in_effect(self, self._wraps, self._assigned, call, model) is None:
+        scope = scope_of(self, call)
+        if any(w.scope is scope for w in wraps) and wrap_in_effect(self, self._wraps, self._assigned, call, model) is None:
             return
         self.report(
             call,

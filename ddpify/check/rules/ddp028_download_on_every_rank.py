@@ -5,7 +5,8 @@ import re
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
+from ddpify.check.calls import callee_name, collective, every_call, is_true, keyword_value
+from ddpify.check.places import guarded_by_context, scope_of, start
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import rewrites
 
@@ -128,24 +129,24 @@ for batch in datasets.MNIST("data", train=False, download=True):
 
     def visit_Module(self, node: cst.Module) -> None:
         context = self.file.analysis.context
-        for call in hb.calls(node):
-            if hb.collective(self, call) in ("dist.barrier", "ddpify.barrier") and context.local(call).selection.rank_dependent:
-                self._held_back.setdefault(hb.scope_of(self, call), []).append(hb.start(self, call))
+        for call in every_call(node):
+            if collective(self, call) in ("dist.barrier", "ddpify.barrier") and context.local(call).selection.rank_dependent:
+                self._held_back.setdefault(scope_of(self, call), []).append(start(self, call))
 
     def visit_Call(self, node: cst.Call) -> None:
-        if hb.is_true(hb.keyword_value(node, "download")):
+        if is_true(keyword_value(node, "download")):
             what = "download=True"
-        elif hb.callee_name(node) == "from_pretrained" and isinstance(node.func, cst.Attribute):
+        elif callee_name(node) == "from_pretrained" and isinstance(node.func, cst.Attribute):
             first = node.args[0].value if node.args and node.args[0].keyword is None else None
             if isinstance(first, cst.SimpleString) and _LOCAL_PATH.match(first.value):
                 return
             what = "from_pretrained"
         else:
             return
-        if not self.file.analysis.context.every_rank(node) or hb.guarded_by_context(self, node, _FIRST):
+        if not self.file.analysis.context.every_rank(node) or guarded_by_context(self, node, _FIRST):
             return
-        where = hb.start(self, node)
-        if any(barrier < where for barrier in self._held_back.get(hb.scope_of(self, node), [])):
+        where = start(self, node)
+        if any(barrier < where for barrier in self._held_back.get(scope_of(self, node), [])):
             return
         if self._in_guarded_function(node):
             return
