@@ -129,6 +129,9 @@ class RankTests:
         """Whether ``expression`` (or a part of it) differs between ranks: a rank number, a
         main-process flag, a rank test (``seed + dist.get_rank()``, ``f"[GPU{rank}]"``), or a
         variable assigned one (``seed = args.seed + rank; torch.manual_seed(seed)``)."""
+        return self._mentions_rank(expression, follow=True)
+
+    def _mentions_rank(self, expression: cst.BaseExpression, *, follow: bool) -> bool:
         for node in self.source.of_types_in(expression, cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.BinaryOperation):
             assert isinstance(node, cst.BaseExpression)
             if self.term(node) in RANK_TERMS:
@@ -136,23 +139,26 @@ class RankTests:
             flag = self.flag(node)
             if flag is not None and flag.selection.rank_dependent:
                 return True
-            if is_simple_reference(node) and self._assigned_per_rank(code(node)):
+            if follow and is_simple_reference(node) and self._assigned_per_rank(code(node)):
                 return True
         return False
 
     def _assigned_per_rank(self, target: str) -> bool:
+        """A variable computed from a rank (``seed = args.seed + rank``, ``tag = f"[GPU{gpu}]"``):
+        one step only, and not through other calls (``model = DDP(model, device_ids=[rank])``
+        is no per-rank value)."""
         found = self._per_rank.get(target)
         if found is None:
-            if target in self._busy:
-                return False
-            self._busy.add(target)
-            try:
-                values = [v for _, v in self.source.assignments.get(target, []) if v is not None]
-                found = any(self.depends_on_rank(v) for v in values)
-            finally:
-                self._busy.discard(target)
+            values = [v for _, v in self.source.assignments.get(target, []) if v is not None]
+            found = any(self._mentions_rank(v, follow=False) for v in values if not self._opaque_call(v))
             self._per_rank[target] = found
         return found
+
+    def _opaque_call(self, value: cst.BaseExpression) -> bool:
+        """A call whose result is something else than its arguments (not ``int(...)``, ``str.format``)."""
+        if not isinstance(value, cst.Call):
+            return False
+        return not self.source.qualified(value) & CASTS and last_name(value) != "format"
 
     @functools.cached_property
     def manages_processes(self) -> bool:

@@ -119,14 +119,27 @@ class Source:
 
     def mentions_of(self, function: cst.FunctionDef) -> list[cst.Name]:
         """Names that refer to ``function`` without calling it (``mp.spawn(main_worker, ...)``,
-        ``Process(target=run)``, ``callbacks=[log]``): it runs where that code sends it."""
+        ``Process(target=run)``, ``callbacks=[log]``, ``hook=self.log``): it runs where that code
+        sends it. A parameter or variable of the same name is not ``function`` (qualified names
+        tell them apart); a method is mentioned only as an attribute."""
+        method = self.enclosing_class(function) is not None
+        own = self.qualified(function.name)
         found = []
         for name in self.names_by_value.get(function.name.value, []):
             parent = self.parent(name)
-            if isinstance(parent, cst.Call) and parent.func is name:
+            if isinstance(parent, cst.FunctionDef):
                 continue
-            if isinstance(parent, cst.FunctionDef) or (isinstance(parent, cst.Attribute) and parent.attr is name):
+            attribute = isinstance(parent, cst.Attribute) and parent.attr is name
+            if method:
+                assert parent is not None
+                holder = self.parent(parent)
+                if attribute and not (isinstance(holder, cst.Call) and holder.func is parent):
+                    found.append(name)
                 continue
+            if attribute or (isinstance(parent, cst.Call) and parent.func is name):
+                continue
+            if own and not self.qualified(name) & own:
+                continue  # `def f(train): ...` -- another `train`
             found.append(name)
         return found
 

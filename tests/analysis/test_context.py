@@ -385,3 +385,46 @@ def test_restriction_names_the_test() -> None:
 def test_main_guard_spellings() -> None:
     analysis = analyse("if __name__ == '__main__':\n    pass\nif '__main__' == __name__:\n    pass\nif __name__ != '__main__':\n    pass\n")
     assert [is_main_guard(i) for i in analysis.source.of_types(cst.If)] == [True, True, False]
+
+
+def test_a_parameter_named_like_a_method_is_no_mention_of_it() -> None:
+    """minGPT's Trainer: ``def train(self)`` and ``def _run_batch(self, source, train=True)``."""
+    source = """\
+    class Trainer:
+        def _run_batch(self, source, train=True):
+            if train:
+                mark(1)
+
+        def _run_epoch(self, epoch, train=True):
+            self._run_batch(None, train)
+
+        def train(self):
+            for epoch in range(3):
+                self._run_epoch(epoch, train=True)
+                if self.global_rank == 0:
+                    mark(2)
+    """
+    assert selections(source) == [S.ALL, S.MAIN]
+
+
+def test_functions_called_only_from_a_cycle_run_anywhere() -> None:
+    source = """\
+    def a():
+        mark(1)
+        b()
+
+    def b():
+        a()
+    """
+    assert selections(source) == [S.ALL]
+
+
+def test_mentions_of_functions_and_methods() -> None:
+    analysis = analyse(
+        "def log(x):\n    pass\n\ndef f(log):\n    return log\n\nhooks = [log]\n\n"
+        "class T:\n    def step(self):\n        pass\n\n    def run(self, step=1):\n        cb = self.step\n        self.step()\n        return step\n"
+    )
+    source = analysis.source
+    log, step = source.functions["log"][0], source.functions["step"][0]
+    assert [source.line(n) for n in source.mentions_of(log)] == [7]
+    assert [source.line(n) for n in source.mentions_of(step)] == [14]

@@ -301,3 +301,14 @@ def test_set_algebra() -> None:
 def test_local_main_parts(test: str, parts: list[tuple[str, ...]]) -> None:
     analysis, node = _last_test(f"if {test}:\n    pass\n")
     assert analysis.rank_tests.local_main_parts(node) == parts  # type: ignore[attr-defined]
+
+
+def test_rank_dependence_follows_one_assignment_not_calls() -> None:
+    analysis = analyse(
+        PROLOGUE
+        + "seed = args.seed + rank\ntag = f'[GPU{gpu_id}]'\nmodel = DDP(model, device_ids=[local_rank])\n"
+        + "copy = seed\nx = (seed, tag, model, copy, int(os.environ['RANK']) * 2)\n"
+    )
+    tuple_ = analysis.source.of_types(cst.Tuple)[-1]
+    values = [e.value for e in tuple_.elements]  # type: ignore[attr-defined]
+    assert [analysis.rank_tests.depends_on_rank(v) for v in values] == [True, True, False, False, True]
