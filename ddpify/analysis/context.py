@@ -21,7 +21,6 @@ import libcst as cst
 from ddpify.analysis.rank_tests import RankTests
 from ddpify.analysis.ranks import EVERY, NOWHERE, Branch, Ranks, RankSelection
 from ddpify.analysis.source import Source
-from ddpify.tree import cstutil
 
 # Helpers of other modules that replace ``builtins.print`` on non-main ranks (DETR, DeiT, MAE,
 # DINO: ``utils.init_distributed_mode(args)`` calls ``setup_for_distributed(rank == 0)``).
@@ -347,7 +346,11 @@ class Context:
 
     def _replaces_print(self, node: cst.CSTNode) -> bool:
         if isinstance(node, cst.Assign):
-            return any(self._is_builtins(t.target.value) for t in node.targets if cstutil.attribute_name(t.target) == "print")
+            return any(
+                self._is_builtins(t.target.value)
+                for t in node.targets
+                if isinstance(t.target, cst.Attribute) and t.target.attr.value == "print"
+            )
         if isinstance(node, cst.Call) and len(node.args) >= 2:
             name = node.args[1].value
             return isinstance(name, cst.SimpleString) and name.evaluated_value == "print" and self._is_builtins(node.args[0].value)

@@ -83,6 +83,7 @@ class RankTests:
         self._numbers: dict[cst.CSTNode, Number | None] = {}
         self._flags: dict[cst.CSTNode, Ranks | None] = {}
         self._per_rank: dict[str, bool] = {}
+        self._judged: dict[tuple[object, str], object] = {}  # functions' returns and variables' values, judged once
         self._busy: set[object] = set()
 
     # ---------------------------------------------------------------- public
@@ -169,7 +170,7 @@ class RankTests:
         for node in self.source.of_types(cst.Import, cst.ImportFrom):
             if isinstance(node, cst.Import):
                 modules = [code(alias.name) for alias in node.names]
-            elif node.module is not None and not node.relative:
+            elif isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
                 modules = [code(node.module)]
             else:
                 continue
@@ -187,12 +188,12 @@ class RankTests:
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
             return ~self.ranks(node.expression)
         if isinstance(node, cst.BooleanOperation):
-            left, right = self.ranks(node.left), self.ranks(node.right)
-            return left & right if isinstance(node.operator, cst.And) else left | right
+            first, second = self.ranks(node.left), self.ranks(node.right)
+            return first & second if isinstance(node.operator, cst.And) else first | second
         if isinstance(node, cst.Comparison):
             result = EVERY
             left = node.left
-            for target in node.comparisons:
+            for target in node.comparisons:  # 0 <= rank < 1: each pair must hold
                 result = result & self._pair(left, target.operator, target.comparator)
                 left = target.comparator
             return result
@@ -273,6 +274,15 @@ class RankTests:
 
     def _assigned_flag(self, target: str) -> Ranks | None:
         """A variable assigned rank tests (weighed by where each assignment runs)."""
+        key = ("flag", target)
+        if key not in self._judged:
+            found = self._assigned_flag_uncached(target)
+            if target in self._busy:
+                return found
+            self._judged[key] = found
+        return self._judged[key]  # type: ignore[return-value]
+
+    def _assigned_flag_uncached(self, target: str) -> Ranks | None:
         bindings = self.source.assignments.get(target)
         if not bindings or target in self._busy:
             return None
@@ -373,6 +383,15 @@ class RankTests:
     def _assigned_number(self, target: str) -> Number | None:
         """A variable assigned rank numbers (constants such as ``-1`` give the single process's
         value); None when some value is something else."""
+        key = ("number", target)
+        if key not in self._judged:
+            found = self._assigned_number_uncached(target)
+            if target in self._busy:
+                return found
+            self._judged[key] = found
+        return self._judged[key]  # type: ignore[return-value]
+
+    def _assigned_number_uncached(self, target: str) -> Number | None:
         bindings = self.source.assignments.get(target)
         if not bindings or target in self._busy:
             return None
@@ -429,14 +448,16 @@ class RankTests:
             return None
         answers = []
         for function in functions:
-            key = (function, judge)
-            if key in self._busy:
-                return None
-            self._busy.add(key)
-            try:
-                answers.append(judge(function))
-            finally:
-                self._busy.discard(key)
+            key = (function, judge.__name__)
+            if key not in self._judged:
+                if key in self._busy:
+                    return None  # recursion: no answer from this path
+                self._busy.add(key)
+                try:
+                    self._judged[key] = judge(function)
+                finally:
+                    self._busy.discard(key)
+            answers.append(self._judged[key])
         first = answers[0]
         return first if all(a == first for a in answers) else None
 

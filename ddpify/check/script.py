@@ -150,7 +150,7 @@ def imports_any(module: cst.Module, packages: tuple[str, ...]) -> bool:
     for node in [*nodes(module, cst.Import), *nodes(module, cst.ImportFrom)]:
         if isinstance(node, cst.Import):
             dotted = [code(alias.name) for alias in node.names]
-        elif node.module is not None and not node.relative:
+        elif isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
             dotted = [code(node.module)]
         else:
             continue
