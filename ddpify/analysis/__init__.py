@@ -17,8 +17,11 @@ from libcst.metadata import MetadataWrapper
 from ddpify.analysis.source import Source
 
 if TYPE_CHECKING:
+    from ddpify.analysis.context import Context
     from ddpify.analysis.dataflow import DataFlow
+    from ddpify.analysis.loops import Loops
     from ddpify.analysis.models import ModelFlow
+    from ddpify.analysis.rank_tests import RankTests
 
 
 class Analysis:
@@ -40,3 +43,25 @@ class Analysis:
         from ddpify.analysis.models import ModelFlow
 
         return ModelFlow(self.source, self.dataflow)
+
+    @functools.cached_property
+    def rank_tests(self) -> RankTests:
+        """Which ranks an expression selects (``rank == 0``, ``args.local_rank in [-1, 0]``)."""
+        from ddpify.analysis.rank_tests import RankTests
+
+        # a flag's assignments are weighed by where they run, which the context knows
+        return RankTests(self.source, where=lambda node: self.context.local(node))
+
+    @functools.cached_property
+    def context(self) -> Context:
+        """Which ranks / branch / process run a statement; prints silenced or tagged per rank."""
+        from ddpify.analysis.context import Context
+
+        return Context(self.source, self.rank_tests)
+
+    @functools.cached_property
+    def loops(self) -> Loops:
+        """Epoch loops and the loaders a loop iterates."""
+        from ddpify.analysis.loops import Loops
+
+        return Loops(self.source)

@@ -47,6 +47,10 @@ class Source:
         """Every node of these classes in the module, in source order."""
         return cstutil.of_types(self.module, *kinds)
 
+    def of_types_in(self, tree: cst.CSTNode, *kinds: type) -> list[cst.CSTNode]:
+        """Every node of these classes in ``tree`` (a part of the module), in source order."""
+        return cstutil.of_types(tree, *kinds)
+
     def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         """The innermost function around ``node`` (None at module or class level)."""
         for ancestor in self.ancestors(node):
@@ -104,18 +108,106 @@ class Source:
     def _inside(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
         return any(a is outer for a in self.ancestors(node))
 
-    def mentions_of(self, function: cst.FunctionDef) -> list[cst.Name]:
-        """Names that refer to ``function`` without calling it (``mp.spawn(main_worker, ...)``,
-        ``Process(target=run)``, ``callbacks=[log]``): it runs where that code sends it."""
-        found = []
+    @functools.cached_property
+    def names_by_value(self) -> dict[str, list[cst.Name]]:
+        """Every ``Name`` node of the module by its text (one pass, shared by the lookups below)."""
+        found: dict[str, list[cst.Name]] = {}
         for name in self.of_types(cst.Name):
             assert isinstance(name, cst.Name)
-            if name.value != function.name.value:
-                continue
+            found.setdefault(name.value, []).append(name)
+        return found
+
+    def mentions_of(self, function: cst.FunctionDef) -> list[cst.Name]:
+        """Names that refer to ``function`` without calling it (``mp.spawn(main_worker, ...)``,
+        ``Process(target=run)``, ``callbacks=[log]``, ``hook=self.log``): it runs where that code
+        sends it. A parameter or variable of the same name is not ``function`` (qualified names
+        tell them apart); a method is mentioned only as an attribute."""
+        method = self.enclosing_class(function) is not None
+        own = self.qualified(function.name)
+        found = []
+        for name in self.names_by_value.get(function.name.value, []):
             parent = self.parent(name)
-            if isinstance(parent, cst.Call) and parent.func is name:
+            if isinstance(parent, cst.FunctionDef):
                 continue
-            if isinstance(parent, cst.FunctionDef) or (isinstance(parent, cst.Attribute) and parent.attr is name):
+            attribute = isinstance(parent, cst.Attribute) and parent.attr is name
+            if method:
+                assert parent is not None
+                holder = self.parent(parent)
+                if attribute and not (isinstance(holder, cst.Call) and holder.func is parent):
+                    found.append(name)
                 continue
+            if attribute or (isinstance(parent, cst.Call) and parent.func is name):
+                continue
+            if own and not self.qualified(name) & own:
+                continue  # `def f(train): ...` -- another `train`
             found.append(name)
         return found
+
+    @functools.cached_property
+    def assignments(self) -> dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]]:
+        """``target text -> [(statement, value)]`` for every binding of a plain name or dotted
+        reference (``rank = ...``, ``self.rank: int = ...``, ``args.gpu = gpu``); the value is None
+        where it cannot be read off (``x += 1``, ``a, b = f()``, ``for x in ...``)."""
+        found: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = {}
+        for node in self.of_types(cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For):
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    _bind(found, node, target.target, node.value)
+            elif isinstance(node, cst.AnnAssign):
+                if node.value is not None:
+                    _bind(found, node, node.target, node.value)
+            elif isinstance(node, cst.AugAssign):
+                _bind(found, node, node.target, None)
+            elif isinstance(node, cst.For):
+                _bind(found, node, node.target, None)
+        return found
+
+    @functools.cached_property
+    def spawned(self) -> dict[cst.FunctionDef, cst.Call]:
+        """This file's functions that another process runs: ``mp.spawn(fn, ...)``,
+        ``torch.multiprocessing.start_processes(fn, ...)``, ``Process(target=fn)`` (also through
+        ``functools.partial(fn, ...)``), each with the call that starts it."""
+        found: dict[cst.FunctionDef, cst.Call] = {}
+        for callee in ("spawn", "start_processes", "Process"):
+            for call in self.calls_by_callee.get(callee, []):
+                qualified = self.qualified(call)
+                if callee != "Process" and qualified and not any("multiprocessing" in q for q in qualified):
+                    continue  # pexpect.spawn(...) and the like
+                for target in _started(call):
+                    for function in self.functions.get(target, []):
+                        found.setdefault(function, call)
+        return found
+
+
+def _callee(call: cst.Call) -> str | None:
+    func = call.func
+    return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+
+
+def _started(call: cst.Call) -> list[str]:
+    """The function a process-starting call runs: its first positional argument (``spawn``)
+    or its ``fn=`` / ``target=`` keyword, unwrapped from ``functools.partial(fn, ...)``."""
+    chosen: cst.BaseExpression | None = None
+    process = _callee(call) == "Process"
+    for index, arg in enumerate(call.args):
+        if arg.keyword is not None:
+            if arg.keyword.value in ("fn", "target"):
+                chosen = arg.value
+        elif index == 0 and not arg.star and not process:
+            chosen = arg.value
+    if isinstance(chosen, cst.Call) and _callee(chosen) == "partial" and chosen.args:
+        chosen = chosen.args[0].value
+    return [chosen.value] if isinstance(chosen, cst.Name) else []
+
+
+def _bind(
+    found: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]],
+    statement: cst.CSTNode,
+    target: cst.BaseExpression,
+    value: cst.BaseExpression | None,
+) -> None:
+    if cstutil.is_simple_reference(target):
+        found.setdefault(cstutil.code(target), []).append((statement, value))
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            _bind(found, statement, element.value, None)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from ddpify.analysis import Analysis
 from ddpify.convert import names
 from ddpify.convert.facts import Facts, collect_facts
 from ddpify.tree import cstutil
@@ -22,6 +23,7 @@ class FileInfo:
     source: str
     wrapper: MetadataWrapper
     _facts: Facts | None = field(default=None, repr=False)
+    _analysis: Analysis | None = field(default=None, repr=False)
 
     @property
     def module(self) -> cst.Module:
@@ -34,6 +36,14 @@ class FileInfo:
         if self._facts is None:
             self._facts = collect_facts(self.wrapper)
         return self._facts
+
+    @property
+    def analysis(self) -> Analysis:
+        """The shared DDP analysis of this file (rank tests, execution contexts, loops), built
+        from the same wrapper as the rules' metadata, so its nodes are the rules' nodes."""
+        if self._analysis is None:
+            self._analysis = Analysis(self.wrapper)
+        return self._analysis
 
     @property
     def already_converted(self) -> bool:

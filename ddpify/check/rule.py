@@ -15,6 +15,7 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
 from ddpify.tree import cstutil
+from ddpify.tree.cstutil import code
 
 if TYPE_CHECKING:
     from ddpify.check.file_info import FileInfo
@@ -84,3 +85,9 @@ class Rule(cst.BatchableCSTVisitor):
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         return cstutil.ancestors(node, self.parent)
+
+
+def short(node: cst.CSTNode, limit: int = 60) -> str:
+    """The node's source on one line, shortened for a message."""
+    text = " ".join(code(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

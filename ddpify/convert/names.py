@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import re
 
+# What an epoch loop is lives in ddpify.analysis.loops; facts.py still reads these three here
+# until it asks the analysis (Loops.is_epoch_loop) instead.
+from ddpify.analysis.loops import EPOCH_COUNT, EPOCH_VARIABLE, NOT_EPOCH_COUNT  # noqa: F401
+
 DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 DATAPARALLEL = frozenset(
     {
@@ -81,11 +85,6 @@ RUNTIME_MODULE = "ddpify.runtime"
 # Variables that conventionally hold a device: `device = 0`, `self.gpu = "cuda"`.
 DEVICE_VARIABLE = re.compile(r"^(device|dev|gpu|gpu_id|gpu_ids|device_id|cuda_device|cuda)$", re.I)
 CUDA_STRING = re.compile(r"^cuda(:\d+)?$")
-EPOCH_VARIABLE = re.compile(r"epoch|^ep$|^e$", re.I)
-# A name in a `range(...)` bound that counts epochs (`epochs`, `args.n_epochs`, `NUM_EPOCHS`), not
-# the steps or batches of one epoch (`steps_per_epoch`, `epoch_len`).
-EPOCH_COUNT = re.compile(r"epoch", re.I)
-NOT_EPOCH_COUNT = re.compile(r"per_?epoch|step|batch|iter|len|size", re.I)
 EVAL_LOADER = re.compile(r"val|test|eval|dev(?!ice)", re.I)
 TRAIN_LOADER = re.compile(r"train", re.I)
 # Variables that hold a loader returned by a helper ddpify cannot see into.
@@ -102,13 +101,8 @@ LIBRARY_MODULES = frozenset(
     tqdm albumentations h5py safetensors huggingface_hub deepspeed apex ddpify""".split()
 )
 LOCAL_RANK_FLAGS = ("--local_rank", "--local-rank")
-# `local_rank == 0`, `args.local_rank in [-1, 0]`, `local_rank <= 0`, `not args.local_rank`: meant
-# as "the main process", but true once per node.
-LOCAL_MAIN_TEST = re.compile(
-    r"^(not\s+[\w.]*local_rank|[\w.\[\]'\"]*local_rank[\w'\"\]]*\s*(==\s*0|<=\s*0|in\s*[\[(]\s*-1\s*,\s*0\s*[\])]|in\s*[\[(]\s*0\s*,\s*-1\s*[\])]))$",
-    re.I,
-)
 # Tests that select one process: `rank == 0`, `is_main_process()`, `args.local_rank in [-1, 0]`...
+# Superseded by ddpify.analysis.rank_tests; only facts.py and side_effects.py still read it.
 RANK_TEST = re.compile(r"rank|is_main_process|is_master|master_process|main_process|is_primary|gpu_id\s*==\s*0|global_zero", re.I)
 
 

@@ -7,7 +7,7 @@ Every piece of inserted code comes from ``templates/snippets.py.j2``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -266,10 +266,24 @@ def synced_accumulation(loop: cst.For, model: str, when: str) -> cst.For:
     return loop.with_changes(body=loop.body.with_changes(body=[inner]))
 
 
-def main_process_guard(guard: cst.If) -> cst.If:
+def main_process_guard(guard: cst.If, parts: Sequence[tuple[str, ...]]) -> cst.If:
     """``if args.local_rank in [-1, 0]:`` → ``if ddpify.is_main_process():`` — the global rank,
-    so a multi-node run saves and logs once, not once per node."""
-    return guard.with_changes(test=main_process_test())
+    so a multi-node run saves and logs once, not once per node. ``parts`` are the paths to the
+    local-rank tests within the test (``RankTests.local_main_parts``); the rest stays."""
+    return guard.with_changes(test=main_process_parts(guard.test, parts))
+
+
+def main_process_parts(test: cst.BaseExpression, parts: Sequence[tuple[str, ...]]) -> cst.BaseExpression:
+    """``args.local_rank in [-1, 0] and step % 10 == 0`` → ``ddpify.is_main_process() and
+    step % 10 == 0``: each part at a path (``("left",)``) becomes the global-rank test."""
+    if () in parts:
+        return main_process_test().with_changes(lpar=test.lpar, rpar=test.rpar)
+    changes: dict[str, cst.BaseExpression] = {}
+    for field in ("left", "right", "expression"):
+        inner = [path[1:] for path in parts if path and path[0] == field]
+        if inner:
+            changes[field] = main_process_parts(getattr(test, field), inner)
+    return test.with_changes(**changes)
 
 
 def main_process_test() -> cst.BaseExpression:

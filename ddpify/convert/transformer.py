@@ -14,6 +14,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider, QualifiedNameProvider
 
 from ddpify import snippets
+from ddpify.analysis import Analysis
 from ddpify.convert import names, rewrites
 from ddpify.convert.facts import Facts
 from ddpify.convert.rewrites import RT
@@ -31,9 +32,10 @@ _INPUT_LINE = re.compile(r" at line \d+")
 class ConvertTransformer(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, BindingProvider)
 
-    def __init__(self, facts: Facts, *, per_process_batch: bool = False, annotate: bool = False) -> None:
+    def __init__(self, facts: Facts, analysis: Analysis, *, per_process_batch: bool = False, annotate: bool = False) -> None:
         super().__init__()
         self.facts = facts
+        self.analysis = analysis  # of the same wrapper: its nodes are this visit's original nodes
         self.per_process_batch = per_process_batch
         self.annotate = annotate
         self.changes: list[Change] = list(facts.changes)
@@ -41,7 +43,6 @@ class ConvertTransformer(cst.CSTTransformer):
         # statements to insert before / after an original one, each with its report line
         self._before: dict[cst.CSTNode, list[tuple[cst.BaseStatement, str]]] = {}
         self._after: dict[cst.CSTNode, list[tuple[cst.BaseStatement, str]]] = {}
-        self._tests: list[str] = []  # tests of the enclosing ifs
         self._plan_insertions()
 
     # ---------------------------------------------------------------- helpers
@@ -144,20 +145,17 @@ class ConvertTransformer(cst.CSTTransformer):
             self.note(original_node, f"reshuffle {key} every epoch: ddpify.set_epoch({key}, {epoch})")
         return rewrites.with_set_epoch(updated_node, keys)
 
-    def visit_If(self, node: cst.If) -> None:
-        self._tests.append(code(node.test))
-
     def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If | cst.RemovalSentinel:
-        self._tests.pop()
         if original_node is self.facts.main_guard and isinstance(updated_node.body, cst.IndentedBlock):
             block = snippets.statement("distributed_block", rt=RT)
             assert isinstance(block, cst.With)
             self.note(original_node, "run the __main__ block inside ddpify.distributed(): process group set up, torn down also on errors")
             wrapped = block.with_changes(body=updated_node.body)
             return updated_node.with_changes(body=cst.IndentedBlock(body=[wrapped]))
-        if names.LOCAL_MAIN_TEST.match(code(original_node.test)):
+        local_parts = self.analysis.rank_tests.local_main_parts(original_node.test)
+        if local_parts:
             self.note(original_node, f"`{code(original_node.test)}` is true once per node: the guard now tests ddpify.is_main_process()")
-            updated_node = rewrites.main_process_guard(updated_node)
+            updated_node = rewrites.main_process_guard(updated_node, local_parts)
         if not updated_node.body.body and original_node.body.body:
             if updated_node.orelse is None:
                 return cst.RemoveFromParent()
@@ -389,7 +387,7 @@ class ConvertTransformer(cst.CSTTransformer):
 
     def _checkpoint(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if qualified & names.TORCH_SAVE:
-            if any(names.RANK_TEST.search(test) for test in self._tests):
+            if not self.analysis.context.every_rank(original):
                 # ddpify.save waits for every rank: behind a rank test it would hang the others
                 self.note(original, "torch.save already behind a rank test: left as it is")
                 return None

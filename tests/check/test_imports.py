@@ -13,9 +13,15 @@ CHECK_MODULES = (
     "ddpify.tree.cstutil",
     "ddpify.check.scope",
     "ddpify.check.rule",
-    "ddpify.check.helpers",
-    "ddpify.check.helpers_a",
-    "ddpify.check.helpers_b",
+    "ddpify.check.calls",
+    "ddpify.check.places",
+    "ddpify.check.roles",
+    "ddpify.check.script",
+    "ddpify.check.wraps",
+    "ddpify.check.writes",
+    "ddpify.analysis.rank_tests",
+    "ddpify.analysis.context",
+    "ddpify.analysis.loops",
     "ddpify.check.rules",  # imports every rule module
 )
 

@@ -4,8 +4,8 @@ import functools
 
 import libcst as cst
 
-from ddpify.check.helpers_a import is_data_parallel, is_iterable_dataset, iterable_dataset_classes, name_values
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.script import is_data_parallel, is_iterable_dataset, iterable_dataset_classes
 from ddpify.convert import rewrites
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...): positions 3 and 4.
@@ -93,7 +93,8 @@ model = DDP(model)
     def visit_Module(self, node: cst.Module) -> None:
         self._active = is_data_parallel(self, node)
         self._classes = iterable_dataset_classes(self, node)
-        self._values = name_values(node)
+        assigned = self.file.analysis.source.assignments
+        self._values = {target: [v for _, v in found if v is not None] for target, found in assigned.items()}
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._active:

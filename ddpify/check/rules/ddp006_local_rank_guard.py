@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
-from ddpify.check.helpers_a import name_values, selects_local_rank_zero, short, singleton_io
-from ddpify.check.rule import Invalid, Rule
-from ddpify.convert.rewrites import main_process_test
+from ddpify.analysis.ranks import RankSelection
+from ddpify.check.rule import Invalid, Rule, short
+from ddpify.check.writes import singleton_io
+from ddpify.convert import rewrites
 from ddpify.tree.cstutil import of_types
 
 
@@ -23,8 +26,13 @@ class LocalRankGuard(Rule):
         "multigpu_torchrun.py guards with `gpu_id == 0`, multinode.py with `global_rank == 0`. "
         "Test the global rank instead: `dist.get_rank() == 0` or `ddpify.is_main_process()`. "
         "A local-rank guard stays right for per-node work such as downloading to a node-local disk, "
-        "so only guards around saves, loggers and prints are reported. The fix tests "
-        "`ddpify.is_main_process()` instead; it is unsafe because a guard that also holds per-node "
+        "so only guards around saves, loggers and prints are reported. Once-per-node tests are "
+        "`local_rank == 0`, `args.local_rank < 1`, `not args.local_rank`, "
+        '`int(os.environ.get("LOCAL_RANK", -1)) in [-1, 0]`, `accelerator.is_local_main_process`, '
+        "`rank % ngpus_per_node == 0` (pytorch/examples imagenet), `args.gpu == 0` in a script that spawns "
+        "its workers, and variables or helpers of the file that hold such a test. The fix tests "
+        "`ddpify.is_main_process()` instead (only the local-rank part of a compound test changes), "
+        "exactly as the converter does; it is unsafe because a guard that also holds per-node "
         "work (a download to local disk) would then do that work on one node only."
     )
     fix = "unsafe"
@@ -110,25 +118,69 @@ if ddpify.is_main_process():
     print("epoch done")
 """,
         ),
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+
+if args.local_rank < 1 and epoch % 5 == 0:
+    torch.save(model.module.state_dict(), f"epoch{epoch}.pt")
+""",
+            fixed="""\
+import torch
+import torch.distributed as dist
+import ddpify.runtime as ddpify
+
+if ddpify.is_main_process() and epoch % 5 == 0:
+    torch.save(model.module.state_dict(), f"epoch{epoch}.pt")
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def main_worker(gpu, ngpus_per_node, args):
+    args.rank = args.rank * ngpus_per_node + gpu
+    if not args.multiprocessing_distributed or args.rank % ngpus_per_node == 0:
+        save_checkpoint({"epoch": 1}, is_best)
+
+
+mp.spawn(main_worker, nprocs=2, args=(2, args))
+""",
+            fixed="""\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import ddpify.runtime as ddpify
+
+
+def main_worker(gpu, ngpus_per_node, args):
+    args.rank = args.rank * ngpus_per_node + gpu
+    if ddpify.is_main_process():
+        save_checkpoint({"epoch": 1}, is_best)
+
+
+mp.spawn(main_worker, nprocs=2, args=(2, args))
+""",
+        ),
     )
 
-    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(file)
-        self._aliases: dict[str, list[cst.BaseExpression]] = {}
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._aliases = name_values(node)
-
     def visit_If(self, node: cst.If) -> None:
-        if not selects_local_rank_zero(node.test, self._aliases):
+        rank_tests = self.file.analysis.rank_tests
+        if rank_tests.selection(node.test) is not RankSelection.LOCAL_MAIN:
             return
         what = self._guarded_io(node.body)
-        if what:
-            self.report(
-                node.test,
-                message=f"`{short(node.test)}` tests the local rank: on a multi-node run local rank 0 of every node runs {', '.join(what)}; test the global rank",
-                replacement=main_process_test,
-            )
+        if not what:
+            return
+        parts = rank_tests.local_main_parts(node.test)  # what the converter rewrites, too
+        self.report(
+            node.test,
+            message=f"`{short(node.test)}` tests the local rank: on a multi-node run local rank 0 of every node runs {', '.join(what)}; test the global rank",
+            replacement=functools.partial(rewrites.main_process_parts, node.test, parts) if parts else None,
+        )
 
     def _guarded_io(self, body: cst.BaseSuite) -> list[str]:
         found: list[str] = []

@@ -4,8 +4,8 @@ import functools
 
 import libcst as cst
 
-from ddpify.check.helpers_a import wrap_sites, wrapped_state_dict_saves, wrapped_when
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.wraps import wrap_sites, wrapped_state_dict_saves, wrapped_when
 from ddpify.convert import rewrites
 from ddpify.tree.cstutil import code, is_method_call
 

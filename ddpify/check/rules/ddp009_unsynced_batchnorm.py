@@ -2,15 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.check.helpers_a import (
-    BATCHNORM,
-    TORCHVISION_MODEL,
-    TORCHVISION_WITHOUT_BN,
-    cpu_only,
-    gloo_backend,
-    is_ddp_class_call,
-)
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.script import BATCHNORM, TORCHVISION_MODEL, TORCHVISION_WITHOUT_BN, cpu_only, gloo_backend
+from ddpify.check.wraps import is_ddp_class_call
 from ddpify.tree.cstutil import of_types
 
 

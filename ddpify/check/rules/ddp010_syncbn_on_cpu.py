@@ -4,8 +4,8 @@ import re
 
 import libcst as cst
 
-from ddpify.check.helpers_a import SYNC_BATCHNORM, cpu_only, gloo_backend
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.script import SYNC_BATCHNORM, cpu_only, gloo_backend
 from ddpify.tree.cstutil import code
 
 _CUDA_TEST = re.compile(r"cuda|nccl|gpu", re.I)

@@ -1,14 +1,17 @@
 from __future__ import annotations
 
 import functools
+import re
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
-from ddpify.check.helpers_a import ANY_RANK_TERM, enclosing_function, is_data_parallel, name_values, short
-from ddpify.check.rule import Invalid, Rule
+from ddpify.check.rule import Invalid, Rule, short
+from ddpify.check.script import is_data_parallel
 from ddpify.convert import names, rewrites
 from ddpify.tree.cstutil import code, of_types
+
+# Seeds that differ between processes without a rank: a DataLoader worker's (worker_init_fn).
+_PER_PROCESS = re.compile(r"initial_seed|worker", re.I)
 
 
 class SameSeedEveryRank(Rule):
@@ -61,6 +64,19 @@ def set_seed(seed):
 
 set_seed(args.seed + dist.get_rank())
 """,
+        """\
+import os
+import torch
+import torch.distributed as dist
+
+ddp = int(os.environ.get("RANK", -1)) != -1
+if ddp:
+    ddp_rank = int(os.environ["RANK"])
+    seed_offset = ddp_rank  # each process gets a different seed
+else:
+    seed_offset = 0
+torch.manual_seed(1337 + seed_offset)
+""",
     )
     invalid = (
         Invalid(
@@ -105,18 +121,31 @@ ddpify.seed(random.seed, SEED)
 ddpify.seed(np.random.seed, SEED)
 """,
         ),
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+torch.manual_seed(args.seed + args.lora_rank)  # a LoRA rank is no process rank
+""",
+            """\
+import torch
+import torch.distributed as dist
+import ddpify.runtime as ddpify
+
+dist.init_process_group("nccl")
+ddpify.seed(torch.manual_seed, args.seed + args.lora_rank)  # a LoRA rank is no process rank
+""",
+        ),
     )
 
     def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
         super().__init__(file)
-        self._values: dict[str, list[cst.BaseExpression]] = {}
-        self._module: cst.Module = cst.Module([])
         self._active = False
 
     def visit_Module(self, node: cst.Module) -> None:
         self._active = is_data_parallel(self, node)
-        self._values = name_values(node)
-        self._module = node
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._active or not self.qualified(node) & names.SEED_FUNCTIONS or not node.args or any(a.star for a in node.args):
@@ -131,30 +160,25 @@ ddpify.seed(np.random.seed, SEED)
         )
 
     def _per_rank(self, call: cst.Call, seed: cst.BaseExpression) -> bool:
-        if ANY_RANK_TERM.search(code(seed)):
+        """The seed differs between ranks (``seed + rank``, also through a variable or a
+        ``set_seed(seed)`` parameter) or between processes (a DataLoader worker's seed)."""
+        if self.file.analysis.rank_tests.depends_on_rank(seed) or _PER_PROCESS.search(code(seed)):
             return True
-        for name in of_types(seed, cst.Name):
-            assert isinstance(name, cst.Name)
-            if any(ANY_RANK_TERM.search(code(v)) for v in self._values.get(name.value, [])):
-                return True
-            if self._parameter_seeded_per_rank(call, name.value):
-                return True
-        return False
+        return any(self._parameter_seeded_per_rank(call, name.value) for name in of_types(seed, cst.Name))  # type: ignore[attr-defined]
 
     def _parameter_seeded_per_rank(self, call: cst.Call, parameter: str) -> bool:
         """``def set_seed(seed): torch.manual_seed(seed)`` called as ``set_seed(s + rank)``."""
-        function = enclosing_function(self, call)
+        source = self.file.analysis.source
+        function = source.enclosing_function(call)
         if function is None:
             return False
         params = [p.name.value for p in function.params.params]
         if parameter not in params:
             return False
         index = params.index(parameter)
-        for caller in hb.calls(self._module):
-            if hb.callee_name(caller) != function.name.value:
-                continue
+        for caller in source.call_sites(function):
             for position, arg in enumerate(caller.args):
                 matches = arg.keyword.value == parameter if arg.keyword is not None else position == index
-                if matches and ANY_RANK_TERM.search(code(arg.value)):
+                if matches and (self.file.analysis.rank_tests.depends_on_rank(arg.value) or _PER_PROCESS.search(code(arg.value))):
                     return True
         return False

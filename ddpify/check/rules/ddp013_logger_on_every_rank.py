@@ -4,10 +4,9 @@ import functools
 
 import libcst as cst
 
-from ddpify.check.helpers import RANK_TEST, rank_guard
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
-from ddpify.tree.cstutil import code, is_method_call, of_types
+from ddpify.tree.cstutil import is_method_call, of_types
 
 _WANDB = frozenset({"wandb.init", "wandb.log", "wandb.watch"})
 _SWITCHES = frozenset({"mode", "disabled"})  # wandb.init(mode="disabled"), SummaryWriter has none
@@ -64,6 +63,19 @@ import torch.distributed as dist
 import wandb
 
 wandb.init(project="toy", mode="online" if dist.get_rank() == 0 else "disabled")
+""",
+        """\
+import os
+import torch.distributed as dist
+import wandb
+from torch.utils.tensorboard import SummaryWriter
+
+
+def train(args):
+    if int(os.environ["RANK"]) != 0:
+        return train_quietly(args)
+    wandb.init(project="toy")  # the early exit left rank 0 only
+    writer = SummaryWriter("runs")
 """,
     )
     invalid = (
@@ -123,9 +135,10 @@ with mlflow.start_run():
 
     def visit_Call(self, node: cst.Call) -> None:
         what = self._logger(node)
-        if what is None or rank_guard(self, node) is not None:
+        if what is None or not self.file.analysis.context.every_rank(node):
             return
-        if any(a.keyword is not None and a.keyword.value in _SWITCHES and RANK_TEST.search(code(a.value)) for a in node.args):
+        rank_tests = self.file.analysis.rank_tests
+        if any(a.keyword is not None and a.keyword.value in _SWITCHES and rank_tests.depends_on_rank(a.value) for a in node.args):
             return  # wandb.init(mode="online" if rank == 0 else "disabled")
         if what.startswith("mlflow"):
             self.report(node, message=f"{what} runs on every rank: N mlflow runs for one training; call it on rank 0 only")

@@ -4,8 +4,9 @@ import re
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
+from ddpify.check.calls import callee_name, every_call, nodes, runtime_function
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.script import has_reduction
 from ddpify.convert import names
 from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
 
@@ -127,7 +128,7 @@ print(test_loss / len(test_loader))
         self._training_functions: set[str] = set()  # functions of the file that call backward/step
 
     def visit_Module(self, node: cst.Module) -> None:
-        if hb.has_reduction(self, node):
+        if has_reduction(self, node):
             return
         sharded = self._sharded_loaders(node)
         if not sharded:
@@ -135,10 +136,10 @@ print(test_loss / len(test_loader))
         parameters = self._sharded_parameters(node, sharded)
         self._training_functions = {
             f.name.value  # type: ignore[attr-defined]
-            for f in hb.nodes(node, cst.FunctionDef)
+            for f in nodes(node, cst.FunctionDef)
             if any(is_method_call(c, *_TRAINING_CALLS) for c in of_types(f, cst.Call))
         }
-        for loop in hb.nodes(node, cst.For):
+        for loop in nodes(node, cst.For):
             loader = self._sharded_iterable(loop, sharded, parameters)
             if loader is not None and self._is_metric_loop(loop):
                 self.report(
@@ -151,7 +152,7 @@ print(test_loss / len(test_loader))
     def _sharded_loaders(self, module: cst.Module) -> set[str]:
         samplers: set[str] = set()
         loaders: set[str] = set()
-        statements = [s for s in hb.nodes(module, cst.Assign) if isinstance(s.value, cst.Call)]
+        statements = [s for s in nodes(module, cst.Assign) if isinstance(s.value, cst.Call)]
         for assign in statements:
             if self.qualified(assign.value) & SAMPLER:
                 samplers.update(code(t.target) for t in assign.targets if is_simple_reference(t.target))
@@ -163,7 +164,7 @@ print(test_loss / len(test_loader))
         return loaders
 
     def _is_sharded_loader(self, call: cst.Call, samplers: set[str]) -> bool:
-        if hb.runtime_function(self, call) == "distributed_loader":
+        if runtime_function(self, call) == "distributed_loader":
             return True
         if not self.qualified(call) & names.DATALOADER:
             return False
@@ -177,11 +178,11 @@ print(test_loss / len(test_loader))
     def _sharded_parameters(self, module: cst.Module, sharded: set[str]) -> set[tuple[cst.FunctionDef, str]]:
         """(function, parameter) pairs that some call site passes a sharded loader to."""
         functions: dict[str, list[cst.FunctionDef]] = {}
-        for function in hb.nodes(module, cst.FunctionDef):
+        for function in nodes(module, cst.FunctionDef):
             functions.setdefault(function.name.value, []).append(function)
         found: set[tuple[cst.FunctionDef, str]] = set()
-        for call in hb.calls(module):
-            name = hb.callee_name(call)
+        for call in every_call(module):
+            name = callee_name(call)
             for function in functions.get(name or "", []):
                 params = [*function.params.posonly_params, *function.params.params]
                 offset = 1 if params and params[0].name.value in ("self", "cls") and isinstance(call.func, cst.Attribute) else 0
@@ -210,7 +211,7 @@ print(test_loss / len(test_loader))
         accumulates = False
         for call in of_types(loop.body, cst.Call):
             assert isinstance(call, cst.Call)
-            name = hb.callee_name(call)
+            name = callee_name(call)
             if name in self._training_functions or isinstance(call.func, cst.Attribute) and name in _TRAINING_CALLS:
                 return False  # a training loop (also through a step function of this file)
             if not isinstance(call.func, cst.Attribute):

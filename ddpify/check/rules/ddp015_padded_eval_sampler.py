@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
+from ddpify.check.calls import every_call, is_false, is_true, keyword_value, runtime_function
+from ddpify.check.places import assigned_to
+from ddpify.check.roles import is_eval_name, is_train_name
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names
 from ddpify.tree.cstutil import code, is_name
@@ -88,40 +90,40 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
         self._loaders_of: dict[str, list[cst.Call]] = {}  # loaders by the sampler variable they receive
 
     def visit_Module(self, node: cst.Module) -> None:
-        for call in hb.calls(node):
+        for call in every_call(node):
             if self.qualified(call) & names.DATALOADER:
-                sampler = hb.keyword_value(call, "sampler")
+                sampler = keyword_value(call, "sampler")
                 if sampler is not None:
                     self._loaders_of.setdefault(code(sampler), []).append(call)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualified(node) & SAMPLER:
             self._check_sampler(node)
-        elif hb.runtime_function(self, node) == "distributed_loader":
+        elif runtime_function(self, node) == "distributed_loader":
             self._check_runtime_loader(node)
 
     def _check_sampler(self, call: cst.Call) -> None:
-        if hb.is_true(hb.keyword_value(call, "drop_last")):
+        if is_true(keyword_value(call, "drop_last")):
             return
         labels: list[str] = []
-        target = hb.assigned_to(self, call)
+        target = assigned_to(self, call)
         if target is not None:
             labels.append(target)
             for loader in self._loaders_of.get(target, []):
-                labels.extend(filter(None, [hb.assigned_to(self, loader), _dataset(loader)]))
+                labels.extend(filter(None, [assigned_to(self, loader), _dataset(loader)]))
         loader = self._loader_receiving(call)
         if loader is not None:
-            labels.extend(filter(None, [hb.assigned_to(self, loader), _dataset(loader)]))
+            labels.extend(filter(None, [assigned_to(self, loader), _dataset(loader)]))
         dataset = _dataset(call)
         if dataset is not None:
             labels.append(dataset)
-        evaluation = [label for label in labels if hb.is_eval_name(label)]
+        evaluation = [label for label in labels if is_eval_name(label)]
         if evaluation:
             self.report(
                 call,
                 f"DistributedSampler on the evaluation set {evaluation[0]} without drop_last=True pads it with repeated samples, which the metrics count twice",
             )
-        elif hb.is_false(hb.keyword_value(call, "shuffle")) and not any(hb.is_train_name(label) for label in labels):
+        elif is_false(keyword_value(call, "shuffle")) and not any(is_train_name(label) for label in labels):
             self.report(
                 call,
                 "DistributedSampler with shuffle=False (an evaluation set?) and no drop_last=True pads it with repeated samples, which the metrics count twice",
@@ -136,15 +138,15 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
         return None
 
     def _check_runtime_loader(self, call: cst.Call) -> None:
-        if hb.is_true(hb.keyword_value(call, "drop_last")) or any(is_name(a.keyword, "sampler", "batch_sampler") for a in call.args):  # type: ignore[arg-type]
+        if is_true(keyword_value(call, "drop_last")) or any(is_name(a.keyword, "sampler", "batch_sampler") for a in call.args):  # type: ignore[arg-type]
             return
-        target = hb.assigned_to(self, call) or ""
-        if hb.is_eval_name(target):
+        target = assigned_to(self, call) or ""
+        if is_eval_name(target):
             self.report(
                 call,
                 f"ddpify.distributed_loader shards the evaluation set of {target} and pads it with repeated samples, which the metrics count twice: evaluate with a plain DataLoader on every rank",
             )
-        elif hb.is_false(hb.keyword_value(call, "shuffle")) and not hb.is_train_name(target):
+        elif is_false(keyword_value(call, "shuffle")) and not is_train_name(target):
             self.report(
                 call,
                 "ddpify.distributed_loader with shuffle=False (an evaluation set?) pads the data with repeated samples, which the metrics count twice",
@@ -152,7 +154,7 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
 
 
 def _dataset(call: cst.Call) -> str | None:
-    value = hb.keyword_value(call, "dataset")
+    value = keyword_value(call, "dataset")
     if value is None and call.args and call.args[0].keyword is None and not call.args[0].star:
         value = call.args[0].value
     return code(value) if value is not None else None

@@ -4,8 +4,8 @@ import functools
 
 import libcst as cst
 
-from ddpify.check.helpers_a import is_data_parallel, pins_device_per_rank, short
-from ddpify.check.rule import Invalid, Rule
+from ddpify.check.rule import Invalid, Rule, short
+from ddpify.check.script import is_data_parallel, pins_device_per_rank
 from ddpify.convert import names, rewrites
 from ddpify.tree.cstutil import is_simple_reference, of_types
 

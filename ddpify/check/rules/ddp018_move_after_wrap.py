@@ -4,8 +4,10 @@ import re
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
+from ddpify.check.calls import callee_name, every_call, keyword_value, nodes
+from ddpify.check.places import scope_of, start
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.wraps import Wrap, assignments, ddp_wraps, receiver, wrap_in_effect
 from ddpify.tree.cstutil import code, is_name, of_types
 
 _MOVES = frozenset({"to", "cuda", "to_empty"})
@@ -81,19 +83,19 @@ def main(rank):
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        wraps = hb.ddp_wraps(self, node)
+        wraps = ddp_wraps(self, node)
         if not wraps:
             return
-        assigned = hb.assignments(self, node)
-        for call in hb.calls(node):
-            name = hb.callee_name(call)
-            target = hb.receiver(call)
+        assigned = assignments(self, node)
+        for call in every_call(node):
+            name = callee_name(call)
+            target = receiver(call)
             if name not in _MOVES or target is None or not isinstance(call.func, cst.Attribute):
                 continue
             wrapped = target[: -len(".module")] if target.endswith(".module") else target
-            wrap = hb.wrap_in_effect(self, wraps, assigned, call, wrapped)
+            wrap = wrap_in_effect(self, wraps, assigned, call, wrapped)
             if wrap is not None:
-                line = hb.start(self, wrap.statement)[0]
+                line = start(self, wrap.statement)[0]
                 self.report(call, f"{target}.{name}() after {wrapped} was wrapped in DDP (line {line}): move the model before wrapping it")
         moved_anywhere = self._moved(node, assigned)
         for wrap in wraps:
@@ -101,9 +103,9 @@ def main(rank):
 
     def _moved(self, module: cst.Module, assigned: dict[str, list[cst.Assign]]) -> set[str]:
         moved: set[str] = set()
-        for call in hb.calls(module):
-            target = hb.receiver(call)
-            if hb.callee_name(call) in _MOVES and target is not None:
+        for call in every_call(module):
+            target = receiver(call)
+            if callee_name(call) in _MOVES and target is not None:
                 moved.add(target)
         for target, statements in assigned.items():
             for assign in statements:
@@ -111,16 +113,16 @@ def main(rank):
                     moved.add(target)
         return moved
 
-    def _check_device_ids(self, wrap: hb.Wrap, assigned: dict[str, list[cst.Assign]], moved: set[str]) -> None:
+    def _check_device_ids(self, wrap: Wrap, assigned: dict[str, list[cst.Assign]], moved: set[str]) -> None:
         if not self.qualified(wrap.call) & _TORCH_DDP:
             return
-        device_ids = hb.keyword_value(wrap.call, "device_ids")
+        device_ids = keyword_value(wrap.call, "device_ids")
         if device_ids is None or is_name(device_ids, "None"):
             return
         model = wrap.model
         if model is None or model in moved:
             return
-        built_here = [a for a in assigned.get(model, []) if hb.scope_of(self, a) is wrap.scope and a is not wrap.statement]
+        built_here = [a for a in assigned.get(model, []) if scope_of(self, a) is wrap.scope and a is not wrap.statement]
         if not built_here or not all(_constructed_on_cpu(a.value) for a in built_here) or _device_context(self.file.module):
             return
         self.report(
@@ -134,20 +136,20 @@ def _constructed_on_cpu(value: cst.BaseExpression) -> bool:
     factory function such as ``build_model(cfg)`` may move the model itself)."""
     if not isinstance(value, cst.Call):
         return False
-    name = hb.callee_name(value)
+    name = callee_name(value)
     return bool(name) and name[0].isupper() and not _DEVICE_WORDS.search(code(value))  # type: ignore[index]
 
 
 def _places_on_device(value: cst.BaseExpression) -> bool:
     for call in of_types(value, cst.Call):
         assert isinstance(call, cst.Call)
-        if hb.callee_name(call) in _MOVES or any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+        if callee_name(call) in _MOVES or any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
             return True
     return False
 
 
 def _device_context(module: cst.Module) -> bool:
     """``with torch.device("cuda"):`` / ``set_default_device``: models are built on a device."""
-    return any(n.value == "set_default_device" for n in hb.nodes(module, cst.Name)) or any(
-        "device" in code(item.item) for w in hb.nodes(module, cst.With) for item in w.items
+    return any(n.value == "set_default_device" for n in nodes(module, cst.Name)) or any(
+        "device" in code(item.item) for w in nodes(module, cst.With) for item in w.items
     )

@@ -4,8 +4,10 @@ import re
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
+from ddpify.check.calls import callee_name, every_call, runtime_function
+from ddpify.check.places import start
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.wraps import assignments, ddp_wraps, receiver, wrap_in_effect
 from ddpify.tree.cstutil import code, is_simple_reference
 
 # `.apply(fn)` that re-initialises weights (not `.apply(set_bn_eval)`, which changes no parameter)
@@ -84,25 +86,26 @@ model.apply(init_weights)
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        wraps = hb.ddp_wraps(self, node)
+        wraps = ddp_wraps(self, node)
         if not wraps:
             return
-        assigned = hb.assignments(self, node)
-        for call in hb.calls(node):
+        assigned = assignments(self, node)
+        for call in every_call(node):
             changed = self._changed_model(call)
             if changed is None:
                 continue
             method, target = changed
             wrapped = target[: -len(".module")] if target.endswith(".module") else target
-            wrap = hb.wrap_in_effect(self, wraps, assigned, call, wrapped)
+            wrap = wrap_in_effect(self, wraps, assigned, call, wrapped)
             if wrap is None:
                 continue
-            line = hb.start(self, wrap.statement)[0]
-            guard = hb.selecting_rank_guard(self, call)
-            if guard is not None:
+            line = start(self, wrap.statement)[0]
+            context = self.file.analysis.context
+            if context.local(call).selection.rank_dependent:
+                guard = context.restriction(call, callers=False)
                 self.report(
                     call,
-                    f"{method} changes {target}'s parameters after the DDP wrap (line {line}) under `{code(guard.test)}` only: "
+                    f"{method} changes {target}'s parameters after the DDP wrap (line {line}) under `{code(guard) if guard is not None else 'a rank test'}` only: "
                     "the other ranks keep their weights and the replicas diverge; do it before wrapping",
                 )
             elif method.endswith(".apply"):
@@ -115,12 +118,12 @@ model.apply(init_weights)
     def _changed_model(self, call: cst.Call) -> tuple[str, str] | None:
         """(how, model) for ``model.load_state_dict(...)``, ``model.apply(fn)``,
         ``ddpify.load_state_dict(model, ...)``."""
-        name = hb.callee_name(call)
-        if name == "load_state_dict" and hb.runtime_function(self, call) == "load_state_dict":
+        name = callee_name(call)
+        if name == "load_state_dict" and runtime_function(self, call) == "load_state_dict":
             if call.args and call.args[0].keyword is None and is_simple_reference(call.args[0].value):
                 return "ddpify.load_state_dict", code(call.args[0].value)
             return None
-        target = hb.receiver(call)
+        target = receiver(call)
         if name == "load_state_dict" and target is not None:
             return f"{target}.{name}", target
         if name == "apply" and target is not None and call.args and _INITIALISER.search(code(call.args[0].value)):

@@ -5,9 +5,9 @@ import re
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
-from ddpify.check.helpers import is_ddp_wrap
+from ddpify.check.calls import callee_name, every_call, nodes
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.wraps import is_ddp_wrap
 from ddpify.convert import names, rewrites
 from ddpify.tree.cstutil import code, has_binary_operator, is_method_call, of_types
 
@@ -133,14 +133,14 @@ for x, y in loader:
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        if not any(is_ddp_wrap(self, call) for call in hb.calls(node)):
+        if not any(is_ddp_wrap(self, call) for call in every_call(node)):
             return
         if self._mentions_no_sync(node):
             return
         optimizers = self._optimizers(node)
         reported: set[cst.If] = set()
         fixed: set[cst.For] = set()
-        for call in hb.calls(node):
+        for call in every_call(node):
             if not self._is_optimizer_step(call, optimizers):
                 continue
             boundary = self._modulo_if(call)
@@ -165,17 +165,17 @@ for x, y in loader:
                     self.report(loop, message, replacement=functools.partial(rewrites.synced_accumulation, loop, *plan))
 
     def _mentions_no_sync(self, module: cst.Module) -> bool:
-        return any(n.value in _SYNC_CONTROL for n in hb.nodes(module, cst.Name))
+        return any(n.value in _SYNC_CONTROL for n in nodes(module, cst.Name))
 
     def _optimizers(self, module: cst.Module) -> set[str]:
         found: set[str] = set()
-        for assign in hb.nodes(module, cst.Assign):
+        for assign in nodes(module, cst.Assign):
             if isinstance(assign.value, cst.Call) and names.is_optimizer(self.qualified(assign.value)):
                 found.update(code(t.target) for t in assign.targets)
         return found
 
     def _is_optimizer_step(self, call: cst.Call, optimizers: set[str]) -> bool:
-        if hb.callee_name(call) != "step" or not isinstance(call.func, cst.Attribute):
+        if callee_name(call) != "step" or not isinstance(call.func, cst.Attribute):
             return False
         owner = code(call.func.value)
         if owner in optimizers:

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
-from ddpify.check.helpers import is_ddp_wrap
+from ddpify.check.calls import is_true
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.wraps import is_ddp_wrap
 
 
 class FindUnusedParameters(Rule):
@@ -55,5 +55,5 @@ model = DDP(model, device_ids=[rank], find_unused_parameters=True)
         if not is_ddp_wrap(self, node):
             return
         for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == "find_unused_parameters" and hb.is_true(arg.value):
+            if arg.keyword is not None and arg.keyword.value == "find_unused_parameters" and is_true(arg.value):
                 self.report(arg)

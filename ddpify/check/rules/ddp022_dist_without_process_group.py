@@ -2,12 +2,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
+from ddpify.analysis.context import is_main_guard
+from ddpify.check.calls import COLLECTIVES, dist_function, every_call
+from ddpify.check.places import in_function
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.script import initialises_process_group
 
 # torch.distributed calls that need the default process group, and their ddpify.runtime
 # equivalents (which answer rank 0 / world 1 / no-op in a single process).
-_NEEDS_GROUP = frozenset({"get_rank", "get_world_size", "get_backend", "new_group", *hb.COLLECTIVES})
+_NEEDS_GROUP = frozenset({"get_rank", "get_world_size", "get_backend", "new_group", *COLLECTIVES})
 _RUNTIME_EQUIVALENT = {
     "get_rank": "ddpify.rank()",
     "get_world_size": "ddpify.world_size()",
@@ -77,14 +80,14 @@ if __name__ == "__main__":
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        if hb.initialises_process_group(self, node):
+        if initialises_process_group(self, node):
             return
-        found = [(call, hb.dist_function(self, call)) for call in hb.calls(node)]
+        found = [(call, dist_function(self, call)) for call in every_call(node)]
         if any(function in ("is_initialized", "is_torchelastic_launched") for _, function in found):
             return
-        script = any(hb.is_main_guard(s) for s in node.body)
+        script = any(is_main_guard(s) for s in node.body)
         for call, function in found:
-            if function not in _NEEDS_GROUP or not (script or not hb.in_function(self, call)):
+            if function not in _NEEDS_GROUP or not (script or not in_function(self, call)):
                 continue
             instead = _RUNTIME_EQUIVALENT.get(function)  # type: ignore[arg-type]
             advice = f"use {instead}, which also works in a single process" if instead else "guard it with dist.is_initialized()"

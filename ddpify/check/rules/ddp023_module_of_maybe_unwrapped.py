@@ -5,8 +5,11 @@ import re
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
+from ddpify.analysis.context import is_main_guard
+from ddpify.check.calls import runtime_function
+from ddpify.check.places import scope_of, start
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.wraps import Wrap, assignments, ddp_wraps, wrap_in_effect
 from ddpify.convert import rewrites
 from ddpify.tree.cstutil import code, is_simple_reference
 
@@ -95,12 +98,12 @@ ddpify.unwrap(model).generate(prompt)
 
     def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
         super().__init__(file)
-        self._wraps: list[hb.Wrap] = []
+        self._wraps: list[Wrap] = []
         self._assigned: dict[str, list[cst.Assign]] = {}
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._wraps = hb.ddp_wraps(self, node)
-        self._assigned = hb.assignments(self, node) if self._wraps else {}
+        self._wraps = ddp_wraps(self, node)
+        self._assigned = assignments(self, node) if self._wraps else {}
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != "module" or not is_simple_reference(node.value) or not self._wraps:
@@ -109,12 +112,12 @@ ddpify.unwrap(model).generate(prompt)
         wraps = [w for w in self._wraps if w.target == name]
         if not wraps or self._is_target(node):
             return
-        risky = [w for w in wraps if w.conditional or hb.runtime_function(self, w.call) == "prepare_model"]
+        risky = [w for w in wraps if w.conditional or runtime_function(self, w.call) == "prepare_model"]
         if not risky or self._guarded(node, name):
             return
         self.report(
             node,
-            f"{name}.module where {name} is not always wrapped (line {hb.start(self, risky[0].statement)[0]}): "
+            f"{name}.module where {name} is not always wrapped (line {start(self, risky[0].statement)[0]}): "
             f"AttributeError when it is not; use ddpify.unwrap({name})",
             replacement=functools.partial(rewrites.unwrapped, node.value),
         )
@@ -128,8 +131,8 @@ ddpify.unwrap(model).generate(prompt)
     def _guarded(self, node: cst.Attribute, name: str) -> bool:
         """Only reached when the model is wrapped: after an unconditional DDP wrap in the same
         function, in the wrap's own branch, under the wrap's condition, or a type test."""
-        wrap = hb.wrap_in_effect(self, self._wraps, self._assigned, node, name)
-        if wrap is not None and hb.runtime_function(self, wrap.call) != "prepare_model" and not isinstance(wrap.statement.value, cst.IfExp):
+        wrap = wrap_in_effect(self, self._wraps, self._assigned, node, name)
+        if wrap is not None and runtime_function(self, wrap.call) != "prepare_model" and not isinstance(wrap.statement.value, cst.IfExp):
             conditions = self._conditions(wrap.statement)
             if all(c in set(self.ancestors(node)) for c in conditions):
                 return True
@@ -144,11 +147,11 @@ ddpify.unwrap(model).generate(prompt)
         return False
 
     def _conditions(self, statement: cst.CSTNode) -> list[cst.If]:
-        scope = hb.scope_of(self, statement)
+        scope = scope_of(self, statement)
         found: list[cst.If] = []
         for ancestor in self.ancestors(statement):
             if ancestor is scope:
                 break
-            if isinstance(ancestor, cst.If) and not hb.is_main_guard(ancestor):
+            if isinstance(ancestor, cst.If) and not is_main_guard(ancestor):
                 found.append(ancestor)
         return found

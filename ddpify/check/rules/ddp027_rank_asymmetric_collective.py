@@ -2,11 +2,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
+from ddpify.analysis.context import Process
+from ddpify.analysis.ranks import DISTRIBUTED, Ranks
+from ddpify.check.calls import collective, every_call
+from ddpify.check.places import scope_of
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.wraps import Wrap, assignments, ddp_wraps, wrap_in_effect
 from ddpify.tree.cstutil import code
-
-Guard = cst.If | cst.IfExp
 
 
 class RankAsymmetricCollective(Rule):
@@ -23,7 +25,9 @@ class RankAsymmetricCollective(Rule):
         "talmolab/sleap-nn#437). Call collectives on every rank; in rank-0-only evaluation use the "
         "inner module (`ddpify.unwrap(model)`); let rank 0 decide and broadcast the decision. The "
         "balanced idiom — the same collective under complementary guards (`if local_rank not in "
-        "[-1, 0]: barrier()` … `if local_rank == 0: barrier()`) or in both branches — is not reported."
+        "[-1, 0]: barrier()` … `if local_rank == 0: barrier()`) or in both branches — is not reported. "
+        "Guards count wherever they are: around the call, as an early exit above it "
+        "(`if rank != 0: return`), or around every call of the function it is in."
     )
     valid = (
         """\
@@ -52,6 +56,16 @@ if ddpify.is_main_process():
         preview = ddpify.unwrap(model)(fixed_noise)
 ddpify.save(ddpify.unwrap(model).state_dict(), "model.pt")
 """,
+        """\
+import torch.distributed as dist
+
+if args.local_rank != -1:  # distributed or not: every rank answers alike
+    dist.barrier()
+if dist.get_rank() == 0:
+    dist.all_reduce(stats)
+else:
+    dist.all_reduce(stats)
+""",
     )
     invalid = (
         Invalid(
@@ -74,49 +88,88 @@ if ddpify.is_main_process():
     ddpify.save(ddpify.unwrap(model).state_dict(), "best.pt")
 """
         ),
+        Invalid(
+            """\
+import torch.distributed as dist
+
+
+def evaluate(model, loader):
+    correct = count(model, loader)
+    dist.all_reduce(correct)  # only rank 0 ever gets here
+    return correct
+
+
+def train(rank):
+    if rank == 0:
+        evaluate(model, val_loader)
+"""
+        ),
+        Invalid(
+            """\
+import torch.distributed as dist
+
+
+def log_metrics(rank, loss):
+    if rank != 0:
+        return
+    dist.barrier()
+"""
+        ),
     )
 
     def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
         super().__init__(file)
-        self._collectives: list[tuple[cst.Call, str, Guard | None]] = []
-        self._wraps: list[hb.Wrap] = []
+        self._wraps: list[Wrap] = []
         self._assigned: dict[str, list[cst.Assign]] = {}
 
     def visit_Module(self, node: cst.Module) -> None:
-        for call in hb.calls(node):
-            name = hb.collective(self, call)
-            if name is not None:
-                self._collectives.append((call, name, hb.selecting_rank_guard(self, call)))
-        self._wraps = hb.ddp_wraps(self, node)
-        self._assigned = hb.assignments(self, node) if self._wraps else {}
-        for call, name, guard in self._collectives:
-            if guard is not None and not self._balanced(call, name, guard):
-                self.report(call, f"{name}() under `{code(guard.test)}`: the ranks that skip this branch never join it, so the job hangs")
-        for call in hb.calls(node):
+        context = self.file.analysis.context
+        collectives: list[tuple[cst.Call, str, Ranks]] = []
+        for call in every_call(node):
+            name = collective(self, call)
+            if name is None or context.process(call) is Process.PARENT:
+                continue
+            ranks = context.ranks(call)  # its own function's guards, and those of its callers
+            if ranks.selection.rank_dependent:
+                collectives.append((call, name, ranks))
+        for call, name, _ in collectives:
+            if not self._balanced(call, name, collectives):
+                self.report(
+                    call, f"{name}() under {_shown(context.restriction(call))}: the ranks that skip it never join it, so the job hangs"
+                )
+        self._wraps = ddp_wraps(self, node)
+        self._assigned = assignments(self, node) if self._wraps else {}
+        for call in every_call(node):
             self._check_forward(call)
 
-    def _balanced(self, call: cst.Call, name: str, guard: Guard) -> bool:
-        scope = hb.scope_of(self, call)
-        for other, other_name, other_guard in self._collectives:
-            if other is call or other_name != name or other_guard is None or hb.scope_of(self, other) is not scope:
-                continue
-            if code(other_guard.test) != code(guard.test) or hb.branches_exclusive(self, call, other):
-                return True
-        return False
+    def _balanced(self, call: cst.Call, name: str, collectives: list[tuple[cst.Call, str, Ranks]]) -> bool:
+        """The same collective under complementary guards of one function (``if rank == 0:
+        barrier()`` ... ``else: barrier()``): together they reach every rank."""
+        source = self.file.analysis.source
+        function = source.enclosing_function(call)
+        reached = 0
+        for other, other_name, ranks in collectives:
+            if other_name == name and source.enclosing_function(other) is function:
+                reached |= ranks.may
+        return reached & DISTRIBUTED == DISTRIBUTED
 
     def _check_forward(self, call: cst.Call) -> None:
         model = code(call.func)
         wraps = [w for w in self._wraps if w.target == model]
         if not wraps:
             return
-        guard = hb.selecting_rank_guard(self, call)
-        if guard is None:
-            return
-        scope = hb.scope_of(self, call)
-        if any(w.scope is scope for w in wraps) and hb.wrap_in_effect(self, self._wraps, self._assigned, call, model) is None:
+        context = self.file.analysis.context
+        if not context.local(call).selection.rank_dependent:
+            return  # the guard must be in the same function: a parameter elsewhere may hold the inner module
+        scope = scope_of(self, call)
+        if any(w.scope is scope for w in wraps) and wrap_in_effect(self, self._wraps, self._assigned, call, model) is None:
             return
         self.report(
             call,
-            f"forward of the DDP-wrapped {model} under `{code(guard.test)}`: DDP's forward is a collective "
+            f"forward of the DDP-wrapped {model} under {_shown(context.restriction(call, callers=False))}: DDP's forward is a collective "
             f"(buffer broadcast, gradient reduction), so the other ranks hang; use ddpify.unwrap({model}) here",
         )
+
+
+def _shown(test: cst.BaseExpression | None) -> str:
+    return f"`{code(test)}`" if test is not None else "a rank test"

@@ -5,8 +5,8 @@ import re
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
-from ddpify.check.helpers import rank_guard
+from ddpify.check.calls import callee_name, collective, every_call, is_true, keyword_value
+from ddpify.check.places import guarded_by_context, scope_of, start
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import rewrites
 
@@ -123,33 +123,30 @@ for batch in datasets.MNIST("data", train=False, download=True):
 
     def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
         super().__init__(file)
-        # guarded barriers by scope: the "others wait while rank 0 downloads" idiom
+        # barriers under a rank guard, by scope: the "others wait while rank 0 downloads" idiom
         self._held_back: dict[cst.CSTNode, list[tuple[int, int]]] = {}
-        self._guarded_calls: set[str] = set()  # names of functions called under a rank guard
         self._fixed: set[cst.SimpleStatementLine] = set()
 
     def visit_Module(self, node: cst.Module) -> None:
-        for call in hb.calls(node):
-            name = hb.callee_name(call)
-            if name is not None and rank_guard(self, call) is not None:
-                self._guarded_calls.add(name)
-            if hb.collective(self, call) in ("dist.barrier", "ddpify.barrier") and hb.selecting_rank_guard(self, call) is not None:
-                self._held_back.setdefault(hb.scope_of(self, call), []).append(hb.start(self, call))
+        context = self.file.analysis.context
+        for call in every_call(node):
+            if collective(self, call) in ("dist.barrier", "ddpify.barrier") and context.local(call).selection.rank_dependent:
+                self._held_back.setdefault(scope_of(self, call), []).append(start(self, call))
 
     def visit_Call(self, node: cst.Call) -> None:
-        if hb.is_true(hb.keyword_value(node, "download")):
+        if is_true(keyword_value(node, "download")):
             what = "download=True"
-        elif hb.callee_name(node) == "from_pretrained" and isinstance(node.func, cst.Attribute):
+        elif callee_name(node) == "from_pretrained" and isinstance(node.func, cst.Attribute):
             first = node.args[0].value if node.args and node.args[0].keyword is None else None
             if isinstance(first, cst.SimpleString) and _LOCAL_PATH.match(first.value):
                 return
             what = "from_pretrained"
         else:
             return
-        if rank_guard(self, node) is not None or hb.guarded_by_context(self, node, _FIRST):
+        if not self.file.analysis.context.every_rank(node) or guarded_by_context(self, node, _FIRST):
             return
-        where = hb.start(self, node)
-        if any(barrier < where for barrier in self._held_back.get(hb.scope_of(self, node), [])):
+        where = start(self, node)
+        if any(barrier < where for barrier in self._held_back.get(scope_of(self, node), [])):
             return
         if self._in_guarded_function(node):
             return
@@ -163,6 +160,14 @@ for batch in datasets.MNIST("data", train=False, download=True):
             self.report(node, message)
 
     def _in_guarded_function(self, node: cst.CSTNode) -> bool:
-        """Inside a function that some rank-guarded code calls (``if rank == 0: prepare_data()``):
-        the hand-written "rank 0 downloads" idiom, and a barrier there would hang the others."""
-        return any(isinstance(a, cst.FunctionDef) and a.name.value in self._guarded_calls for a in self.ancestors(node))
+        """Inside a function that some rank-guarded code calls (``if rank == 0: prepare_data()``
+        and later ``prepare_data()`` on every rank): the hand-written "rank 0 downloads first"
+        idiom, and a barrier there would hang the others."""
+        context = self.file.analysis.context
+        source = self.file.analysis.source
+        function = source.enclosing_function(node)
+        while function is not None:
+            if any(context.selection(site).rank_dependent for site in context.call_sites(function)):
+                return True
+            function = source.enclosing_function(function)
+        return False

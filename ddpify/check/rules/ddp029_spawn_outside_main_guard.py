@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
+from ddpify.check.calls import every_call
+from ddpify.check.places import in_function
 from ddpify.check.rule import Invalid, Rule
 from ddpify.tree.cstutil import of_types
 
@@ -87,17 +88,17 @@ main()
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        spawns = [c for c in hb.calls(node) if self.qualified(c) & _SPAWN]
+        spawns = [c for c in every_call(node) if self.qualified(c) & _SPAWN]
         if not spawns:
             return
         functions = [f for f in node.body if isinstance(f, cst.FunctionDef)]
         spawning: set[str] = set()
         for call in spawns:
-            if hb.in_function(self, call):
+            if in_function(self, call):
                 owner = self._top_function(call)
                 if owner is not None:
                     spawning.add(owner)
-            elif not hb.under_main_guard(self, call):
+            elif not self.file.analysis.context.under_main_guard(call):
                 self.report(call)
         changed = True
         while changed:  # functions that call a spawning function spawn too
@@ -109,12 +110,12 @@ main()
                 if called & spawning:
                     spawning.add(function.name.value)
                     changed = True
-        for call in hb.calls(node):
+        for call in every_call(node):
             if (
                 isinstance(call.func, cst.Name)
                 and call.func.value in spawning
-                and not hb.in_function(self, call)
-                and not hb.under_main_guard(self, call)
+                and not in_function(self, call)
+                and not self.file.analysis.context.under_main_guard(call)
                 and not any(isinstance(a, cst.ClassDef) for a in self.ancestors(call))
             ):
                 self.report(

@@ -2,8 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
+from ddpify.analysis.context import is_main_guard
+from ddpify.check.calls import callee_name, dist_function, every_call
+from ddpify.check.places import in_function
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.script import uses_runtime_setup
 
 
 class MissingDestroyProcessGroup(Rule):
@@ -60,12 +63,12 @@ if __name__ == "__main__":
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        inits = [c for c in hb.calls(node) if hb.dist_function(self, c) == "init_process_group"]
-        if not inits or hb.uses_runtime_setup(self, node):
+        inits = [c for c in every_call(node) if dist_function(self, c) == "init_process_group"]
+        if not inits or uses_runtime_setup(self, node):
             return
-        if any(hb.callee_name(c) == "destroy_process_group" for c in hb.calls(node)):
+        if any(callee_name(c) == "destroy_process_group" for c in every_call(node)):
             return
-        if not any(hb.is_main_guard(s) for s in node.body) and all(hb.in_function(self, c) for c in inits):
+        if not any(is_main_guard(s) for s in node.body) and all(in_function(self, c) for c in inits):
             return  # a library module's helper: its caller owns the group's lifetime
         for call in inits:
             self.report(call)

@@ -4,8 +4,8 @@ import re
 
 import libcst as cst
 
-from ddpify.check import helpers_b as hb
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.wraps import assignments
 from ddpify.convert import names
 from ddpify.tree.cstutil import code, has_binary_operator, of_types
 
@@ -87,7 +87,7 @@ loader = DataLoader(train_set, batch_size=64, num_workers=multiprocessing.cpu_co
         self._values: dict[str, list[cst.BaseExpression]] = {}
 
     def visit_Module(self, node: cst.Module) -> None:
-        for target, statements in hb.assignments(self, node).items():
+        for target, statements in assignments(self, node).items():
             self._values[target] = [s.value for s in statements]
 
     def visit_Call(self, node: cst.Call) -> None:

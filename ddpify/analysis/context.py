@@ -1,0 +1,379 @@
+"""Where a statement runs: which ranks (all / main only / once per node / non-main / some),
+which kind of run (distributed or single-process branch), which process (the parent that calls
+``mp.spawn`` or the workers), and whether a ``print`` there still prints on every rank.
+
+The ranks come from the enclosing ``if`` / ``else`` / conditional expressions / ``and`` /
+``or``, from early exits (``if rank != 0: return`` above a statement), and from the callers:
+a function of this file runs where its call sites run (all of them, transitively), a spawn
+target runs on every worker. Each node's answer is computed once and cached; a block's early
+exits are scanned once, front to back, as far as a query needs.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddpify.analysis.rank_tests import RankTests
+from ddpify.analysis.ranks import EVERY, NOWHERE, Branch, Ranks, RankSelection
+from ddpify.analysis.source import Source
+
+# Helpers of other modules that replace ``builtins.print`` on non-main ranks (DETR, DeiT, MAE,
+# DINO: ``utils.init_distributed_mode(args)`` calls ``setup_for_distributed(rank == 0)``).
+_PRINT_OVERRIDE = re.compile(r"^(setup_for_distributed|init_distributed_mode|suppress_print\w*|disable_print\w*|silence_print\w*)$")
+_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+_EXIT_CALLS = frozenset({"sys.exit", "builtins.exit", "builtins.quit", "os._exit"})
+_BUILTINS = frozenset({"builtins", "__builtin__", "__builtins__"})
+
+
+class Process(enum.Enum):
+    """Which process of a job runs a statement."""
+
+    EVERY = "every process"  # launched by torchrun (or run alone): each rank runs the script
+    PARENT = "the launching process"  # around mp.spawn: runs once per job
+    WORKER = "a spawned worker"
+
+
+@dataclass(frozen=True)
+class Execution:
+    """The execution context of one statement or expression."""
+
+    ranks: Ranks
+    process: Process
+
+    @property
+    def selection(self) -> RankSelection:
+        return self.ranks.selection
+
+    @property
+    def branch(self) -> Branch:
+        return self.ranks.branch
+
+
+def is_main_guard(node: cst.CSTNode) -> bool:
+    """``if __name__ == "__main__":`` (either side)."""
+    if not isinstance(node, cst.If) or not isinstance(node.test, cst.Comparison) or len(node.test.comparisons) != 1:
+        return False
+    target = node.test.comparisons[0]
+    sides = (node.test.left, target.comparator)
+    names = [s.value for s in sides if isinstance(s, cst.Name)]
+    strings = [s.evaluated_value for s in sides if isinstance(s, cst.SimpleString)]
+    return isinstance(target.operator, cst.Equal) and names == ["__name__"] and strings == ["__main__"]
+
+
+class Context:
+    """Execution contexts of one file's statements, computed on demand and cached."""
+
+    def __init__(self, source: Source, rank_tests: RankTests) -> None:
+        self.source = source
+        self.rank_tests = rank_tests
+        self._local: dict[cst.CSTNode, Ranks] = {}
+        self._prefixes: dict[cst.CSTNode, list[Ranks]] = {}
+        self._indexes: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}
+        self._scanning: set[cst.CSTNode] = set()
+        self._functions: dict[cst.FunctionDef, Ranks] = {}
+        self._busy: list[cst.FunctionDef] = []
+        self._cycle = False
+
+    # ---------------------------------------------------------------- the answers
+    def of(self, node: cst.CSTNode) -> Execution:
+        return Execution(self.ranks(node), self.process(node))
+
+    def selection(self, node: cst.CSTNode) -> RankSelection:
+        return self.ranks(node).selection
+
+    def branch(self, node: cst.CSTNode) -> Branch:
+        return self.ranks(node).branch
+
+    def every_rank(self, node: cst.CSTNode) -> bool:
+        """Runs on every rank alike: no rank test around it (here or at any caller) and not
+        in the process that launches the workers."""
+        return self.selection(node) is RankSelection.ALL and self.process(node) is not Process.PARENT
+
+    def ranks(self, node: cst.CSTNode) -> Ranks:
+        """Where ``node`` may / must run: its function's own conditions and its callers'."""
+        result = self.local(node)
+        function = self.source.enclosing_function(node)
+        return result & self.function(function) if function is not None else result
+
+    def local(self, node: cst.CSTNode) -> Ranks:
+        """Where ``node`` runs as far as its own function (or the module) says."""
+        chain: list[tuple[cst.CSTNode, cst.CSTNode]] = []
+        current = node
+        while current not in self._local:
+            parent = self.source.parent(current)
+            if parent is None or (isinstance(parent, cst.FunctionDef) and current is parent.body):
+                self._local[current] = EVERY
+                break
+            chain.append((current, parent))
+            current = parent
+        found = self._local[current]
+        for child, parent in reversed(chain):
+            found = found & self._step(child, parent)
+            self._local[child] = found
+        return found
+
+    # ---------------------------------------------------------------- one step down the tree
+    def _step(self, child: cst.CSTNode, parent: cst.CSTNode) -> Ranks:
+        if isinstance(parent, (cst.If, cst.IfExp)):
+            if child is parent.body:
+                return self._test(parent.test)
+            if child is parent.orelse:
+                return self._test(parent.test, negated=True)
+        elif isinstance(parent, cst.While) and child is parent.body:
+            return self._test(parent.test)
+        elif isinstance(parent, cst.BooleanOperation) and child is parent.right:
+            return self._test(parent.left, negated=isinstance(parent.operator, cst.Or))
+        elif isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            return self._prefix(parent, child)
+        return EVERY
+
+    def _test(self, test: cst.BaseExpression, *, negated: bool = False) -> Ranks:
+        """A condition as it restricts ranks: one every rank answers alike restricts none."""
+        ranks = self.rank_tests.ranks(test)
+        if not ranks.depends_on_process:
+            return EVERY
+        return ~ranks if negated else ranks
+
+    def _prefix(self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> Ranks:
+        """Where the statements of ``block`` before ``child`` let it run (early exits)."""
+        index = self._indexes.get(block)
+        if index is None:
+            index = self._indexes[block] = {s: i for i, s in enumerate(block.body)}
+        position = index.get(child)
+        if position is None:
+            return EVERY
+        prefix = self._prefixes.setdefault(block, [EVERY])
+        while len(prefix) <= position:
+            if block in self._scanning:  # asked again while scanning it: what is known so far
+                return prefix[-1]
+            self._scanning.add(block)
+            try:
+                prefix.append(prefix[-1] & self._after_exit(block.body[len(prefix) - 1]))
+            finally:
+                self._scanning.discard(block)
+        return prefix[position]
+
+    def _after_exit(self, statement: cst.BaseStatement) -> Ranks:
+        """Where the code after ``statement`` runs: ``if rank != 0: return`` lets main through."""
+        if not isinstance(statement, cst.If):
+            return EVERY
+        if self._exits(statement.body):
+            return self._test(statement.test, negated=True)
+        if isinstance(statement.orelse, cst.Else) and self._exits(statement.orelse.body):
+            return self._test(statement.test)
+        return EVERY
+
+    def _exits(self, suite: cst.BaseSuite) -> bool:
+        """The block always leaves: it ends with return / raise / continue / break / sys.exit()."""
+        body = suite.body
+        if isinstance(suite, cst.IndentedBlock):
+            if not body or not isinstance(body[-1], cst.SimpleStatementLine):
+                return False
+            body = body[-1].body
+        if not body:
+            return False
+        last = body[-1]
+        if isinstance(last, _EXITS):
+            return True
+        return isinstance(last, cst.Expr) and isinstance(last.value, cst.Call) and bool(self.source.qualified(last.value) & _EXIT_CALLS)
+
+    # ---------------------------------------------------------------- callers
+    def function(self, function: cst.FunctionDef) -> Ranks:
+        """Where ``function`` runs: every rank for a spawn target; else wherever its call sites
+        (and the places that hand it over, ``callbacks=[f]``) run; where it is defined when
+        this file never calls it."""
+        found = self._functions.get(function)
+        if found is not None:
+            return found
+        if function in self._busy:  # recursion: contributes nothing new
+            self._cycle = True
+            return NOWHERE
+        outermost = not self._busy
+        self._busy.append(function)
+        try:
+            found = self._function(function)
+        finally:
+            self._busy.pop()
+        if outermost or not self._cycle:
+            self._functions[function] = found
+        if outermost:
+            self._cycle = False
+        return found
+
+    def _function(self, function: cst.FunctionDef) -> Ranks:
+        if function in self.source.spawned:
+            return EVERY
+        sites: list[cst.CSTNode] = [*self.call_sites(function), *self.source.mentions_of(function)]
+        if not sites:
+            return self.ranks(function)
+        found = NOWHERE
+        for site in sites:
+            found = found | self.ranks(site)
+            if found == EVERY:
+                break
+        if not found.may and not self._busy[:-1]:
+            return EVERY  # only called from a cycle with no way in that the file shows: unknown
+        return found
+
+    def call_sites(self, function: cst.FunctionDef) -> list[cst.Call]:
+        """``Source.call_sites``, plus ``ClassName(...)`` for an ``__init__``."""
+        sites = self.source.call_sites(function)
+        if function.name.value == "__init__":
+            klass = self.source.enclosing_class(function)
+            if klass is not None:
+                sites += [c for c in self.source.calls_by_callee.get(klass.name.value, []) if isinstance(c.func, cst.Name)]
+        return sites
+
+    def restriction(self, node: cst.CSTNode, *, callers: bool = True, _depth: int = 0) -> cst.BaseExpression | None:
+        """The innermost rank test that narrows where ``node`` runs (an enclosing condition,
+        an early exit above it, or, with ``callers``, one at a call site of its function), for
+        messages."""
+        child = node
+        for parent in self.source.ancestors(node):
+            step = self._step(child, parent)
+            if step.depends_on_process:
+                if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+                    return self._exit_test(parent, child)
+                if isinstance(parent, (cst.If, cst.IfExp, cst.While)):
+                    return parent.test
+                if isinstance(parent, cst.BooleanOperation):
+                    return parent.left
+            if isinstance(parent, cst.FunctionDef):
+                if callers and _depth < 4 and parent not in self.source.spawned:
+                    for site in self.call_sites(parent):
+                        found = self.restriction(site, _depth=_depth + 1)
+                        if found is not None:
+                            return found
+                return None
+            child = parent
+        return None
+
+    def _exit_test(self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> cst.BaseExpression | None:
+        found: cst.BaseExpression | None = None
+        for statement in block.body:
+            if statement is child:
+                break
+            if isinstance(statement, cst.If) and self._after_exit(statement).depends_on_process:
+                found = statement.test
+        return found
+
+    def under_main_guard(self, node: cst.CSTNode) -> bool:
+        """Inside ``if __name__ == "__main__":``."""
+        return any(is_main_guard(a) for a in self.source.ancestors(node))
+
+    # ---------------------------------------------------------------- processes
+    @functools.cached_property
+    def workers(self) -> set[cst.FunctionDef]:
+        """Functions a spawned worker runs: the spawn targets and what they call, transitively."""
+        return self._reachable(list(self.source.spawned))
+
+    @functools.cached_property
+    def parent_functions(self) -> set[cst.FunctionDef]:
+        """Functions the launching process runs (called from module-level code, transitively)
+        that no worker reaches."""
+        top = [f for call in self.source.of_types(cst.Call) if self.source.enclosing_function(call) is None for f in self._callees(call)]  # type: ignore[arg-type]
+        return self._reachable(top) - self.workers
+
+    def _reachable(self, start: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
+        found: set[cst.FunctionDef] = set()
+        todo = list(start)
+        while todo:
+            function = todo.pop()
+            if function not in found:
+                found.add(function)
+                todo.extend(f for call in self.source.of_types_in(function.body, cst.Call) for f in self._callees(call))  # type: ignore[arg-type]
+        return found
+
+    def _callees(self, call: cst.Call) -> list[cst.FunctionDef]:
+        func = call.func
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        return self.source.functions.get(name or "", [])
+
+    def process(self, node: cst.CSTNode) -> Process:
+        """The workers (code a spawn target reaches), the parent (the rest of a file that
+        spawns: ``main()`` around ``mp.spawn``, the ``__main__`` block), or every process
+        (no spawn, or code whose caller is unknown)."""
+        if not self.source.spawned:
+            return Process.EVERY
+        function = self.source.enclosing_function(node)
+        if function is None:
+            # module-level code outside the __main__ block runs again in each spawned worker
+            return Process.PARENT if self.under_main_guard(node) else Process.EVERY
+        while function is not None:
+            if function in self.workers:
+                return Process.WORKER
+            if function in self.parent_functions:
+                return Process.PARENT
+            function = self.source.enclosing_function(function)
+        return Process.EVERY
+
+    # ---------------------------------------------------------------- output
+    def print_silenced(self, call: cst.CSTNode) -> bool:
+        """A ``print`` that runs after ``builtins.print`` was replaced for the non-main ranks
+        (``setup_for_distributed(is_master)``, ``builtins.print = ...``)."""
+        return any(self._after(point, direct, call) for point, direct in self._print_overrides)
+
+    def tagged_per_rank(self, call: cst.Call) -> bool:
+        """Output that names its rank (``print(f"[GPU{rank}] ...")``, ``tqdm(desc=f"rank {rank}")``):
+        one line per rank is what it means to write."""
+        return any(
+            self.rank_tests.depends_on_rank(arg.value)
+            for arg in call.args
+            if arg.keyword is None or arg.keyword.value in ("desc", "postfix")
+        )
+
+    @functools.cached_property
+    def _print_overrides(self) -> list[tuple[cst.CSTNode, bool]]:
+        """Where ``print`` gets replaced, and whether in place (an assignment to
+        ``builtins.print`` / ``setattr(builtins, "print", ...)``) or by a call (of this file's
+        function that makes one, or of such a helper of another module)."""
+        points: list[tuple[cst.CSTNode, bool]] = []
+        for node in [*self.source.of_types(cst.Assign), *self.source.calls_by_callee.get("setattr", [])]:
+            if self._replaces_print(node):
+                points.append((node, True))
+                function = self.source.enclosing_function(node)
+                if function is not None:
+                    points.extend((site, False) for site in self.call_sites(function))
+        for name, calls in self.source.calls_by_callee.items():
+            if _PRINT_OVERRIDE.match(name) and name not in self.source.functions:
+                points.extend((call, False) for call in calls)
+        return points
+
+    def _replaces_print(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Assign):
+            return any(
+                self._is_builtins(t.target.value)
+                for t in node.targets
+                if isinstance(t.target, cst.Attribute) and t.target.attr.value == "print"
+            )
+        if isinstance(node, cst.Call) and len(node.args) >= 2:
+            name = node.args[1].value
+            return isinstance(name, cst.SimpleString) and name.evaluated_value == "print" and self._is_builtins(node.args[0].value)
+        return False
+
+    def _is_builtins(self, node: cst.BaseExpression) -> bool:
+        """``builtins`` / ``__builtin__`` (``import builtins as __builtin__``) / ``__builtins__``."""
+        return "builtins" in self.source.qualified(node) or (isinstance(node, cst.Name) and node.value in _BUILTINS)
+
+    def _after(self, point: cst.CSTNode, direct: bool, node: cst.CSTNode, depth: int = 0) -> bool:
+        """Whether ``node`` runs after the override at ``point``, as far as the file shows."""
+        here = self.source.enclosing_function(point)
+        there = self.source.enclosing_function(node)
+        if here is there:
+            return self.source.line(node) > self.source.line(point)
+        if here is None:
+            return there is not None  # functions run after the module-level code that defines them
+        if direct or there is None:
+            return False  # a replacement inside a function reaches the others through its call sites
+        inside = [s for s in self.call_sites(here) if self.source.enclosing_function(s) is there]
+        if inside:
+            return self.source.line(node) > min(self.source.line(s) for s in inside)
+        callers = self.call_sites(there)
+        if depth < 2 and callers and not any(self._after(point, direct, c, depth + 1) for c in callers):
+            return False  # every call of node's function comes before the override
+        return True

@@ -1,0 +1,173 @@
+"""Loops: which ``for`` counts epochs, and which loaders a loop iterates.
+
+An epoch loop is one whose variable is named like an epoch (``for epoch in ...``, ``ep``,
+``e``), or a ``range(...)`` / ``trange(...)`` whose bound counts epochs (``range(args.epochs)``,
+``range(start, NUM_EPOCHS)``; not ``range(steps_per_epoch)``).
+
+A loop iterates a loader when its header does (``for x in train_loader``, also through
+``enumerate``, ``tqdm``, ``zip``, ``iter``, ``islice``), when a loop nested in it does, when its
+body calls ``iter(loader)``, or when its body calls a function of this file that does, the
+function's parameters mapped to the call's arguments (``train(model, train_loader)`` with
+``def train(model, loader): for x, y in loader``), transitively.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ddpify.analysis.source import Source
+from ddpify.tree.cstutil import code, is_simple_reference
+
+EPOCH_VARIABLE = re.compile(r"epoch|^ep$|^e$", re.I)
+# A name in a `range(...)` bound that counts epochs (`epochs`, `args.n_epochs`, `NUM_EPOCHS`), not
+# the steps or batches of one epoch (`steps_per_epoch`, `epoch_len`).
+EPOCH_COUNT = re.compile(r"epoch", re.I)
+NOT_EPOCH_COUNT = re.compile(r"per_?epoch|step|batch|iter|len|size", re.I)
+_RANGES = frozenset({"builtins.range", "tqdm.trange", "tqdm.auto.trange", "tqdm.notebook.trange"})
+# Calls whose items are those of their (first / every) argument.
+_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "islice", "reversed", "track", "progress_bar"})
+_SPREADERS = frozenset({"zip", "chain"})
+_MAX_DEPTH = 4
+
+
+class Loops:
+    """The loops of one file, each judged once."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self._iterated: dict[cst.CSTNode, list[str]] = {}
+        self._called: dict[cst.CSTNode, list[cst.FunctionDef]] = {}
+
+    def is_epoch_loop(self, loop: cst.For) -> bool:
+        """``for epoch in ...``, or ``for t in range(args.epochs)``: a loop counting epochs
+        under another name (the range bound says what it counts; ``range(max_steps)`` does not)."""
+        if not isinstance(loop.target, cst.Name):
+            return False
+        if EPOCH_VARIABLE.search(loop.target.value):
+            return True
+        bound = loop.iter
+        if not (isinstance(bound, cst.Call) and self.source.qualified(bound) & _RANGES):
+            return False
+        mentioned = [n.value for arg in bound.args for n in self.source.of_types_in(arg.value, cst.Name)]  # type: ignore[attr-defined]
+        return any(EPOCH_COUNT.search(name) and not NOT_EPOCH_COUNT.search(name) for name in mentioned)
+
+    def iterated(self, loop: cst.For) -> list[str]:
+        """The references (``train_loader``, ``self.loader``) whose items ``loop`` or the code
+        it runs iterates, in source order."""
+        found = self._iterated.get(loop)
+        if found is None:
+            found = list(dict.fromkeys([*_items_of(loop.iter), *self._iterated_in(loop.body, 0, set())]))
+            self._iterated[loop] = found
+        return found
+
+    def handed_out(self, loop: cst.For) -> list[str]:
+        """References the loop's body passes to functions this file does not define
+        (``train_one_epoch(model, loader)`` imported from elsewhere): they may iterate them."""
+        found: list[str] = []
+        for call in self.source.of_types_in(loop.body, cst.Call):
+            assert isinstance(call, cst.Call)
+            if any(q.startswith("builtins.") for q in self.source.qualified(call)):
+                continue  # len(loader), print(loader)
+            if self._callees(call) and (isinstance(call.func, cst.Name) or _on_self(call)):
+                continue  # this file's code: iterated() looks inside
+            found.extend(code(a.value) for a in call.args if is_simple_reference(a.value) and not a.star)
+        return list(dict.fromkeys(found))
+
+    def called_functions(self, loop: cst.For) -> list[cst.FunctionDef]:
+        """This file's functions the loop's body calls, directly or through one another."""
+        found = self._called.get(loop)
+        if found is None:
+            seen: dict[cst.FunctionDef, None] = {}
+            todo = [f for call in self.source.of_types_in(loop.body, cst.Call) for f in self._callees(call)]  # type: ignore[arg-type]
+            while todo:
+                function = todo.pop(0)
+                if function in seen:
+                    continue
+                seen[function] = None
+                todo.extend(f for call in self.source.of_types_in(function.body, cst.Call) for f in self._callees(call))  # type: ignore[arg-type]
+            found = list(seen)
+            self._called[loop] = found
+        return found
+
+    # ---------------------------------------------------------------- inside
+    def _iterated_in(self, body: cst.CSTNode, depth: int, active: set[cst.FunctionDef]) -> list[str]:
+        found: list[str] = []
+        for node in self.source.of_types_in(body, cst.For, cst.Call, cst.CompFor):
+            if isinstance(node, (cst.For, cst.CompFor)):
+                found.extend(_items_of(node.iter))
+                continue
+            assert isinstance(node, cst.Call)
+            if _callee(node) == "iter" and node.args:
+                found.extend(_items_of(node))
+            if depth >= _MAX_DEPTH:
+                continue
+            for function in self._callees(node):
+                if function in active:
+                    continue
+                inner = self._iterated_in(function.body, depth + 1, active | {function})
+                found.extend(_through_parameters(inner, function, node))
+        return found
+
+    def _callees(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """The functions of this file ``call`` may run: ``f(...)`` a module-level or nested
+        function, ``x.f(...)`` a method."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            return [f for f in self.source.functions.get(func.value, []) if self.source.enclosing_class(f) is None]
+        if isinstance(func, cst.Attribute):
+            return [f for f in self.source.functions.get(func.attr.value, []) if self.source.enclosing_class(f) is not None]
+        return []
+
+
+def _callee(call: cst.Call) -> str | None:
+    func = call.func
+    return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+
+
+def _on_self(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and call.func.value.value in ("self", "cls")
+
+
+def _items_of(iterable: cst.BaseExpression) -> list[str]:
+    """``train_loader`` for ``train_loader``, ``enumerate(train_loader, 1)``,
+    ``tqdm(train_loader, desc=...)``; both for ``zip(a, b)``."""
+    if is_simple_reference(iterable):
+        return [code(iterable)]
+    if isinstance(iterable, cst.Call):
+        positional = [a.value for a in iterable.args if a.keyword is None and not a.star]
+        name = _callee(iterable)
+        if name in _WRAPPERS and positional:
+            return _items_of(positional[0])
+        if name in _SPREADERS:
+            return [key for value in positional for key in _items_of(value)]
+    return []
+
+
+def _through_parameters(keys: list[str], function: cst.FunctionDef, call: cst.Call) -> list[str]:
+    """What a function iterates, seen from a call: ``loader`` (a parameter) becomes the
+    argument's text (``train_loader``); globals and ``self.x`` stay as written."""
+    params = [p.name.value for p in function.params.params]
+    arguments: dict[str, cst.BaseExpression] = {}
+    if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
+        arguments[params[0]] = call.func.value  # self.train_loader seen from trainer.fit()
+        params = params[1:]
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            break
+        if arg.keyword is not None:
+            arguments[arg.keyword.value] = arg.value
+        elif index < len(params):
+            arguments[params[index]] = arg.value
+    all_params = {p.name.value for p in [*function.params.params, *function.params.kwonly_params, *function.params.posonly_params]}
+    mapped: list[str] = []
+    for key in keys:
+        root, _, rest = key.partition(".")
+        if root in arguments:
+            value = arguments[root]
+            if is_simple_reference(value):
+                mapped.append(code(value) + ("." + rest if rest else ""))
+        elif root not in all_params:
+            mapped.append(key)
+    return mapped

@@ -1,0 +1,114 @@
+"""What a call is: the last name of its callee, a ``torch.distributed`` or ``ddpify.runtime``
+function, a collective every rank must reach; its keyword arguments and literal flags; and the
+module's calls (from the flat tree all rules of a batch share)."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import libcst as cst
+
+from ddpify.check.rule import Rule
+from ddpify.convert import names
+from ddpify.tree import cstutil
+
+N = TypeVar("N", bound=cst.CSTNode)
+
+DIST = "torch.distributed."
+
+RUNTIME = names.RUNTIME_MODULE + "."
+
+# torch.distributed calls that every rank of the group must make, or all of them wait.
+COLLECTIVES = frozenset(
+    {
+        "barrier",
+        "monitored_barrier",
+        "all_reduce",
+        "all_gather",
+        "all_gather_object",
+        "all_gather_into_tensor",
+        "_all_gather_base",
+        "broadcast",
+        "broadcast_object_list",
+        "reduce",
+        "gather",
+        "gather_object",
+        "scatter",
+        "scatter_object_list",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "_reduce_scatter_base",
+        "all_to_all",
+        "all_to_all_single",
+    }
+)
+
+# ddpify.runtime helpers with a collective inside (a barrier).
+RUNTIME_COLLECTIVES = frozenset({"save", "barrier"})
+
+
+def callee_name(call: cst.Call) -> str | None:
+    """The last component of the called name: ``dist.all_reduce(...)`` → ``all_reduce``."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+def dist_function(rule: Rule, call: cst.Call) -> str | None:
+    """``all_reduce`` for ``dist.all_reduce(...)`` / ``torch.distributed.all_reduce(...)``."""
+    for name in rule.qualified(call):
+        if name.startswith(DIST):
+            rest = name[len(DIST) :]
+            if rest.startswith("distributed_c10d."):
+                rest = rest[len("distributed_c10d.") :]
+            if "." not in rest:
+                return rest
+    return None
+
+
+def runtime_function(rule: Rule, call: cst.Call) -> str | None:
+    """``save`` for ``ddpify.save(...)`` where ``ddpify`` is ``ddpify.runtime``."""
+    for name in rule.qualified(call):
+        if name.startswith(RUNTIME) and "." not in name[len(RUNTIME) :]:
+            return name[len(RUNTIME) :]
+    return None
+
+
+def collective(rule: Rule, call: cst.Call) -> str | None:
+    """A printable name when ``call`` is a collective every rank must reach, else None."""
+    function = dist_function(rule, call)
+    if function in COLLECTIVES:
+        return f"dist.{function}"
+    function = runtime_function(rule, call)
+    if function in RUNTIME_COLLECTIVES:
+        return f"ddpify.{function}"
+    return None
+
+
+def nodes(module: cst.Module, kind: type[N]) -> list[N]:
+    """Every node of type ``kind`` in ``module``, in source order, from the flat tree that all
+    rules of the batch share (libcst matchers walk the whole tree on every call)."""
+    return cstutil.of_types(module, kind)  # type: ignore[return-value]
+
+
+def every_call(module: cst.Module) -> list[cst.Call]:
+    """Every call of the module, in source order."""
+    return nodes(module, cst.Call)
+
+
+def keyword_value(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def is_true(value: cst.BaseExpression | None) -> bool:
+    return isinstance(value, cst.Name) and value.value == "True"
+
+
+def is_false(value: cst.BaseExpression | None) -> bool:
+    return isinstance(value, cst.Name) and value.value == "False"

@@ -1,0 +1,217 @@
+"""Questions about the whole script: does it train data-parallel, pin each rank to its own
+GPU, run on CPU only or with gloo, create a process group, combine anything across processes;
+which of its datasets are iterable; the BatchNorm and torchvision names the SyncBN rules use.
+
+Each is a pure function of the module and the rule's metadata, so rules call it from
+``visit_Module`` once and keep the answer."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import libcst as cst
+
+from ddpify.check.calls import callee_name, dist_function, every_call, nodes, runtime_function
+from ddpify.check.rule import Rule
+from ddpify.check.wraps import DDP_CLASSES
+from ddpify.convert import names
+from ddpify.tree.cstutil import code, of_types
+
+SET_DEVICE = frozenset(
+    {
+        "torch.cuda.set_device",
+        "torch.cuda.device",  # `with torch.cuda.device(local_rank):`
+        "torch.accelerator.set_device_index",
+        "torch.accelerator.set_device_idx",
+    }
+)
+
+INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"})
+
+# A helper of the project that sets the group and device up in another file (detr/timm style).
+EXTERNAL_DEVICE_SETUP = re.compile(
+    r"^(init_distributed\w*|setup_distributed\w*|init_dist|setup_ddp|ddp_setup|init_ddp|setup_for_distributed)$"
+)
+
+BATCHNORM = re.compile(r"^torch\.nn\.(modules\.batchnorm\.)?(Lazy)?BatchNorm[123]d$")
+
+SYNC_BATCHNORM = re.compile(r"^torch\.nn\.(modules\.batchnorm\.)?SyncBatchNorm(\.convert_sync_batchnorm)?$")
+
+TORCHVISION_MODEL = re.compile(r"^torchvision\.models\.(segmentation\.|video\.)?([a-z][a-z0-9_]*)$")
+
+# torchvision constructors whose models have no BatchNorm (LayerNorm or no normalisation).
+TORCHVISION_WITHOUT_BN = re.compile(
+    r"^(alexnet|vgg\d+|squeezenet\w*|vit_\w+|swin_\w+|swin3d_\w+|convnext_\w+|mvit_\w+|get_model\w*|get_weight\w*|list_models)$"
+)
+
+DATA_PARALLEL_NAMES = (
+    DDP_CLASSES | INIT_PROCESS_GROUP | frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
+)
+
+
+def is_data_parallel(rule: Rule, module: cst.Module) -> bool:
+    """Whether the script trains data-parallel: it names DistributedDataParallel, FSDP,
+    ``init_process_group``, a DistributedSampler or ddpify.runtime. Scripts that only use
+    ``torch.distributed.rpc`` (parameter servers) or tensor parallelism are not DDP scripts."""
+    for node in of_types(module, cst.Name, cst.Attribute):
+        for name in rule.qualified(node):
+            if name in DATA_PARALLEL_NAMES or name.startswith(("torch.distributed.fsdp", "ddpify.runtime")):
+                return True
+    return False
+
+
+def pins_device_per_rank(rule: Rule, module: cst.Module) -> bool:
+    """Whether the script gives each rank its own GPU: ``torch.cuda.set_device``, a
+    ``torch.cuda.device`` context, ``CUDA_VISIBLE_DEVICES`` set in code, or a project helper
+    that sets distributed training up elsewhere (``utils.init_distributed_mode(args)``)."""
+    for call in of_types(module, cst.Call):
+        assert isinstance(call, cst.Call)
+        if rule.qualified(call) & SET_DEVICE:
+            return True
+        func = call.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if EXTERNAL_DEVICE_SETUP.match(last):
+            return True
+        if last in {"setdefault", "putenv", "update"} and any(_mentions_visible_devices(a.value) for a in call.args):
+            return True  # os.environ.setdefault("CUDA_VISIBLE_DEVICES", ...), os.putenv(...)
+    for assign in of_types(module, cst.Assign):
+        assert isinstance(assign, cst.Assign)
+        if any(isinstance(t.target, cst.Subscript) and _mentions_visible_devices(t.target) for t in assign.targets):
+            return True
+    return False
+
+
+def _mentions_visible_devices(node: cst.CSTNode) -> bool:
+    return any(
+        "CUDA_VISIBLE_DEVICES" in str(s.evaluated_value)  # type: ignore[attr-defined]
+        for s in of_types(node, cst.SimpleString)
+    ) or (isinstance(node, cst.SimpleString) and "CUDA_VISIBLE_DEVICES" in str(node.evaluated_value))
+
+
+_ACCELERATOR_TEXT = re.compile(r"cuda|nccl|gpu|device_ids|accelerator|mps|xpu", re.I)
+
+
+def cpu_only(source: str) -> bool:
+    """A script that never mentions a GPU (no cuda, nccl, gpu, device_ids, accelerator)."""
+    return not _ACCELERATOR_TEXT.search(source)
+
+
+def gloo_backend(rule: Rule, module: cst.Module) -> cst.Call | None:
+    """The ``init_process_group("gloo")`` / ``init_process_group(backend="gloo")`` call, if any."""
+    for call in of_types(module, cst.Call):
+        assert isinstance(call, cst.Call)
+        if not rule.qualified(call) & INIT_PROCESS_GROUP:
+            continue
+        for index, arg in enumerate(call.args):
+            positional_backend = arg.keyword is None and index == 0 and not arg.star
+            if positional_backend or (arg.keyword is not None and arg.keyword.value == "backend"):
+                if isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value == "gloo":
+                    return call
+    return None
+
+
+# Calls that combine values across processes: torch.distributed's own, and the usual helpers
+# scripts wrap them in (pytorch/examples AverageMeter.all_reduce, Horovod metric_average,
+# DETR reduce_dict, Accelerate gather_for_metrics, torchvision synchronize_between_processes).
+REDUCTIONS = frozenset(
+    {
+        "all_reduce",
+        "reduce",
+        "all_gather",
+        "all_gather_object",
+        "all_gather_into_tensor",
+        "gather",
+        "gather_object",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+    }
+)
+
+REDUCTION_HELPER = re.compile(
+    r"(^|_)(all_?reduce|all_?gather|allreduce|allgather)($|_)|^reduce_(tensor|mean|sum|dict|value|loss|metrics?)$|"
+    r"^gather_for_metrics$|^synchronize_between_processes$|^metric_average$|^(sync|reduce)_across_\w+$",
+    re.I,
+)
+
+
+def has_reduction(rule: Rule, module: cst.Module) -> bool:
+    """Does the script combine anything across processes (or use a library that does)?"""
+    for call in every_call(module):
+        if dist_function(rule, call) in REDUCTIONS:
+            return True
+        name = callee_name(call)
+        if name is not None and REDUCTION_HELPER.search(name):
+            return True
+    return imports_any(module, ("torchmetrics", "accelerate", "lightning", "pytorch_lightning", "ignite"))
+
+
+def imports_any(module: cst.Module, packages: tuple[str, ...]) -> bool:
+    for node in [*nodes(module, cst.Import), *nodes(module, cst.ImportFrom)]:
+        if isinstance(node, cst.Import):
+            dotted = [code(alias.name) for alias in node.names]
+        elif isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
+            dotted = [code(node.module)]
+        else:
+            continue
+        if any(d.split(".")[0] in packages for d in dotted):
+            return True
+    return False
+
+
+# Calls that create the default process group (torch, DeepSpeed, device meshes, the usual
+# helpers around them, Accelerate/Fabric objects that do it for you).
+PROCESS_GROUP_INIT = re.compile(
+    r"^(init_process_group|init_distributed\w*|init_dist\w*|dist_init\w*|distributed_init\w*|init_device_mesh|"
+    r"setup|\w+_setup|setup_\w+|init_ddp|initialize_distributed|Accelerator|Fabric)$"
+)
+
+
+def uses_runtime_setup(rule: Rule, module: cst.Module) -> bool:
+    """``ddpify.setup()`` / ``with ddpify.distributed():`` (which also tear the group down)."""
+    return any(runtime_function(rule, call) in ("setup", "distributed") for call in every_call(module))
+
+
+def initialises_process_group(rule: Rule, module: cst.Module) -> bool:
+    for call in every_call(module):
+        name = callee_name(call)
+        if name is not None and PROCESS_GROUP_INIT.match(name):
+            return True
+    return uses_runtime_setup(rule, module)
+
+
+ITERABLE_PREFIXES = ("webdataset.", "torchdata.datapipes.iter.", "torchdata.nodes.")
+
+
+def iterable_dataset_classes(rule: Rule, module: cst.Module) -> set[str]:
+    """Classes of this module that derive (directly or through one another) from IterableDataset."""
+    classes = [c for c in of_types(module, cst.ClassDef) if isinstance(c, cst.ClassDef)]
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for klass in classes:
+            if klass.name.value in found:
+                continue
+            for base in klass.bases:
+                if rule.qualified(base.value) & names.ITERABLE_DATASET or code(base.value) in found:
+                    found.add(klass.name.value)
+                    changed = True
+                    break
+    return found
+
+
+def is_iterable_dataset(rule: Rule, dataset: cst.BaseExpression, classes: set[str], values: dict[str, list[cst.BaseExpression]]) -> bool:
+    """A dataset built by an IterableDataset class (directly or through one variable)."""
+    candidates: Iterable[cst.BaseExpression] = [dataset]
+    if isinstance(dataset, cst.Name):
+        candidates = [dataset, *values.get(dataset.value, [])]
+    for candidate in candidates:
+        if not isinstance(candidate, cst.Call):
+            continue
+        if code(candidate.func) in classes:
+            return True
+        qualified = rule.qualified(candidate)
+        if qualified & names.ITERABLE_DATASET or any(q.startswith(ITERABLE_PREFIXES) for q in qualified):
+            return True
+    return False
