@@ -40,19 +40,12 @@ DEFAULT_CORPUS = Path("/work/corpus-ddp")
 
 # idiom fixture -> why the rules still report it (issue 12 req. 5, measured on the corpus).
 KNOWN_FALSE_POSITIVES: dict[str, str] = {
-    "print_overridden_by_helper_module": "DDP012 does not know that init_distributed_mode() in a helper module replaces print "
-    "through setup_for_distributed (not even a setup_for_distributed defined in the same file)",
-    "print_in_launcher_before_spawn": "DDP012 reports prints of the parent process that runs once before mp.spawn",
-    "rank_test_in_caller": "DDP005/DDP012 do not look at the call sites: every call of the helper is under `if rank == 0:`",
-    "rank_test_stored_in_flag": "DDP005/DDP013 do not follow `save_logs = ... and is_master(args)` into `if save_logs:`",
-    "per_rank_message": "DDP012 reports a message that names the rank on purpose (one line per process is intended)",
     "always_wrapped_checkpoint_roundtrip": "DDP007/DDP008 report a resume checkpoint saved and loaded through an always-present wrapper",
     "pretrained_into_plain_model_before_wrap": "DDP008 pairs a load of exported plain weights (another file) with the script's wrapped save",
     "shuffle_when_no_sampler": "DDP002 reads shuffle=(train_sampler is None) as shuffle=True next to a sampler",
     "dataparallel_in_single_process_branch": "DDP024 reports DataParallel in the `RANK == -1` branch that never runs with DDP",
     "device_set_by_helper": "DDP017 does not see torch.cuda.set_device done by a helper before the training function",
     "seed_derived_per_rank_via_rng": "DDP011 does not see that np.random was seeded per rank just before torch.manual_seed(np.random.randint(...))",
-    "config_value_named_rank": "DDP027 takes `config['inference'] == 'rank'` for a rank guard (the rank-term pattern matches the string 'rank')",
     "local_rank_argument_version_gated": "DDP016 reports --local_rank declared only for torch 1.x, with LOCAL_RANK from the environment on torch 2",
 }
 
