@@ -21,6 +21,15 @@ runnable scripts are converted into ``--out`` and launched with their CPU launch
 /work/tvenv/bin). Prints a markdown table, then (``--details``) every miss and report.
 Needs PyYAML (only for this script; not a ddpify dependency); without it a minimal reader of the
 keys' subset of YAML is used.
+
+Other corpora: ``--keys tests/corpus/keys --scripts /work/corpus-new`` grades a keys folder against a
+scripts folder of your choice (``--scripts`` is ``--corpus``). Those keys may also hold
+``eval_loaders`` (made when left unsharded, WRONG when a loader marked ``must_not_shard`` was
+converted) and ``checks:`` items (see tests/corpus/README.md): ``made_if`` / ``wrong_if`` regexes on
+the item's output, ``names`` for reports, ``optional`` and ``hand`` items. ``--hand FILE`` applies
+verdicts given by hand after reading the diff (``{script: [{line, category, verdict, why}]}``); an
+item marked ``hand`` with no such verdict is listed as ``hand?``. Verdicts: made, reported, MISSED,
+WRONG (done incorrectly, or reported with a wrong line or reason).
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ from ddpify.findings import ConversionResult
 
 ROOT = Path(__file__).resolve().parents[1]
 MADE, REPORTED, MISSED, NA = "made", "reported", "MISSED", "n/a"
+WRONG, HAND = "WRONG", "hand?"  # done incorrectly; hand-graded item without a verdict yet
 
 
 # --- reading keys ----------------------------------------------------------------------------
@@ -375,7 +385,64 @@ def grade(name: str, source: str, key: dict) -> Graded:
             add(Verdict("rank0", line, code, REPORTED, "; ".join(reports)))
         else:
             add(Verdict("rank0", line, code, MISSED, str(entry.get("note", ""))[:120]))
+
+    # evaluation loaders: left unsharded (the design: every rank evaluates everything)
+    for entry in _as_list(key.get("eval_loaders")):
+        found = item("eval loader", entry)
+        if found is None:
+            continue
+        line, start, end, note, code = found
+        out = script.output_for(start, end)
+        sharded = any(t in out for t in ("distributed_loader(", "DistributedSampler", "ddpify.shard("))
+        if not sharded:
+            add(Verdict("eval loader", line, code, MADE, note))
+        elif entry.get("must_not_shard"):
+            add(Verdict("eval loader", line, code, WRONG, "sharded, must stay a plain DataLoader: " + str(entry.get("expected", ""))[:100]))
+        else:
+            add(Verdict("eval loader", line, code, MADE, "sharded (acceptable per key)"))
+
+    # free-form checks: made_if / wrong_if regexes, reports, hand items
+    for entry in _as_list(key.get("checks")):
+        found = item("check", entry)
+        if found is None:
+            continue
+        line, start, end, note, code = found
+        category = f"check:{entry.get('category', '?')}:{entry.get('id', '?')}"
+        out = script.output_for(start, end)
+        scope = {"span": out, "file": result.output}
+
+        def matches(pattern_key: str, scope_key: str, entry: dict = entry, scope: dict = scope) -> bool:
+            pattern = entry.get(pattern_key)
+            return bool(pattern) and re.search(str(pattern), scope[str(entry.get(scope_key) or "span")], re.M) is not None
+
+        reports = script.manual_for(start, end, tuple(str(n) for n in entry.get("names") or ()))
+        if matches("wrong_if", "wrong_scope"):
+            add(Verdict(category, line, code, WRONG, f"output matches wrong_if {entry['wrong_if']!r}"))
+        elif entry.get("made_if") and matches("made_if", "made_scope"):
+            add(Verdict(category, line, code, MADE, note))
+        elif entry.get("hand"):
+            add(Verdict(category, line, code, HAND, "; ".join(reports)))
+        elif reports:
+            add(Verdict(category, line, code, REPORTED, "; ".join(reports)))
+        elif entry.get("optional"):
+            add(Verdict(category, line, code, NA, "optional optimisation not applied"))
+        else:
+            add(Verdict(category, line, code, MISSED, str(entry.get("required", ""))[:120]))
     return graded
+
+
+def apply_hand(graded: Graded, hand: list[dict]) -> None:
+    """Replace automatic verdicts by the hand-given ones of this script (matched on line and a
+    category prefix); a hand entry matching nothing is added as its own item."""
+    for entry in hand:
+        wanted = str(entry.get("category", ""))
+        verdict = {"made": MADE, "reported": REPORTED, "missed": MISSED, "wrong": WRONG, "n/a": NA}[str(entry["verdict"]).lower()]
+        hits = [v for v in graded.verdicts if v.line == entry.get("line") and v.category.startswith(wanted)]
+        for v in hits:
+            v.verdict, v.detail = verdict, f"[hand] {entry.get('why', '')}"
+        if not hits:
+            graded.verdicts.append(Verdict(wanted or "hand", int(entry.get("line", 0)), str(entry.get("code", "")), verdict,
+                                           f"[hand] {entry.get('why', '')}"))
 
 
 _MKDIR = re.compile(r"\b(mkdir|makedirs)\(")
@@ -459,19 +526,23 @@ def run_converted(name: str, converted: Path, launcher: Path, python: str, torch
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "corpus")
+    parser.add_argument("--corpus", "--scripts", dest="corpus", type=Path, default=ROOT.parent / "corpus",
+                        help="folder of the scripts (<name>.py); only those with a key are graded when --keys is given")
     parser.add_argument("--keys", type=Path, default=ROOT.parent / "shared" / "corpus" / "expected")
     parser.add_argument("--launchers", type=Path, default=ROOT.parent / "shared" / "corpus" / "run")
     parser.add_argument("--run", action="store_true", help="run the runnable ones, converted, under torchrun (2 CPU ranks)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/ddpify_corpus"), help="where converted scripts go")
     parser.add_argument("--details", action="store_true", help="list every miss and report after the table")
     parser.add_argument("--timeout", type=int, default=600)
+    parser.add_argument("--hand", type=Path, help="YAML of hand-given verdicts {script: [{line, category, verdict, why}]}")
     parser.add_argument("names", nargs="*", help="only these scripts")
     args = parser.parse_args(argv)
     python = os.environ.get("PYTHON", "/work/tvenv/bin/python")
     torchrun = os.environ.get("TORCHRUN", str(Path(python).parent / "torchrun"))
 
-    scripts = sorted(p for p in args.corpus.glob("*.py") if not args.names or p.stem in args.names)
+    scripts = sorted(p for p in args.corpus.glob("*.py") if (not args.names or p.stem in args.names)
+                     and (args.keys / f"{p.stem}.yaml").exists())
+    hand = load_key(args.hand) if args.hand else {}
     if not scripts:
         parser.error(f"no scripts in {args.corpus}")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -481,6 +552,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         key = load_key(key_path) if key_path.exists() else {}
         decoded = source_io.decode(path.read_bytes(), path.name)
         graded = grade(path.stem, decoded.text, key)
+        apply_hand(graded, (hand or {}).get(path.stem) or [])
         if graded.result is not None:
             converted = args.out / f"{path.stem}_ddp.py"
             converted.write_bytes(source_io.encode(decoded, graded.result.output))
@@ -490,24 +562,27 @@ def main(argv: Optional[list[str]] = None) -> int:
                 print(f"[run] {path.stem}: {graded.run}", file=sys.stderr)
         rows.append(graded)
 
-    print("| script | changes made | items reported for a human | key items made / reported / missed | key items missed | run (torchrun, 2 CPU ranks) |")
+    print("| script | changes made | items reported for a human | key items made / reported / missed / wrong | key items missed or wrong | run (torchrun, 2 CPU ranks) |")
     print("|---|---|---|---|---|---|")
-    totals = [0, 0, 0, 0, 0]
+    totals = [0, 0, 0, 0, 0, 0, 0]
     for g in rows:
         if g.result is None:
             print(f"| {g.name} | refused: {g.error} | | | | |")
             continue
-        counts = {v: sum(1 for x in g.verdicts if x.verdict == v) for v in (MADE, REPORTED, MISSED)}
-        missed = "; ".join(f"{v.category} L{v.line}" for v in g.verdicts if v.verdict == MISSED) or "-"
+        counts = {v: sum(1 for x in g.verdicts if x.verdict == v) for v in (MADE, REPORTED, MISSED, WRONG, HAND)}
+        bad = "; ".join(f"{v.verdict} {v.category} L{v.line}" for v in g.verdicts if v.verdict in (MISSED, WRONG)) or "-"
+        pending = f" (+{counts[HAND]} hand?)" if counts[HAND] else ""
         print(f"| {g.name} | {len(g.result.changes)} | {len(g.result.manual)} | {counts[MADE]} / {counts[REPORTED]} / "
-              f"{counts[MISSED]} | {missed} | {g.run or '-'} |")
-        for i, value in enumerate((len(g.result.changes), len(g.result.manual), counts[MADE], counts[REPORTED], counts[MISSED])):
+              f"{counts[MISSED]} / {counts[WRONG]}{pending} | {bad} | {g.run or '-'} |")
+        for i, value in enumerate((len(g.result.changes), len(g.result.manual), counts[MADE], counts[REPORTED], counts[MISSED],
+                                   counts[WRONG], counts[HAND])):
             totals[i] += value
-    print(f"| **total ({len(rows)})** | {totals[0]} | {totals[1]} | {totals[2]} / {totals[3]} / {totals[4]} | | |")
+    pending = f" (+{totals[6]} hand?)" if totals[6] else ""
+    print(f"| **total ({len(rows)})** | {totals[0]} | {totals[1]} | {totals[2]} / {totals[3]} / {totals[4]} / {totals[5]}{pending} | | |")
 
     if args.details:
         for g in rows:
-            interesting = [v for v in g.verdicts if v.verdict in (MISSED, REPORTED) or v.detail]
+            interesting = [v for v in g.verdicts if v.verdict in (MISSED, REPORTED, WRONG, HAND) or v.detail]
             if not interesting:
                 continue
             print(f"\n### {g.name}")
