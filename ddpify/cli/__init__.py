@@ -13,6 +13,7 @@ from ddpify import __version__
 from ddpify.cli.check import check, explain_rule, list_rules
 from ddpify.cli.convert import EXIT_CODES_HELP, convert
 from ddpify.cli.launch import launch_script
+from ddpify.cli.verify import verify
 
 
 class _ConvertByDefault(click.Group):
@@ -35,5 +36,5 @@ def main() -> None:
     """
 
 
-for _command in (convert, check, list_rules, explain_rule, launch_script):
+for _command in (convert, check, list_rules, explain_rule, launch_script, verify):
     main.add_command(_command)

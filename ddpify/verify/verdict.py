@@ -1,0 +1,78 @@
+"""The verdict: one row per property, PASS / FAIL / n/a with the evidence, as a table and JSON.
+
+The judges (``judge_data``, ``judge_model``, ``judge_run``) each read the records and return
+their rows; a property that could not be observed is n/a and says why, never PASS.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from ddpify.verify.records import Outcome, Records
+
+__all__ = ["PASS", "FAIL", "NA", "Row", "TITLES", "judge", "render", "exit_code", "as_json"]
+
+PASS, FAIL, NA = "PASS", "FAIL", "n/a"
+
+# Row keys in table order, with their titles. GuardError.row values are these keys.
+TITLES = {
+    "run": "script runs to the end on every rank",
+    "shards": "training data: shards disjoint, cover the data",
+    "reshuffle": "training data: reshuffled each epoch, one order",
+    "batch": "training data: global batch per step",
+    "draws": "random index sampling differs per rank",
+    "wrapped": "every trained model wrapped in DDP",
+    "forward": "forward through the wrapper each step",
+    "params": "parameters identical on all ranks",
+    "checkpoints": "checkpoints: one rank, plain state dicts",
+    "writes": "file writes and log lines from one rank",
+    "rng": "per-rank RNG streams after init",
+    "init": "model init and generated data identical",
+    "hang": "no hang: same collectives on every rank",
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    status: str
+    evidence: str
+
+    @property
+    def title(self) -> str:
+        return TITLES[self.key]
+
+
+def judge(records: Records, outcome: Outcome, single: Records | None = None) -> list[Row]:
+    """Every row, in table order. ``single``: the records of the same script as one process
+    (``--compare``), for the global batch."""
+    from ddpify.verify import judge_data, judge_model, judge_run
+
+    rows = [
+        *judge_run.rows(records, outcome),
+        *judge_data.rows(records, single),
+        *judge_model.rows(records),
+    ]
+    order = list(TITLES)
+    return sorted(rows, key=lambda row: order.index(row.key))
+
+
+def render(rows: list[Row], header: str) -> str:
+    """A plain-text table (pasteable, no colour), then one summary line."""
+    width = max(len(row.title) for row in rows)
+    lines = [header, f"{'property':<{width}}  verdict  evidence"]
+    lines += [f"{row.title:<{width}}  {row.status:<7}  {row.evidence}" for row in rows]
+    failed = [row.title for row in rows if row.status == FAIL]
+    counts = f"{sum(r.status == PASS for r in rows)} pass, {len(failed)} fail, {sum(r.status == NA for r in rows)} n/a"
+    lines.append(f"verdict: {'FAIL' if failed else 'PASS'} ({counts})")
+    return "\n".join(lines) + "\n"
+
+
+def exit_code(rows: list[Row]) -> int:
+    """0 when every applicable property passes, 1 when one fails."""
+    return 1 if any(row.status == FAIL for row in rows) else 0
+
+
+def as_json(rows: list[Row], header: str) -> str:
+    return json.dumps({"run": header, "rows": [{**asdict(row), "title": row.title} for row in rows]}, indent=2) + "\n"
