@@ -22,6 +22,7 @@ def conversion_report(result: ConversionResult, source_name: str, output_name: s
         f"  torchrun --standalone --nproc_per_node=NUM_GPUS {script} ARGS...   # one machine",
         f"  torchrun --standalone --nproc_per_node=2 {script} ARGS...          # CPU, gloo (a test run)",
         f"  python {script} ARGS...                                          # still one process, like the original",
+        f"  ddpify verify {script} -- ARGS...                                # check it: sharding, sync, saves, hangs",
     ]
     return "\n".join(lines) + "\n"
 
