@@ -34,13 +34,12 @@ _SKIPPED_DIRS = (
 )
 _SKIPPED_FILES = ("contextlib.py",)
 
-# Live guarded wrappers; per optimizer, its parameter counts and, per wrapper it steps, the
-# wrapper's forward count at this optimizer's last step.
+# Live guarded wrappers. Each optimizer keeps (in its ``_ddpify_guard`` attribute) the wrappers
+# it steps, looked up again when a wrapper is added (``_hooks["generation"]``) or its groups change.
 _wrappers: weakref.WeakSet = weakref.WeakSet()
-_stepped_by: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # Verify mode: every submodule of a wrapped model -> its wrapper, for naming a bypass.
 _owners: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_hooks: dict[str, Any] = {}
+_hooks: dict[str, Any] = {"generation": 0}
 
 
 class GuardError(RuntimeError):
@@ -119,12 +118,15 @@ class DistributedDataParallel(TorchDDP):
         state["_ddpify_site"] = wrap_site
         state["_ddpify_forwards"] = 0
         state["_ddpify_inside"] = 0
+        state["_ddpify_naming"] = verify_mode()  # count nesting for _before_module_call
         state["_ddpify_bypass"] = None
         _register(self)
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         state = self.__dict__
         state["_ddpify_forwards"] += 1
+        if not state["_ddpify_naming"]:
+            return super().forward(*inputs, **kwargs)
         state["_ddpify_inside"] += 1
         try:
             return super().forward(*inputs, **kwargs)
@@ -153,7 +155,7 @@ GuardedDDP = DistributedDataParallel  # the name the rest of the runtime uses
 def _register(wrapper: DistributedDataParallel) -> None:
     """Track ``wrapper`` and install the process-wide hooks once."""
     _wrappers.add(wrapper)
-    _stepped_by.clear()  # optimizers built before this wrapper may step it too
+    _hooks["generation"] += 1  # optimizers built before this wrapper may step it too
     if "step" not in _hooks:
         _hooks["step"] = register_optimizer_step_pre_hook(_before_step)
     if verify_mode():
@@ -165,13 +167,14 @@ def _register(wrapper: DistributedDataParallel) -> None:
 
 def _wrappers_stepped_by(optimizer: Any) -> list[list[Any]]:
     """``[weakref to wrapper, its forward count at this optimizer's last step]`` for the guarded
-    wrappers ``optimizer`` updates (cached per optimizer until its parameter groups change)."""
-    signature = tuple(len(group["params"]) for group in optimizer.param_groups)
-    cached = _stepped_by.get(optimizer)
-    if cached is None or cached[0] != signature:
+    wrappers ``optimizer`` updates, kept on the optimizer (its state_dict and pickle ignore it)
+    until a wrapper is added or a parameter group."""
+    key = (_hooks["generation"], len(optimizer.param_groups))
+    cached = optimizer.__dict__.get("_ddpify_guard")
+    if cached is None or cached[0] != key:
         ids = {id(p) for group in optimizer.param_groups for p in group["params"]}
         entries = [[weakref.ref(w), 0] for w in list(_wrappers) if any(id(p) in ids for p in w.module.parameters())]
-        cached = _stepped_by[optimizer] = (signature, entries)
+        cached = optimizer.__dict__["_ddpify_guard"] = (key, entries)
     return cached[1]
 
 
