@@ -17,7 +17,7 @@ import torch
 import torch.utils.data.dataloader as dataloader_module
 from torch.utils.data import DataLoader, TensorDataset
 
-from ddpify.verify.recorder import Recorder, called_from_torch, user_frame, where
+from ddpify.verify.recording import Recorder, called_from_torch, user_frame, where
 
 __all__ = ["install", "tensor_digest"]
 

@@ -19,7 +19,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from ddpify.verify.recorder import Recorder, called_from_torch, is_user_file, user_frame, where
+from ddpify.verify.recording import Recorder, called_from_torch, is_user_file, user_frame, where
 
 __all__ = ["install", "runtime_barrier"]
 

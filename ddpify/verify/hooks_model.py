@@ -22,7 +22,7 @@ from torch.optim.optimizer import register_optimizer_step_post_hook, register_op
 
 from ddpify.runtime._guard import describe_bypass
 from ddpify.verify.hooks_data import tensor_digest
-from ddpify.verify.recorder import Recorder, user_frame, where
+from ddpify.verify.recording import Recorder, user_frame, where
 
 __all__ = ["VerifyError", "install"]
 

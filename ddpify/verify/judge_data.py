@@ -10,7 +10,7 @@ from collections import Counter
 from typing import Any
 
 from ddpify.verify.records import Event, Records
-from ddpify.verify.verdict import FAIL, NA, PASS, Row
+from ddpify.verify.row import FAIL, NA, PASS, Row
 
 __all__ = ["rows"]
 

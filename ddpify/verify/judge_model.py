@@ -4,7 +4,7 @@ per-rank RNG streams once training runs, identical model init and generated data
 from __future__ import annotations
 
 from ddpify.verify.records import Event, Records
-from ddpify.verify.verdict import FAIL, NA, PASS, Row
+from ddpify.verify.row import FAIL, NA, PASS, Row
 
 __all__ = ["rows"]
 

@@ -7,7 +7,7 @@ import os
 import re
 
 from ddpify.verify.records import Event, Outcome, Records
-from ddpify.verify.verdict import FAIL, NA, PASS, Row
+from ddpify.verify.row import FAIL, NA, PASS, Row
 
 __all__ = ["rows"]
 

@@ -195,7 +195,7 @@ def launch(
         elapsed=time.monotonic() - started,
         output_tail=b"".join(tail).decode("utf-8", "replace")[-8000:],
         nproc=nproc,
-        device="CPU, gloo" if cpu_only else "GPU, nccl",
+        device="CPU, gloo" if cpu_only else "one GPU per process",
         steps=steps,
         timeout=timeout,
     )

@@ -22,7 +22,7 @@ class Outcome:
     elapsed: float
     output_tail: str
     nproc: int
-    device: str  # "CPU, gloo" or "GPU, nccl"
+    device: str  # "CPU, gloo" or "one GPU per process"
     steps: int | None
     timeout: float
 

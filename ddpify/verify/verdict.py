@@ -7,41 +7,12 @@ their rows; a property that could not be observed is n/a and says why, never PAS
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 from ddpify.verify.records import Outcome, Records
+from ddpify.verify.row import FAIL, NA, PASS, TITLES, Row
 
 __all__ = ["PASS", "FAIL", "NA", "Row", "TITLES", "judge", "render", "exit_code", "as_json"]
-
-PASS, FAIL, NA = "PASS", "FAIL", "n/a"
-
-# Row keys in table order, with their titles. GuardError.row values are these keys.
-TITLES = {
-    "run": "script runs to the end on every rank",
-    "shards": "training data: shards disjoint, cover the data",
-    "reshuffle": "training data: reshuffled each epoch, one order",
-    "batch": "training data: global batch per step",
-    "draws": "random index sampling differs per rank",
-    "wrapped": "every trained model wrapped in DDP",
-    "forward": "forward through the wrapper each step",
-    "params": "parameters identical on all ranks",
-    "checkpoints": "checkpoints: one rank, plain state dicts",
-    "writes": "file writes and log lines from one rank",
-    "rng": "per-rank RNG streams after init",
-    "init": "model init and generated data identical",
-    "hang": "no hang: same collectives on every rank",
-}
-
-
-@dataclass(frozen=True)
-class Row:
-    key: str
-    status: str
-    evidence: str
-
-    @property
-    def title(self) -> str:
-        return TITLES[self.key]
 
 
 def judge(records: Records, outcome: Outcome, single: Records | None = None) -> list[Row]:
