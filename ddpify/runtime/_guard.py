@@ -26,11 +26,16 @@ VERIFY_ENV_VAR = "DDPIFY_VERIFY"
 RECORDER_MODULE = "ddpify.verify.recorder"
 
 # Frames of these folders are never "the call site": torch's (Module.to, Optimizer.step
-# wrappers), contextlib's (ddpify.distributed), this package's own and the verify recorder's.
-_SKIPPED_DIRS = (
-    os.path.dirname(torch.__file__),
-    os.path.dirname(os.path.abspath(__file__)),
-    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "verify"),
+# wrappers), contextlib's (ddpify.distributed), the runtime's own and the verify recorder's.
+# The code's own file name, not __file__: embedded by --standalone, the runtime has none.
+_RUNTIME_DIR = os.path.dirname(sys._getframe(0).f_code.co_filename)
+_SKIPPED_DIRS = tuple(
+    folder + os.sep
+    for folder in (
+        os.path.dirname(torch.__file__),
+        _RUNTIME_DIR,
+        *([os.path.join(os.path.dirname(_RUNTIME_DIR), "verify")] if os.path.basename(_RUNTIME_DIR) == "runtime" else []),
+    )
 )
 _SKIPPED_FILES = ("contextlib.py",)
 

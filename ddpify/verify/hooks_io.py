@@ -112,6 +112,8 @@ def _install_writes(rec: Recorder) -> None:
         if called_from_torch(2) or caller == _RUNTIME_DIR:
             return
         path = os.path.abspath(os.fsdecode(file))
+        if _RUNTIME_TEMPORARY.match(os.path.basename(path)):  # ddpify.save's, embedded by --standalone
+            return
         if path in written or path.startswith((rec.folder, "/dev/", "/proc/")):
             return
         written.add(path)
