@@ -8,7 +8,8 @@ ddpify's guarded one (a one-rank gloo group), the two models stepped alternately
 the same machine load, and prints the medians and the difference per step. ``--json PATH``
 writes the numbers.
 
-    python benchmarks/guard_cost.py [--steps 20000] [--width 64]
+    python benchmarks/guard_cost.py [--steps 20000] [--width 64]        # one process
+    torchrun --standalone --nproc_per_node=2 benchmarks/guard_cost.py --width 512   # 2 ranks, gloo
 """
 
 from __future__ import annotations
@@ -69,15 +70,24 @@ def main() -> None:
     os.environ.pop("DDPIFY_GUARDS", None)
     os.environ.pop("DDPIFY_VERIFY", None)
     with tempfile.TemporaryDirectory() as folder:
-        dist.init_process_group("gloo", init_method=f"file://{folder}/rendezvous", rank=0, world_size=1)
+        if "RANK" in os.environ:  # under torchrun: a real group of several ranks
+            dist.init_process_group("gloo")
+        else:
+            dist.init_process_group("gloo", init_method=f"file://{folder}/rendezvous", rank=0, world_size=1)
+        world = dist.get_world_size()
         try:
             interleaved_steps(500, args.width)  # warm-up
             times = interleaved_steps(args.steps, args.width)
         finally:
             dist.destroy_process_group()
+    if int(os.environ.get("RANK", "0")) != 0:
+        return
     plain = statistics.median(times["torch DDP"])
     guarded = statistics.median(times["ddpify DDP (guard rails on)"])
-    print(f"training step, MLP 32-{args.width}-{args.width}-1, batch 32, 1 thread: {args.steps} steps each, interleaved, medians")
+    print(
+        f"training step, MLP 32-{args.width}-{args.width}-1, batch 32, 1 thread, {world} rank(s): "
+        f"{args.steps} steps each, interleaved, medians (rank 0)"
+    )
     print("| wrapper | step | vs torch DDP |")
     print("|---|---|---|")
     print(f"| torch DistributedDataParallel | {plain * 1e6:.1f} µs | 1.000x |")

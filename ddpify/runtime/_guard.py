@@ -131,10 +131,11 @@ class DistributedDataParallel(TorchDDP):
         state = self.__dict__
         state["_ddpify_forwards"] += 1
         if not state["_ddpify_naming"]:
-            return super().forward(*inputs, **kwargs)
+            return TorchDDP.forward(self, *inputs, **kwargs)
         state["_ddpify_inside"] += 1
+        state["_ddpify_bypass"] = None  # a forward through the wrapper: an earlier bypass is moot
         try:
-            return super().forward(*inputs, **kwargs)
+            return TorchDDP.forward(self, *inputs, **kwargs)
         finally:
             state["_ddpify_inside"] -= 1
 
@@ -170,30 +171,30 @@ def _register(wrapper: DistributedDataParallel) -> None:
             _hooks["module"] = register_module_forward_pre_hook(_before_module_call)
 
 
-def _wrappers_stepped_by(optimizer: Any) -> list[list[Any]]:
-    """``[weakref to wrapper, its forward count at this optimizer's last step]`` for the guarded
-    wrappers ``optimizer`` updates, kept on the optimizer (its state_dict and pickle ignore it)
-    until a wrapper is added or a parameter group."""
-    key = (_hooks["generation"], len(optimizer.param_groups))
-    cached = optimizer.__dict__.get("_ddpify_guard")
-    if cached is None or cached[0] != key:
-        ids = {id(p) for group in optimizer.param_groups for p in group["params"]}
-        entries = [[weakref.ref(w), 0] for w in list(_wrappers) if any(id(p) in ids for p in w.module.parameters())]
-        cached = optimizer.__dict__["_ddpify_guard"] = (key, entries)
-    return cached[1]
+def _stepped_by(optimizer: Any) -> tuple[int, int, list[list[Any]]]:
+    """(wrapper generation, parameter groups, ``[weakref to wrapper, its forward count at this
+    optimizer's last step]`` for each guarded wrapper ``optimizer`` updates), kept on the
+    optimizer (its state_dict and pickle ignore it) until a wrapper or a group is added."""
+    ids = {id(p) for group in optimizer.param_groups for p in group["params"]}
+    entries = [[weakref.ref(w), 0] for w in list(_wrappers) if any(id(p) in ids for p in w.module.parameters())]
+    cached = optimizer.__dict__["_ddpify_guard"] = (_hooks["generation"], len(optimizer.param_groups), entries)
+    return cached
 
 
 def _before_step(optimizer: Any, args: Any, kwargs: Any) -> None:
     """Optimizer-step pre-hook: each wrapper this optimizer steps must have run a forward since
-    this optimizer's last step if its parameters have gradients."""
-    for entry in _wrappers_stepped_by(optimizer):
+    this optimizer's last step if its parameters have gradients. Runs every step: kept to a
+    few dictionary reads."""
+    cached = optimizer.__dict__.get("_ddpify_guard")
+    if cached is None or cached[0] != _hooks["generation"] or cached[1] != len(optimizer.param_groups):
+        cached = _stepped_by(optimizer)
+    for entry in cached[2]:
         wrapper = entry[0]()
         if wrapper is None:
             continue
-        state = wrapper.__dict__
-        if state["_ddpify_forwards"] != entry[1]:
-            entry[1] = state["_ddpify_forwards"]
-            state["_ddpify_bypass"] = None
+        forwards = wrapper.__dict__["_ddpify_forwards"]
+        if forwards != entry[1]:
+            entry[1] = forwards
             continue
         if guards_enabled() and any(p.grad is not None for p in wrapper.module.parameters()):
             _raise_bypass(wrapper)
