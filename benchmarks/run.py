@@ -60,6 +60,7 @@ TARGETS = {
     "help_vs_click": 1.5,  # --help / --version <= 1.5x import click
     "step_vs_hand": 1.02,  # converted step time <= 1.02x hand-written
     "runtime_import_ms": 30.0,  # import ddpify.runtime <= 30 ms beyond torch
+    "guards_vs_off": 1.01,  # converted step time with the default guard rails <= 1.01x without (DDPIFY_GUARDS=0)
 }
 
 
@@ -245,15 +246,17 @@ def runtime_section(repeat: int, rounds: int, numbers: dict, scratch: Path) -> s
     converted = scratch / "train_converted.py"
     subprocess.run(ddpify_cmd(str(DATA / "train.py"), "-o", str(converted), "-q"), check=True, cwd=ROOT)
     torchrun = _tool("torchrun") if (BIN / "torchrun").exists() else [PYTHON, "-m", "torch.distributed.run"]
-    steps: dict[str, list[float]] = {"converted by ddpify": [], "hand-written DDP": []}
+    steps: dict[str, list[float]] = {"converted by ddpify": [], "hand-written DDP": [], "converted, guard rails off": []}
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    env.pop("DDPIFY_GUARDS", None)
     for index in range(rounds):
-        order = [("converted by ddpify", converted), ("hand-written DDP", DATA / "train_ddp.py")]
+        order = [("converted by ddpify", converted), ("hand-written DDP", DATA / "train_ddp.py"), ("converted, guard rails off", converted)]
         if index % 2:
             order.reverse()
         for name, script in order:
             cmd = [*torchrun, "--standalone", "--nproc_per_node=2", str(script), *TRAIN_ARGS, "--out-dir", str(scratch / "out")]
-            done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+            run_env = {**env, "DDPIFY_GUARDS": "0"} if name.endswith("guard rails off") else env
+            done = subprocess.run(cmd, capture_output=True, text=True, env=run_env, cwd=ROOT)
             found = re.search(r"step_ms_median=([0-9.]+)", done.stdout)
             if done.returncode != 0 or not found:
                 raise SystemExit(f"training run failed: {' '.join(cmd)}\n{done.stdout[-1500:]}\n{done.stderr[-1500:]}")
@@ -261,11 +264,13 @@ def runtime_section(repeat: int, rounds: int, numbers: dict, scratch: Path) -> s
         print(f"  [runtime steps] round {index + 1}/{rounds}", file=sys.stderr, flush=True)
     conv = statistics.median(steps["converted by ddpify"])
     hand = statistics.median(steps["hand-written DDP"])
+    off = statistics.median(steps["converted, guard rails off"])
     numbers["runtime"] = {
         "import_inside_s": inside, "import_torch_s": results['python -c "import torch"'].times,
         "import_torch_runtime_s": results['python -c "import torch, ddpify.runtime"'].times,
         "step_ms": steps, "step_ratio": conv / hand, "import_ms": 1000 * statistics.median(inside),
         "step_ratio_min": min(steps["converted by ddpify"]) / min(steps["hand-written DDP"]),
+        "guards_ratio": conv / off,
     }
     rows = [
         ['python -c "import torch"', fmt_s(torch_only), ""],
@@ -273,6 +278,7 @@ def runtime_section(repeat: int, rounds: int, numbers: dict, scratch: Path) -> s
         ["import ddpify.runtime after torch (in process)", f"{1000 * statistics.median(inside):.1f} ms", ""],
         ["train step, hand-written DDP (median of runs)", f"{hand:.1f} ms", "1.00x"],
         ["train step, converted by ddpify (median of runs)", f"{conv:.1f} ms", f"{conv / hand:.3f}x"],
+        ["train step, converted, guard rails off (DDPIFY_GUARDS=0)", f"{off:.1f} ms", f"guard rails on: {conv / off:.3f}x"],
         ["train step, least-disturbed run: hand-written / converted",
          f"{min(steps['hand-written DDP']):.1f} / {min(steps['converted by ddpify']):.1f} ms",
          f"{min(steps['converted by ddpify']) / min(steps['hand-written DDP']):.3f}x"],
@@ -305,6 +311,7 @@ def targets_section(numbers: dict) -> str:
                      "met" if not {"libcst", "torch"} & set(cli["heavy_imports"]) else "MISSED"])
     add("converted step time <= 1.02x hand-written", runtime.get("step_ratio"), TARGETS["step_vs_hand"], False)
     add("import ddpify.runtime <= 30 ms beyond torch", runtime.get("import_ms"), TARGETS["runtime_import_ms"], False, " ms")
+    add("default guard rails <= 1.01x step time", runtime.get("guards_ratio"), TARGETS["guards_vs_off"], False)
     return "### Targets\n\n" + table(["target", "measured", ""], rows) + "\n"
 
 

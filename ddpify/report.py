@@ -62,6 +62,7 @@ def _launch(source_name: str, target: str | None) -> list[str]:
         f"  torchrun --standalone --nproc_per_node=NUM_GPUS {script} ARGS...   # one machine",
         f"  torchrun --standalone --nproc_per_node=2 {script} ARGS...          # CPU, gloo (a test run)",
         f"  python {script} ARGS...                                          # still one process, like the original",
+        f"  ddpify verify {script} -- ARGS...                                # check it: sharding, sync, saves, hangs",
     ]
 
 

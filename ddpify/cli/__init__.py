@@ -15,6 +15,7 @@ from ddpify import __version__
 from ddpify.cli.check import check, explain_rule, list_rules
 from ddpify.cli.convert import EXIT_CODES_HELP, convert
 from ddpify.cli.launch import launch_script
+from ddpify.cli.verify import verify
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a process Ctrl-C ended
 
@@ -66,5 +67,5 @@ def main() -> None:
     """
 
 
-for _command in (convert, check, list_rules, explain_rule, launch_script):
+for _command in (convert, check, list_rules, explain_rule, launch_script, verify):
     main.add_command(_command)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import itertools
 import math
 import os
 import random
@@ -50,41 +51,81 @@ def _print_once(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-@contextlib.contextmanager
-def _agreed_rng(seed: int) -> Iterator[None]:
-    """Seed the global RNGs identically on all ranks for the body, restoring them afterwards.
+# Elements taken from a user's sampler per switch to its private RNG states: large enough that
+# switching costs nothing per sample, small enough that memory stays bounded whatever its length.
+_CHUNK = 4096
 
-    A user sampler draws from the global RNGs, which differ per rank once training started
-    (see ``_seed``); drawing under a common seed makes every rank produce the same full order,
-    and restoring the state keeps the rest of the script's random stream untouched.
+
+class _PrivateRng:
+    """The RNG states a user's sampler draws from while it is sharded.
+
+    Every rank seeds them alike (``seed + epoch``), so every rank draws the same full order;
+    the script's own streams (which differ per rank once training started, see ``_seed``) are
+    saved before each chunk and restored after it, untouched; and the private states carry
+    over from one chunk to the next, so a sampler of any length is drawn lazily.
     """
-    numpy = sys.modules.get("numpy")  # only if the script uses it; never import it ourselves
-    py_state = random.getstate()
-    np_state = numpy.random.get_state() if numpy is not None else None
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        random.seed(seed)
-        if numpy is not None:
-            numpy.random.seed(seed % 2**32)
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.states: Optional[tuple[Any, Any, Any]] = None
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        numpy = sys.modules.get("numpy")  # only if the script uses it; never import it ourselves
+        saved = (torch.get_rng_state(), random.getstate(), numpy.random.get_state() if numpy is not None else None)
+        if self.states is None:
+            torch.manual_seed(self.seed)
+            random.seed(self.seed)
+            if numpy is not None:
+                numpy.random.seed(self.seed % 2**32)
+        else:
+            torch.set_rng_state(self.states[0])
+            random.setstate(self.states[1])
+            if numpy is not None and self.states[2] is not None:
+                numpy.random.set_state(self.states[2])
         try:
             yield
         finally:
-            random.setstate(py_state)
-            if numpy is not None:
-                numpy.random.set_state(np_state)
+            numpy = sys.modules.get("numpy")
+            self.states = (torch.get_rng_state(), random.getstate(), numpy.random.get_state() if numpy is not None else None)
+            torch.set_rng_state(saved[0])
+            random.setstate(saved[1])
+            if numpy is not None and saved[2] is not None:
+                numpy.random.set_state(saved[2])
 
 
-def _pad_and_shard(order: Sequence[Any], num_replicas: int, rank_: int) -> list[Any]:
-    """Pad ``order`` to a multiple of ``num_replicas`` by repeating it from the start (as
-    DistributedSampler does), so every rank gets the same count and no rank waits forever in a
-    collective, then take this rank's strided share."""
-    if not order:
-        return []
-    total = math.ceil(len(order) / num_replicas) * num_replicas
-    padded = list(order)
-    while len(padded) < total:
-        padded.extend(order[: total - len(padded)])
-    return padded[rank_:total:num_replicas]
+def _agreed_order(inner: Iterable[Any], seed: int) -> Iterator[Any]:
+    """``inner``'s full order, identical on every rank, drawn ``_CHUNK`` elements at a time."""
+    rng = _PrivateRng(seed)
+    iterator: Optional[Iterator[Any]] = None
+    while True:
+        with rng.active():
+            if iterator is None:
+                iterator = iter(inner)
+            chunk = list(itertools.islice(iterator, _CHUNK))
+        if not chunk:
+            return
+        yield from chunk
+
+
+def _pad_and_shard(order: Iterable[Any], num_replicas: int, rank_: int) -> Iterator[Any]:
+    """This rank's strided share of ``order`` padded to a multiple of ``num_replicas`` by
+    repeating it from the start (as DistributedSampler does), so every rank gets the same count
+    and no rank waits forever in a collective. Lazy: only the first ``num_replicas - 1``
+    elements are kept, for the padding."""
+    head: list[Any] = []
+    count = 0
+    for element in order:
+        if count < num_replicas - 1:
+            head.append(element)
+        if count % num_replicas == rank_:
+            yield element
+        count += 1
+    if not count:
+        return
+    for position in range(count, math.ceil(count / num_replicas) * num_replicas):
+        if position % num_replicas == rank_:
+            yield head[(position - count) % len(head)]
 
 
 class _ShardingBase:
@@ -106,13 +147,9 @@ class _ShardingBase:
         if callable(inner_set_epoch):
             inner_set_epoch(epoch)
 
-    def _draw(self) -> list[Any]:
-        """The wrapped object's complete order for this epoch, identical on every rank."""
-        with _agreed_rng(self.seed + self.epoch):
-            return list(iter(self.inner))
-
     def __iter__(self) -> Iterator[Any]:
-        return iter(_pad_and_shard(self._draw(), self.num_replicas, self.rank))
+        """This rank's share of the wrapped object's order for this epoch, drawn lazily."""
+        return _pad_and_shard(_agreed_order(self.inner, self.seed + self.epoch), self.num_replicas, self.rank)
 
     def __len__(self) -> int:
         return math.ceil(len(self.inner) / self.num_replicas)  # type: ignore[arg-type]
@@ -123,7 +160,9 @@ class ShardedSampler(_ShardingBase, Sampler):
 
     Every rank draws the user sampler's full order under the same seed (``seed + epoch``),
     pads it to a multiple of the world size and keeps ``order[rank::world]``: the ranks' shares
-    are disjoint and together are exactly what the user's sampler would have produced.
+    are disjoint and together are exactly what the user's sampler would have produced. The
+    order is drawn as it is consumed, so a sampler of 10**10 samples starts at once in
+    bounded memory.
     """
 
     def __init__(self, sampler: Iterable[Any], num_replicas: int, rank: int, seed: int = 0) -> None:
@@ -253,6 +292,7 @@ def distributed_loader(*args: Any, per_process_batch: bool = False, **kwargs: An
     _cap_workers(arguments)
     loader = EpochDataLoader(**arguments)
     loader.single_process_arguments = (args, kwargs)
+    loader.per_process_batch = per_process_batch  # read by ddpify verify, with the arguments above
     return loader
 
 

@@ -10,8 +10,10 @@ from typing import Any
 
 import torch
 
+from . import _arrival
+from ._guard import call_site, guards_enabled
 from ._model import unwrap
-from ._process_group import barrier, device, is_main_process
+from ._process_group import barrier_at, device, is_distributed, is_main_process
 
 __all__ = ["save", "load", "print", "rank_zero", "NullObject"]
 
@@ -45,8 +47,10 @@ def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
     Path targets are written atomically; file objects are written directly. A DDP or
     DataParallel model passed as ``obj``, or as a value of a dict ``obj`` (``{"net": net,
     "epoch": e}``), is unwrapped so the pickle does not depend on ``torch.distributed`` state
-    when loaded and has the classes a single-process loader expects.
+    when loaded and has the classes a single-process loader expects. A rank that never gets
+    here (a save behind a rank test), or cannot see the file afterwards, is an error naming it.
     """
+    site = call_site(1)
     obj = _unwrapped(obj)
     if isinstance(obj, dict) and any(_unwrapped(value) is not value for value in obj.values()):
         obj = type(obj)((key, _unwrapped(value)) for key, value in obj.items())
@@ -55,7 +59,9 @@ def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
             _atomic_torch_save(obj, os.fspath(f), *args, **kwargs)
         else:
             torch.save(obj, f, *args, **kwargs)
-    barrier()
+    barrier_at("ddpify.save", site)
+    if isinstance(f, (str, os.PathLike)) and is_distributed() and guards_enabled():
+        _arrival.check_visible(os.fspath(f), "ddpify.save", site)
 
 
 def _unwrapped(obj: Any) -> Any:

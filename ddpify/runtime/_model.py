@@ -12,7 +12,8 @@ from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 from torch.nn.parallel import DistributedDataParallel
 
-from ._process_group import setup, world_size
+from ._guard import GuardedDDP, call_site, guards_enabled
+from ._process_group import device, setup, world_size
 
 __all__ = ["prepare_model", "unwrap", "load_state_dict"]
 
@@ -21,7 +22,7 @@ _DDP_PREFIX = "module."
 
 
 def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, **ddp_kwargs: Any) -> nn.Module:
-    """Wrap ``model`` in DistributedDataParallel on its current device.
+    """Wrap ``model`` in DistributedDataParallel on this rank's device.
 
     * One process: ``model`` is returned unchanged (same object), so plain runs match the
       original script.
@@ -33,9 +34,14 @@ def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, **ddp_kwargs
       and DDP gets ``device_ids=[model's GPU]``.
     * CPU model: never SyncBatchNorm -- it only supports CUDA tensors and DDP on gloo/CPU rejects
       it -- so BatchNorm statistics stay per rank there.
+    * With CUDA, a model on the CPU or on another GPU is moved to this rank's GPU first (every
+      rank on cuda:0 is the classic mistake); a model spread over several devices is left as is.
+    * Guard rails (unless DDPIFY_GUARDS=0, see ``_guard``): moving the wrapped model to another
+      device later raises, and so does an optimizer step whose gradients bypassed the wrapper.
 
     The process group is set up first if the script has not done so (``setup`` is idempotent).
     """
+    site = call_site(1)
     if world_size() <= 1:
         return model
     setup()
@@ -47,12 +53,27 @@ def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, **ddp_kwargs
     if not any(p.requires_grad for p in params):
         return model
 
-    device = params[0].device
-    if device.type == "cuda":
+    model = _on_rank_device(model)
+    placed = next(iter(model.parameters())).device
+    if placed.type == "cuda":
         if sync_batchnorm and any(isinstance(m, _BatchNorm) for m in model.modules()):
             model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
-        ddp_kwargs.setdefault("device_ids", [device.index])
+        ddp_kwargs.setdefault("device_ids", [placed.index])
+    if guards_enabled():
+        return GuardedDDP(model, wrap_site=site, **ddp_kwargs)
     return DistributedDataParallel(model, **ddp_kwargs)
+
+
+def _on_rank_device(model: nn.Module) -> nn.Module:
+    """``model`` on this rank's GPU when CUDA is usable and it sits wholly on one other device
+    (the CPU, or another rank's GPU); otherwise unchanged."""
+    target = device()
+    placed = {p.device for p in model.parameters()} | {b.device for b in model.buffers()}
+    if target.type != "cuda" or len(placed) != 1 or next(iter(placed)) == target:
+        return model
+    if next(iter(placed)).type not in ("cpu", "cuda"):
+        return model  # meta or another accelerator: the script knows what it does
+    return model.to(target)
 
 
 def unwrap(model: Any) -> Any:

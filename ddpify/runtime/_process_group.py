@@ -17,7 +17,9 @@ from typing import Any, Optional
 import torch
 import torch.distributed as dist
 
+from . import _arrival
 from ._env import Env, detect_env, detect_launcher
+from ._guard import call_site, guards_enabled, note
 from ._rendezvous import rendezvous_defaults
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "is_main_process",
     "device",
     "barrier",
+    "barrier_at",
 ]
 
 TIMEOUT_ENV_VAR = "DDPIFY_INIT_TIMEOUT"
@@ -101,6 +104,7 @@ def setup(timeout_s: Optional[float] = None) -> None:
     if not _atexit_registered:
         # Scripts that never call teardown() still exit cleanly (and without NCCL warnings).
         atexit.register(_teardown_at_exit)
+        _arrival.defer_exit_marker()
         _atexit_registered = True
 
 
@@ -109,9 +113,13 @@ def _teardown_at_exit() -> None:
     end every rank waits for the others first (see ``distributed``); after an uncaught
     exception (``sys.last_value``, set before exit handlers run) it does not wait, because
     the other ranks may never get there."""
-    if getattr(sys, "last_value", None) is None:
-        barrier()
-    teardown()
+    failed = getattr(sys, "last_value", None)
+    try:
+        if failed is None:
+            barrier_at("the end of the run (ddpify's exit handler)", "exit")
+    finally:
+        _arrival.mark_ended(f"failed ({type(failed).__name__}: {failed})" if failed is not None else "ended")
+        teardown()
 
 
 def teardown() -> None:
@@ -125,15 +133,20 @@ def distributed(timeout_s: Optional[float] = None) -> Iterator[Env]:
     """``with ddpify.distributed(): main()`` -- set up, and tear down even if training raises,
     so a crashing rank does not leave its peers blocked on a half-dead group."""
     setup(timeout_s)
+    site = call_site(1)
     try:
         yield detect_env()
-    except BaseException:
+    except BaseException as failed:
+        _arrival.mark_ended(f"failed ({type(failed).__name__}: {failed})")  # ranks waiting for this one stop now
         teardown()  # no barrier: the other ranks may never get there
         raise
     # All ranks done talking before any closes its connections: gloo aborts a rank ("terminate
     # called without an active exception") whose peer closed first while messages were in flight.
-    barrier()
-    teardown()
+    try:
+        barrier_at("the end of ddpify.distributed()", site)
+    finally:
+        _arrival.mark_ended("ended")
+        teardown()
 
 
 def is_distributed() -> bool:
@@ -184,6 +197,18 @@ def device() -> torch.device:
 
 
 def barrier() -> None:
-    """Wait for all ranks; a no-op without a live multi-process group."""
-    if is_distributed():
-        dist.barrier()
+    """Wait for all ranks; a no-op without a live multi-process group. A rank that reached
+    another ddpify barrier instead, or ended, is named at once (see ``_arrival``)."""
+    barrier_at("ddpify.barrier", call_site(1))
+
+
+def barrier_at(what: str, site: str) -> None:
+    """The barriers the runtime inserts: ``what`` at ``site`` (``ddpify.save at train.py:212``)
+    names the barrier in guard-rail errors and in ``ddpify verify``'s hang report."""
+    if not is_distributed():
+        return
+    note("barrier", what=what, site=site, phase="enter")
+    if guards_enabled():
+        _arrival.arrive(what, site)
+    dist.barrier()
+    note("barrier", what=what, site=site, phase="exit")

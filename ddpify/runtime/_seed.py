@@ -15,7 +15,8 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ._process_group import barrier, is_distributed, is_main_process, rank, world_size
+from ._guard import call_site
+from ._process_group import barrier_at, is_distributed, is_main_process, rank, world_size
 
 __all__ = ["seed", "switch_to_rank_seeds", "main_process_first"]
 
@@ -84,11 +85,12 @@ def main_process_first() -> Iterator[None]:
     if not is_distributed():
         yield
         return
+    site = call_site(1)
     main = is_main_process()
     if not main:
-        barrier()
+        barrier_at("ddpify.main_process_first", site)
     try:
         yield
     finally:
         if main:
-            barrier()
+            barrier_at("ddpify.main_process_first", site)

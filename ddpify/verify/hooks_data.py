@@ -1,0 +1,213 @@
+"""Recorder hooks on data: which indices every DataLoader pass fetched, the datasets the script
+generated, and the random index draws (``torch.randint``/``randperm`` in user code).
+
+A pass is one iterator over a loader; it is written when it ends (or at exit, marked
+incomplete), with the number of optimizer steps taken while it was open: a pass with steps is
+a training pass, one without (evaluation) is not judged.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+from typing import Any
+
+import torch
+import torch.utils.data.dataloader as dataloader_module
+from torch.utils.data import DataLoader, TensorDataset
+
+from ddpify.verify.recording import Recorder, called_from_torch, user_frame, where
+
+__all__ = ["install", "tensor_digest"]
+
+MAX_INDICES = 2_000_000  # per pass; beyond it the pass is marked truncated
+MAX_DRAWS_PER_SITE = 20
+_HASHED_BYTES = 64 * 2**20  # a dataset tensor larger than this is hashed from a strided sample
+_SIGNATURE = inspect.signature(DataLoader)
+
+
+def tensor_digest(tensors: Any) -> str:
+    """sha1 of the tensors' shapes, dtypes and bytes (CPU copies; a sample of huge ones)."""
+    digest = hashlib.sha1()
+    for tensor in tensors:
+        flat = tensor.detach().reshape(-1)
+        if flat.numel() * flat.element_size() > _HASHED_BYTES:
+            flat = flat[:: max(1, flat.numel() * flat.element_size() // _HASHED_BYTES)]
+        digest.update(f"{tuple(tensor.shape)}{tensor.dtype}".encode())
+        digest.update(flat.cpu().contiguous().view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+class _Pass:
+    """One iterator's fetched indices, until it ends."""
+
+    __slots__ = ("loader", "number", "indices", "batches", "steps_at_start", "truncated", "sampler_epoch")
+
+    def __init__(self, loader: int, number: int, steps: int, sampler_epoch: Any) -> None:
+        self.loader = loader
+        self.number = number
+        self.indices: list[int | None] = []
+        self.batches: list[int] = []
+        self.steps_at_start = steps
+        self.truncated = False
+        self.sampler_epoch = sampler_epoch
+
+
+def _single_process_batch(loader: Any) -> int | None:
+    """The batch size of the loader the script builds with one process, when the runtime's
+    ``distributed_loader`` kept its arguments; None otherwise."""
+    original = getattr(loader, "single_process_arguments", None)
+    if original is None:
+        return None
+    try:
+        bound = _SIGNATURE.bind(*original[0], **original[1]).arguments
+    except TypeError:
+        return None
+    if bound.get("batch_sampler") is not None:
+        return None
+    return bound.get("batch_size", 1)
+
+
+def install(rec: Recorder) -> None:
+    """Patch DataLoader, its iterators, TensorDataset and the index draws."""
+    loaders: list[int] = []  # ids handed out, in construction order
+    described: set[int] = set()
+    open_passes: dict[int, _Pass] = {}  # loader id -> its current pass
+    pass_counts: dict[int, int] = {}
+
+    original_init = DataLoader.__init__
+
+    @functools.wraps(original_init)
+    def loader_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        object.__setattr__(self, "_ddpify_verify", (len(loaders), where(user_frame(1))))
+        loaders.append(len(loaders))
+
+    def describe(loader: Any, ident: int, site: str) -> None:
+        try:
+            length: int | None = len(loader.dataset)
+        except Exception:
+            length = None
+        sampler = loader.sampler
+        rec.emit(
+            "loader",
+            id=ident,
+            site=site,
+            dataset=type(loader.dataset).__name__,
+            length=length,
+            batch_size=loader.batch_size,
+            drop_last=loader.drop_last,
+            sampler=type(sampler).__name__,
+            sampler_drop_last=getattr(sampler, "drop_last", None),
+            batch_sampler=type(loader.batch_sampler).__name__ if loader.batch_sampler is not None else None,
+            single_batch=_single_process_batch(loader),
+            per_process_batch=bool(getattr(loader, "per_process_batch", False)),
+        )
+
+    def close(current: _Pass, complete: bool) -> None:
+        open_passes.pop(current.loader, None)
+        rec.emit(
+            "pass",
+            loader=current.loader,
+            n=current.number,
+            indices=current.indices,
+            batches=current.batches,
+            complete=complete,
+            truncated=current.truncated,
+            steps=rec.steps - current.steps_at_start,
+            sampler_epoch=current.sampler_epoch,
+        )
+
+    def begin(iterator: Any, loader: Any) -> None:
+        mark = getattr(loader, "_ddpify_verify", None)
+        if mark is None:
+            return
+        ident, site = mark
+        if ident not in described:
+            described.add(ident)
+            describe(loader, ident, site)
+        if ident in open_passes:
+            close(open_passes[ident], complete=False)  # abandoned: a new pass began
+        number = pass_counts.get(ident, 0)
+        pass_counts[ident] = number + 1
+        rec.passes += 1
+        current = open_passes[ident] = _Pass(ident, number, rec.steps, getattr(loader.sampler, "epoch", None))
+        iterator._ddpify_verify_pass = current
+
+    base = dataloader_module._BaseDataLoaderIter
+    original_iter_init, original_reset, original_next_index = base.__init__, base._reset, base._next_index
+
+    @functools.wraps(original_iter_init)
+    def iter_init(self: Any, loader: Any) -> None:
+        original_iter_init(self, loader)
+        begin(self, loader)
+
+    @functools.wraps(original_reset)
+    def reset(self: Any, loader: Any, first_iter: bool = False) -> None:
+        original_reset(self, loader, first_iter)
+        if not first_iter:  # persistent workers starting another epoch
+            begin(self, loader)
+
+    @functools.wraps(original_next_index)
+    def next_index(self: Any) -> Any:
+        current: _Pass | None = getattr(self, "_ddpify_verify_pass", None)
+        try:
+            index = original_next_index(self)
+        except StopIteration:
+            if current is not None and open_passes.get(current.loader) is current:
+                close(current, complete=True)
+            raise
+        if current is not None and not current.truncated:
+            batch = index if isinstance(index, (list, tuple)) else [index]
+            current.indices.extend(int(i) if isinstance(i, int) else None for i in batch)
+            current.batches.append(len(batch))
+            current.truncated = len(current.indices) > MAX_INDICES
+        return index
+
+    DataLoader.__init__ = loader_init  # type: ignore[method-assign]
+    base.__init__ = iter_init  # type: ignore[method-assign]
+    base._reset = reset  # type: ignore[method-assign]
+    base._next_index = next_index  # type: ignore[method-assign]
+    rec.at_exit.append(lambda: [close(p, complete=False) for p in list(open_passes.values())])
+
+    original_dataset_init = TensorDataset.__init__
+    datasets = [0]
+
+    @functools.wraps(original_dataset_init)
+    def dataset_init(self: Any, *tensors: Any) -> None:
+        original_dataset_init(self, *tensors)
+        try:
+            rec.emit("dataset", n=datasets[0], digest=tensor_digest(self.tensors), length=len(self), site=where(user_frame(1)))
+        except Exception as exc:
+            rec.emit("recorder-error", where="TensorDataset", message=repr(exc))
+        datasets[0] += 1
+
+    TensorDataset.__init__ = dataset_init  # type: ignore[method-assign]
+    _install_draws(rec)
+
+
+def _install_draws(rec: Recorder) -> None:
+    """``torch.randint``/``torch.randperm`` called by user code once training started: the
+    index sampling of scripts without a sampler (``ix = torch.randint(len(data), (B,))``)."""
+    per_site: dict[str, int] = {}
+
+    def wrap(name: str, original: Any) -> Any:
+        @functools.wraps(original)
+        def draw(*args: Any, **kwargs: Any) -> Any:
+            result = original(*args, **kwargs)
+            if rec.training and not called_from_torch(1):
+                try:
+                    site = where(user_frame(1))
+                    count = per_site.get(site, 0)
+                    per_site[site] = count + 1
+                    if count < MAX_DRAWS_PER_SITE and isinstance(result, torch.Tensor):
+                        rec.emit("draw", fn=f"torch.{name}", site=site, n=count, digest=tensor_digest([result]), size=result.numel())
+                except Exception as exc:
+                    rec.emit("recorder-error", where=name, message=repr(exc))
+            return result
+
+        return draw
+
+    for name in ("randint", "randperm"):
+        setattr(torch, name, wrap(name, getattr(torch, name)))

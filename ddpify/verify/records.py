@@ -1,0 +1,106 @@
+"""The recorder's JSON lines read back, per rank, with the queries the judges share. No torch:
+this runs in the ``ddpify verify`` process."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Outcome", "Records", "load"]
+
+Event = dict[str, Any]
+
+
+@dataclass
+class Outcome:
+    """How the launch went: exit status, whether the watchdog killed it, what it printed last."""
+
+    returncode: int
+    timed_out: bool
+    elapsed: float
+    output_tail: str
+    nproc: int
+    device: str  # "CPU, gloo" or "one GPU per process"
+    steps: int | None
+    timeout: float
+
+
+@dataclass
+class Records:
+    """Every rank's events, in the order they happened."""
+
+    world: int
+    events: dict[int, list[Event]] = field(default_factory=dict)
+
+    def of(self, rank: int, kind: str) -> list[Event]:
+        return [e for e in self.events.get(rank, []) if e.get("e") == kind]
+
+    def every(self, kind: str) -> dict[int, list[Event]]:
+        """``kind`` events of every rank that recorded anything (rank -> events)."""
+        return {rank: self.of(rank, kind) for rank in sorted(self.events)}
+
+    @property
+    def ranks(self) -> list[int]:
+        return sorted(self.events)
+
+    def started(self) -> list[int]:
+        return [r for r in self.ranks if self.of(r, "start")]
+
+    def ended(self) -> list[int]:
+        return [r for r in self.ranks if self.of(r, "end")]
+
+    def guards(self, row: str) -> list[str]:
+        """Messages of the guard rails (runtime or recorder) that fired for ``row``, once each."""
+        messages: list[str] = []
+        for rank in self.ranks:
+            for event in self.events[rank]:
+                kind = event.get("e")
+                if (kind == "guard" or kind == "error") and event.get("row") == row:
+                    message = event.get("message", "")
+                    if message not in messages:
+                        messages.append(message)
+        return messages
+
+    def loaders(self) -> dict[int, Event]:
+        """Loader descriptions by id (rank 0's, else the first rank that has them)."""
+        out: dict[int, Event] = {}
+        for rank in self.ranks:
+            for event in self.of(rank, "loader"):
+                out.setdefault(event["id"], event)
+        return out
+
+    def training_passes(self) -> dict[int, dict[int, dict[int, Event]]]:
+        """loader id -> pass number -> rank -> pass event, for loaders with a pass during which
+        an optimizer stepped (evaluation loaders have none)."""
+        passes: dict[int, dict[int, dict[int, Event]]] = {}
+        for rank in self.ranks:
+            for event in self.of(rank, "pass"):
+                passes.setdefault(event["loader"], {}).setdefault(event["n"], {})[rank] = event
+        return {
+            loader: by_number
+            for loader, by_number in passes.items()
+            if any(e.get("steps", 0) > 0 for per_rank in by_number.values() for e in per_rank.values())
+        }
+
+    def main_steps(self, rank: int) -> list[Event]:
+        return [e for e in self.of(rank, "step") if e.get("main")]
+
+
+def load(folder: Path, world: int) -> Records:
+    """Read ``rank<R>.jsonl`` files; a line cut short by a killed process is skipped."""
+    records = Records(world=world)
+    for path in sorted(folder.glob("rank*.jsonl")):
+        try:
+            rank = int(path.stem[len("rank") :])
+        except ValueError:
+            continue
+        events: list[Event] = []
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                events.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        records.events[rank] = events
+    return records

@@ -1,0 +1,174 @@
+"""The judges on hand-made records (no torch, no launch): the edge cases a short run does not
+reach -- DistributedSampler padding, samplers with replacement, drop_last, partial epochs,
+per-process batches, tagged prints, diverging collectives, RNG draws across passes -- and the
+command's usage errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from ddpify.verify import judge_data, judge_model, judge_run, launch
+from ddpify.verify.records import Outcome, Records
+from ddpify.verify.verdict import FAIL, NA, PASS, Row, exit_code, render
+
+
+def records(world: int = 2, **per_rank: list[dict]) -> Records:
+    """``records(r0=[...], r1=[...])``; every rank also gets a start event."""
+    found = Records(world=world)
+    for rank in range(world):
+        found.events[rank] = [{"e": "start", "pid": rank}, *per_rank.get(f"r{rank}", [])]
+    return found
+
+
+def outcome(**changes: object) -> Outcome:
+    values = {
+        "returncode": 0,
+        "timed_out": False,
+        "elapsed": 1.0,
+        "output_tail": "",
+        "nproc": 2,
+        "device": "CPU, gloo",
+        "steps": None,
+        "timeout": 10.0,
+    }
+    return Outcome(**{**values, **changes})  # type: ignore[arg-type]
+
+
+LOADER = {"e": "loader", "id": 0, "site": "t.py:3", "dataset": "TensorDataset", "length": 5, "batch_size": 1, "drop_last": False}
+
+
+def one_pass(indices: list[int], n: int = 0, complete: bool = True, batches: list[int] | None = None) -> dict:
+    return {
+        "e": "pass",
+        "loader": 0,
+        "n": n,
+        "indices": indices,
+        "batches": batches or [1] * len(indices),
+        "complete": complete,
+        "steps": 3,
+    }
+
+
+def test_distributed_sampler_padding_is_allowed_overlap_is_not() -> None:
+    padded = records(r0=[LOADER, one_pass([0, 2, 4])], r1=[LOADER, one_pass([1, 3, 0])])  # 5 padded to 6
+    assert judge_data.shards(padded).status == PASS
+    overlap = records(r0=[LOADER, one_pass([0, 1, 2])], r1=[LOADER, one_pass([1, 2, 3])])
+    row = judge_data.shards(overlap)
+    assert row.status == FAIL and "the shards overlap" in row.evidence
+
+
+def test_missing_indices_fail_unless_drop_last_explains_them() -> None:
+    short = records(r0=[LOADER, one_pass([0])], r1=[LOADER, one_pass([1])])
+    assert "3 of 5 indices read by no rank" in judge_data.shards(short).evidence
+    dropping = {**LOADER, "drop_last": True, "batch_size": 2}
+    assert judge_data.shards(records(r0=[dropping, one_pass([0])], r1=[dropping, one_pass([1])])).status == PASS
+
+
+def test_replacement_samplers_must_differ_between_ranks() -> None:
+    same = records(r0=[LOADER, one_pass([3, 3, 1])], r1=[LOADER, one_pass([3, 3, 1])])
+    assert "every rank drew the same samples" in judge_data.shards(same).evidence
+    differ = records(r0=[LOADER, one_pass([3, 3, 1])], r1=[LOADER, one_pass([2, 0, 2])])
+    assert judge_data.shards(differ).status == NA  # nothing to cover: draws with replacement
+
+
+def test_a_run_stopped_inside_the_first_epoch_checks_disjointness_only() -> None:
+    partial = records(r0=[LOADER, one_pass([4, 0], complete=False)], r1=[LOADER, one_pass([2, 1], complete=False)])
+    assert judge_data.shards(partial).evidence.endswith("disjoint so far; cover not checked: the run stopped inside the first epoch")
+
+
+def test_reshuffle_compares_the_common_prefix_and_accepts_in_order_reading() -> None:
+    stale = records(
+        r0=[LOADER, one_pass([4, 0, 2]), one_pass([4, 0], 1, False)], r1=[LOADER, one_pass([1, 3, 2]), one_pass([1, 3], 1, False)]
+    )
+    assert judge_data.reshuffle(stale).status == FAIL
+    ordered = records(r0=[LOADER, one_pass([0, 2, 4]), one_pass([0, 2, 4], 1)], r1=[LOADER, one_pass([1, 3, 0]), one_pass([1, 3, 0], 1)])
+    assert "read in order, not shuffled" in judge_data.reshuffle(ordered).evidence
+
+
+def test_global_batch_against_the_single_process_batch() -> None:
+    def run(loader: dict, b0: list[int], b1: list[int]) -> Row:
+        return judge_data.batch(records(r0=[loader, one_pass([0, 2], batches=b0)], r1=[loader, one_pass([1, 3], batches=b1)]), None)
+
+    assert run({**LOADER, "single_batch": 2}, [1, 1], [1, 1]).status == PASS
+    row = run({**LOADER, "single_batch": 4}, [1, 1], [1, 1])
+    assert row.status == FAIL and "global batch 2 = 1 + 1, but 4 as one process" in row.evidence
+    assert (
+        "per-process batch chosen at conversion" in run({**LOADER, "single_batch": 1, "per_process_batch": True}, [1, 1], [1, 1]).evidence
+    )
+    assert "different numbers of batches" in run({**LOADER, "single_batch": 2}, [1, 1], [2]).evidence
+    assert run(LOADER, [1, 1], [1, 1]).status == NA
+
+
+def step(n: int, digest: str, passes: int = 1) -> dict:
+    return {"e": "step", "opt": 0, "n": n, "main": True, "w": {"0": [1, True]}, "rng": {"torch": digest}, "pass": passes}
+
+
+def test_rng_draws_between_steps_of_one_pass_must_differ_per_rank() -> None:
+    same = records(r0=[step(1, "a"), step(2, "b")], r1=[step(1, "a"), step(2, "b")])
+    assert judge_model.rng(same).status == FAIL
+    differ = records(r0=[step(1, "a"), step(2, "b")], r1=[step(1, "c"), step(2, "d")])
+    assert judge_model.rng(differ).status == PASS
+    new_pass_only = records(r0=[step(1, "a"), step(2, "b", passes=2)], r1=[step(1, "a"), step(2, "b", passes=2)])
+    assert judge_model.rng(new_pass_only).status == NA  # a DataLoader pass drew its seed, training did not
+
+
+def test_model_init_that_differs_before_the_broadcast_is_a_note_generated_data_a_failure() -> None:
+    wrap = {"e": "wrap", "id": 0, "model": "Net", "site": "t.py:9"}
+    row = judge_model.init(records(r0=[{**wrap, "before": "x"}], r1=[{**wrap, "before": "y"}]))
+    assert row.status == PASS and "made rank 0's by DDP's broadcast" in row.evidence
+    data = {"e": "dataset", "n": 0, "site": "t.py:4", "length": 8}
+    assert judge_model.init(records(r0=[{**data, "digest": "a"}], r1=[{**data, "digest": "b"}])).status == FAIL
+
+
+def test_lines_tagged_with_their_rank_are_fine_the_same_line_twice_is_not() -> None:
+    def line(site: str, text: str) -> dict:
+        return {"e": "print", "site": site, "n": 1, "text": text}
+
+    tagged = records(r0=[line("t.py:5", "[rank 0] epoch 1 loss 0.25")], r1=[line("t.py:5", "[rank 1] epoch 1 loss 0.31")])
+    assert judge_run.writes(tagged).status == PASS
+    repeated = records(r0=[line("t.py:5", "epoch 1 loss 0.25")], r1=[line("t.py:5", "epoch 1 loss 0.25")])
+    assert judge_run.writes(repeated).status == FAIL
+
+
+def test_collectives_that_diverge_are_named_at_the_first_difference() -> None:
+    def coll(n: int, op: str, site: str) -> list[dict]:
+        return [{"e": "coll", "op": op, "site": site, "n": n, "ph": "in"}, {"e": "coll", "n": n, "ph": "out"}]
+
+    same = records(r0=coll(0, "dist.barrier", "t.py:3"), r1=coll(0, "dist.barrier", "t.py:3"))
+    assert judge_run.hang(same, outcome()).status == PASS
+    extra = records(r0=coll(0, "dist.barrier", "t.py:3") + coll(1, "dist.all_reduce", "t.py:7"), r1=coll(0, "dist.barrier", "t.py:3"))
+    row = judge_run.hang(extra, outcome())
+    assert row.status == FAIL and "rank 0 dist.all_reduce at t.py:7 (its collective #2); rank 1 none" in row.evidence
+
+
+def test_checkpoints_holding_ddp_objects_fail_and_exit_codes_follow_the_rows() -> None:
+    save = {"e": "save", "path": "/x/m.pt", "site": "t.py:8", "module_keys": [], "ddp_objects": ["obj['model']"]}
+    row = judge_run.checkpoints(records(r0=[save]))
+    assert row.status == FAIL and "holds a DistributedDataParallel object (obj['model'])" in row.evidence
+    assert exit_code([row]) == 1 and exit_code([Row("run", PASS, ""), Row("hang", NA, "")]) == 0
+    assert render([row], "header").splitlines()[-1] == "verdict: FAIL (0 pass, 1 fail, 0 n/a)"
+    timed_out = judge_run.run(records(), outcome(timed_out=True, returncode=-9))
+    assert timed_out.status == FAIL and "killed after 10 s" in timed_out.evidence
+
+
+@pytest.mark.parametrize(
+    "source,single_gpu",
+    [
+        ("import torch\nmodel.cuda()\n", True),
+        ("import torch.distributed as dist\ndist.init_process_group('nccl')\n", False),
+        ("import ddpify.runtime as ddpify\n", False),
+        ("from ddpify.runtime import prepare_model\n", False),
+    ],
+)
+def test_which_scripts_are_converted_first(source: str, single_gpu: bool) -> None:
+    assert launch.needs_conversion(source) is single_gpu
+
+
+def test_usage_and_launch_errors_exit_2(tmp_path: object) -> None:
+    missing = subprocess.run([sys.executable, "-m", "ddpify", "verify", "no_such_script.py"], capture_output=True, text=True)
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+    bad = subprocess.run([sys.executable, "-m", "ddpify", "verify", "--nproc", "0", "x.py"], capture_output=True, text=True)
+    assert bad.returncode == 2
