@@ -66,7 +66,7 @@ def appended(call: cst.Call, arg: cst.Arg) -> cst.Call:
 def first_on_rank_zero(statement: cst.CSTNode) -> cst.CSTNode:
     """A download (or the ``if not os.path.exists(...)`` around it) under
     ``with ddpify.main_process_first():``: rank 0 runs it first, the others then find the files."""
-    assert isinstance(statement, cst.BaseStatement)
+    assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
     block = snippets.statement("main_process_first", rt=RT)
     assert isinstance(block, cst.With) and isinstance(block.body, cst.IndentedBlock)
     return block.with_changes(
@@ -79,6 +79,5 @@ def downloaded_by_rank_zero(statement: cst.CSTNode) -> cst.CSTNode:
     """``urlretrieve(url, path)`` → the same under ``with ddpify.main_process_first():`` and
     ``if ddpify.is_main_process():``: rank 0 downloads, the others wait for the finished file
     instead of downloading it again over the one rank 0 is already reading."""
-    assert isinstance(statement, cst.BaseStatement)
-    guarded = main_process_only(statement)
-    return first_on_rank_zero(guarded.with_changes(leading_lines=statement.leading_lines))
+    assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    return first_on_rank_zero(main_process_only(statement))

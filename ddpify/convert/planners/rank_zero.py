@@ -20,7 +20,7 @@ from ddpify.convert import names
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.record import Recording
 from ddpify.convert.rewrites_io import downloaded_by_rank_zero, first_on_rank_zero
-from ddpify.convert.writes import CSV_WRITE_METHODS, CSV_WRITERS, OPEN, STAR_IMPORTED_WRITERS, TQDM_WRITE, WRITE_METHODS, WRITERS
+from ddpify.convert.writes import CSV_WRITE_METHODS, CSV_WRITERS, OPEN, STAR_IMPORTED_WRITERS, WRITE_METHODS, WRITERS
 from ddpify.tree.cstutil import code, of_types
 
 RUNTIME_COLLECTIVES = frozenset({"ddpify.runtime.save", "ddpify.runtime.barrier"})
@@ -42,15 +42,22 @@ def write_label(recording: Recording, call: cst.Call) -> str | None:
         values = [v for v in recording.values_of(receiver) if isinstance(v, cst.Call)]
         if method in CSV_WRITE_METHODS and any(recording.qualified(v) & CSV_WRITERS for v in values):
             return f"{receiver}.{method}"
-        if method == "write" and any(recording.qualified(v) & names.TQDM for v in values):
+        if method == "write" and any(recording.qualified(v) & names.TQDM for v in values + _with_bound(recording, call, receiver)):
             return f"{receiver}.write (a tqdm bar's write)"  # tqdm.write's instance spelling
     if isinstance(func, cst.Name) and "progress" in func.value.lower() and _imported_from_local_module(recording, func):
         return f"{func.value} (a progress helper from a local module)"
     return None
 
 
-def is_tqdm_write(recording: Recording, call: cst.Call) -> bool:
-    return bool(recording.qualified(call) & TQDM_WRITE)
+def _with_bound(recording: Recording, node: cst.CSTNode, name: str) -> list[cst.Call]:
+    """The calls bound to ``name`` by the ``with ... as name:`` blocks around ``node``."""
+    return [
+        item.item
+        for ancestor in recording.ancestors(node)
+        if isinstance(ancestor, cst.With)
+        for item in ancestor.items
+        if item.asname is not None and code(item.asname.name) == name and isinstance(item.item, cst.Call)
+    ]
 
 
 def _star_imported_writer(recording: Recording, call: cst.Call) -> bool:
