@@ -43,14 +43,15 @@ from ddpify.tree.cstutil import attribute_name, code, keyword_value, of_types
 def plan_existence_tests(recording: Recording, facts: Facts) -> None:
     """``if not os.path.exists(p): <download>``: the whole ``if`` under ``main_process_first``,
     also when the download sits in a write rank 0 alone will make (``with open(p, "w") as f:
-    f.write(requests.get(url).text)``): the other ranks test after rank 0 and skip. Runs
-    before ``side_effects``, which then knows the readers of that file wait."""
+    f.write(requests.get(url).text)``): the other ranks test after rank 0 and skip. Not when
+    the ``if`` also runs a forward or a collective (rank 0 alone in it would hang). Runs before
+    ``side_effects``, which then knows the readers of that file wait."""
     for call in recording.write_calls:
         if _kind(recording.qualified(call)) is None or _ordered_already(recording, call) or already_guarded(recording, call):
             continue
         statement = statement_of(recording, call)
         test = _existence_test(recording, facts, statement) if isinstance(statement, cst.SimpleStatementLine) else None
-        if test is not None and statement not in facts.downloads:
+        if test is not None and statement not in facts.downloads and must_run_everywhere(recording, facts, test) is None:
             _plan(
                 facts,
                 test,
