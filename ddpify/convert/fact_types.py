@@ -6,6 +6,7 @@ build these classes and ``ddpify.convert.facts`` can run the planners without an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -51,6 +52,13 @@ class LoaderVariable(NamedTuple):
     line: int
 
 
+class NodeRewrite(NamedTuple):
+    """A planner's rewrite of one node: ``rewrite(updated_node)`` and what the report says."""
+
+    rewrite: Callable[[cst.CSTNode], cst.CSTNode]
+    what: str
+
+
 @dataclass
 class Facts:
     loaders: dict[cst.Call, LoaderFact] = field(default_factory=dict)
@@ -80,6 +88,9 @@ class Facts:
     rank_zero_opens: set[cst.Call] = field(default_factory=set)
     # models saved whole (torch.save(model, f), {"net": net}): the Arg / DictElement to unwrap
     unwrapped_values: set[cst.CSTNode] = field(default_factory=set)
+    # rewrites a planner decides whole (per-process paths and values, logging, web downloads):
+    # original node -> (rewrite of its updated node, the report line); applied after the others
+    node_rewrites: dict[cst.CSTNode, NodeRewrite] = field(default_factory=dict)
     main_guard: cst.If | None = None
     setup_after: cst.CSTNode | None = None
     has_training_code: bool = False

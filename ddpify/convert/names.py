@@ -137,3 +137,67 @@ def may_have_training_code(source: str) -> bool:
     optimizer, or a backward pass) cannot exist in a file whose text never names one, however
     it is imported."""
     return "torch" in source and bool(_TRAINING_TEXT.search(source))
+
+
+# ---------------------------------------------------------------- values each process makes for itself
+# Temporary locations every process creates on its own (planners/paths.py): a folder or file
+# rank 0 writes into is not the one another rank reads from.
+TEMP_DIRECTORIES = frozenset({"tempfile.mkdtemp", "tempfile.TemporaryDirectory"})
+TEMP_FILES = frozenset({"tempfile.NamedTemporaryFile", "tempfile.mkstemp"})
+# What converted scripts call instead: rank 0 creates the folder, every rank gets its name.
+SHARED_TEMP = frozenset({"ddpify.runtime.shared_mkdtemp", "ddpify.runtime.shared_temporary_directory"})
+RANDOM_SPLIT = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
+TENSOR_DATASET = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
+# Draws from torch's global generator (planners/random_data.py); `generator=` makes them private.
+TORCH_DRAWS = frozenset(
+    f"torch.{f}" for f in "rand randn randint randperm normal rand_like randn_like randint_like bernoulli multinomial poisson".split()
+)
+# numpy's legacy global RNG: `numpy.random.<draw>`, except what seeds or builds a generator.
+NUMPY_RANDOM = "numpy.random."
+NUMPY_NOT_DRAWS = frozenset({"seed", "default_rng", "RandomState", "Generator", "get_state", "set_state", "SeedSequence", "PCG64"})
+# Seeds of the generators those draws use; a call named like a seed helper (`set_seed(s)`,
+# `seed_everything(s)`, `ddpify.seed(...)`) seeds them all (a documented heuristic).
+TORCH_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
+NUMPY_SEEDS = frozenset({"numpy.random.seed"})
+OTHER_SEEDS = frozenset({"random.seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all"})
+SEED_HELPER = re.compile(r"seed", re.I)
+SET_DEVICE = frozenset({"torch.cuda.set_device"})
+# A command-line option naming a device (`--device cuda:0`, `--gpu 0`) and the objects holding
+# parsed options (`args.device`, `opt.gpu`, `self.cfg.device`).
+DEVICE_OPTION = re.compile(r"^(device|dev|gpu|gpu_id|device_id|cuda_device|gpu_index|cuda_id)$", re.I)
+OPTION_HOLDER = re.compile(r"^(args|opt|opts|options|cfg|config|conf|hparams|hp|flags|params|arguments|parsed)$", re.I)
+PARSE_ARGS = frozenset({"parse_args", "parse_known_args", "get_args", "parse_arguments", "get_arguments", "parse_opt", "parse_opts"})
+
+# ---------------------------------------------------------------- logging (planners/logs.py)
+LOG_CONFIG = frozenset({"logging.basicConfig", "logging.config.dictConfig", "logging.config.fileConfig"})
+LOG_HANDLERS = frozenset(
+    {
+        "logging.FileHandler",
+        "logging.StreamHandler",
+        "logging.handlers.RotatingFileHandler",
+        "logging.handlers.TimedRotatingFileHandler",
+        "logging.handlers.WatchedFileHandler",
+    }
+)
+RANK_ZERO_LOGGING = "ddpify.runtime.rank_zero_logging"
+
+# ---------------------------------------------------------------- web downloads (planners/fetches.py)
+# Downloads into a file: the parameter (position, keyword) that names it.
+FILE_FETCHES = {
+    "urllib.request.urlretrieve": (1, "filename"),
+    "wget.download": (1, "out"),
+    "gdown.download": (1, "output"),
+    "torch.hub.download_url_to_file": (1, "dst"),
+}
+# Downloads into memory, and downloads into a cache the library checks before fetching again.
+MEMORY_FETCHES = frozenset({"requests.get", "requests.api.get", "urllib.request.urlopen", "httpx.get"})
+CACHED_FETCHES = frozenset(
+    {
+        "torch.hub.load",
+        "torch.hub.load_state_dict_from_url",
+        "huggingface_hub.hf_hub_download",
+        "huggingface_hub.snapshot_download",
+    }
+)
+EXISTS_TESTS = frozenset({"os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.lexists"})
+EXISTS_METHODS = frozenset({"exists", "is_file", "is_dir"})

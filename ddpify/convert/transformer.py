@@ -92,6 +92,10 @@ class ConvertTransformer(cst.CSTTransformer):
     # ---------------------------------------------------------------- statements
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> _NodeOrRemoval:  # type: ignore[override]
         result = super().on_leave(original_node, updated_node)
+        planned = self.facts.node_rewrites.get(original_node)
+        if planned is not None and isinstance(result, cst.CSTNode):
+            self.note(original_node, planned.what)
+            result = planned.rewrite(result)
         if self.annotate and isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             result = self._annotated(original_node, result)
         before = self._before.get(original_node, [])
@@ -326,7 +330,8 @@ class ConvertTransformer(cst.CSTTransformer):
         if qualified & names.TORCH_DEVICE and len(updated.args) == 1 and updated.args[0].keyword is None:
             value = self._device_value(updated.args[0].value, allow_int=True)
             if value is updated.args[0].value:
-                if not isinstance(value, (cst.SimpleString, cst.Call)) and f"{RT}.device()" not in code(value):
+                per_rank = f"{RT}.device()" in code(value) or f"{RT}.device_from(" in code(value)
+                if not isinstance(value, (cst.SimpleString, cst.Call)) and not per_rank:
                     self.manual.append(
                         ManualItem(
                             self.line(original),

@@ -11,7 +11,9 @@ the DDP-correct thing under ``torchrun``.
 from ._data import EpochDataLoader, distributed_loader, set_epoch, shard, unsharded
 from ._env import Env, detect_env
 from ._io import NullObject, load, print, rank_zero, save
+from ._logging import rank_zero_logging
 from ._model import load_state_dict, prepare_model, sync_gradients, unwrap
+from ._per_process import device_from, shared_mkdtemp, shared_temporary_directory
 from ._process_group import (
     barrier,
     device,
@@ -58,4 +60,8 @@ __all__ = [
     "seed",
     "switch_to_rank_seeds",
     "main_process_first",
+    "rank_zero_logging",
+    "shared_mkdtemp",
+    "shared_temporary_directory",
+    "device_from",
 ]

@@ -15,6 +15,9 @@ A new rewrite = one planner + one rewrite (convert/rewrites.py) + one snippet
   ``loaders.plan_unsharded_evaluation`` and ``handed_over.report`` need them;
 - ``models.plan_wraps`` fills ``Facts.model_wraps``: ``models.report_conditional_training``,
   ``models.report_moves_after_wrap`` and ``handed_over.report`` need it;
+- ``side_effects.plan`` fills ``Facts.main_process_only``: ``output_helpers``, ``paths`` and
+  ``fetches`` need it (a temporary folder rank 0 writes into; no ``main_process_first`` in
+  code rank 0 runs alone);
 - ``handed_over.report`` comes last: it skips calls the others rewrote (unwrapped or unsharded
   arguments, statements guarded for rank 0).
 
@@ -31,11 +34,17 @@ from ddpify.convert.planners import (
     accumulation,
     bootstrap,
     checkpoints,
+    device_args,
     downloads,
     epochs,
+    fetches,
     handed_over,
     loaders,
+    logs,
     models,
+    output_helpers,
+    paths,
+    random_data,
     side_effects,
 )
 from ddpify.convert.record import Recording
@@ -55,7 +64,16 @@ PLANNERS: tuple[Planner, ...] = (
     loaders.plan_unsharded_evaluation,  # training loaders handed to evaluation code
     checkpoints.plan,  # project checkpoint helpers on rank 0
     models.report_moves_after_wrap,
+    fetches.plan_existence_tests,  # `if not exists(p): download`: rank 0 first (side_effects reads it)
     side_effects.plan,  # writes on rank 0
+    # the four after side_effects read Facts.main_process_only (what rank 0 now runs alone);
+    # they run before handed_over, which must stay last
+    output_helpers.plan,  # this file's helpers that write, whole on rank 0
+    paths.plan,  # clock-named directories; temporary folders rank 0 writes into
+    fetches.plan,  # other web downloads: rank 0 first (never inside rank-0-only code)
+    logs.plan,  # logging configured on rank 0
+    random_data.plan,  # random_split generator; unseeded synthetic datasets
+    device_args.plan,  # --device options: the rank's own GPU
     handed_over.report,  # functions of other files given the DDP model or a loader
 )
 

@@ -1,0 +1,164 @@
+"""Web downloads on every rank: ``urllib.request.urlretrieve(url, path)``, ``requests.get(url)``,
+``torch.hub.download_url_to_file``, ``wget.download``, ``gdown.download``, ``torch.hub.load``,
+``hf_hub_download``... N processes fetch the same file at once, and those that write it write
+over the file another rank is already reading.
+
+Rank 0 goes first, as for ``download=True`` datasets (``downloads.py``):
+
+- a download under an existence test (``if not os.path.exists(path):``): that whole ``if``
+  goes under ``with ddpify.main_process_first():``, so the other ranks test after rank 0 has
+  finished, find the file, and skip the download;
+- a download into a file, as a statement of its own: under ``main_process_first`` *and*
+  ``if ddpify.is_main_process():`` -- rank 0 downloads, the others wait for the finished file
+  (``main_process_first`` also releases them when rank 0's download fails);
+- a download into a file whose result is used (``path = wget.download(url, out)``): under
+  ``main_process_first``, and reported: the other ranks then download again over rank 0's file;
+- a download into memory or into a library cache: under ``main_process_first`` (the cache is
+  filled once; the others fetch after rank 0 instead of all at once).
+
+A download in code only rank 0 runs (a block moved under ``if ddpify.is_main_process():``, a
+rank test) is left alone: ``main_process_first`` waits for every rank and would hang there.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.convert import names, rewrites_io
+from ddpify.convert.fact_types import Facts, NodeRewrite
+from ddpify.convert.planners.rank_zero import (
+    already_guarded,
+    is_call_statement,
+    must_run_everywhere,
+    on_rank_zero_only,
+    ordered_first,
+    statement_line,
+    statement_of,
+)
+from ddpify.convert.record import Recording
+from ddpify.findings import ManualItem
+from ddpify.tree.cstutil import attribute_name, code, keyword_value, of_types
+
+
+def plan_existence_tests(recording: Recording, facts: Facts) -> None:
+    """``if not os.path.exists(p): <download>``: the whole ``if`` under ``main_process_first``,
+    also when the download sits in a write rank 0 alone will make (``with open(p, "w") as f:
+    f.write(requests.get(url).text)``): the other ranks test after rank 0 and skip. Not when
+    the ``if`` also runs a forward or a collective (rank 0 alone in it would hang). Runs before
+    ``side_effects``, which then knows the readers of that file wait."""
+    for call in recording.write_calls:
+        if _kind(recording.qualified(call)) is None or _ordered_already(recording, call) or already_guarded(recording, call):
+            continue
+        statement = statement_of(recording, call)
+        test = _existence_test(recording, facts, statement) if isinstance(statement, cst.SimpleStatementLine) else None
+        if test is not None and statement not in facts.downloads and must_run_everywhere(recording, facts, test) is None:
+            _plan(
+                facts,
+                test,
+                rewrites_io.first_on_rank_zero,
+                f"{code(call.func)}(...) under an existence test: the `if` runs on rank 0 first, under ddpify.main_process_first(); "
+                "the other ranks then find the file and skip the download",
+            )
+
+
+def plan(recording: Recording, facts: Facts) -> None:
+    """Put each other download outside rank-0-only code under ``ddpify.main_process_first()``."""
+    for call in recording.write_calls:
+        qualified = recording.qualified(call)
+        kind = _kind(qualified)
+        if kind is None or _ordered_already(recording, call) or on_rank_zero_only(recording, facts, call):
+            continue
+        statement = statement_of(recording, call)
+        if not isinstance(statement, cst.SimpleStatementLine) or statement in facts.downloads or ordered_first(recording, facts, call):
+            continue
+        what = code(call.func)
+        blocker = must_run_everywhere(recording, facts, statement)
+        if blocker is not None:
+            facts.manual.append(
+                ManualItem(
+                    statement_line(recording, statement),
+                    f"{what}(...) downloads on every rank, and its statement also calls {blocker}, which every rank must run",
+                    "download on a line of its own under `with ddpify.main_process_first():`, then compute",
+                )
+            )
+            continue
+        target = _destination(call, qualified) if kind == "file" else None
+        if target is not None and is_call_statement(statement, call):
+            _plan(
+                facts,
+                statement,
+                rewrites_io.downloaded_by_rank_zero,
+                f"{what}(...) downloads {code(target)} on rank 0 only (under ddpify.main_process_first() and "
+                "`if ddpify.is_main_process():`): the other ranks wait for the finished file",
+            )
+            continue
+        _plan(
+            facts,
+            statement,
+            rewrites_io.first_on_rank_zero,
+            f"{what}(...) runs on rank 0 first, under ddpify.main_process_first()",
+        )
+        if target is not None:
+            facts.manual.append(
+                ManualItem(
+                    statement_line(recording, statement),
+                    f"{what}(...) writes {code(target)}, and its result is used: after rank 0, every other rank downloads it again "
+                    "over the file rank 0 may be reading",
+                    f"inside the `with ddpify.main_process_first():` block, download only `if not os.path.exists({code(target)}):`",
+                )
+            )
+
+
+def _plan(facts: Facts, unit: cst.CSTNode, rewrite: object, what: str) -> None:
+    if unit not in facts.node_rewrites:
+        facts.node_rewrites[unit] = NodeRewrite(rewrite, what)  # type: ignore[arg-type]
+
+
+def _kind(qualified: set[str]) -> str | None:
+    if qualified & names.FILE_FETCHES.keys():
+        return "file"
+    if qualified & names.MEMORY_FETCHES:
+        return "memory"
+    return "cached" if qualified & names.CACHED_FETCHES else None
+
+
+def _destination(call: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
+    """The file a download writes (``urlretrieve(url, path)``'s ``path``); None when it picks a
+    temporary file of its own (one per process: nothing shared to protect)."""
+    position, keyword = next(names.FILE_FETCHES[q] for q in qualified if q in names.FILE_FETCHES)
+    given = keyword_value(call, keyword)
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return given if given is not None else positional[position] if len(positional) > position else None
+
+
+def _ordered_already(recording: Recording, call: cst.Call) -> bool:
+    """Inside ``with ...main_process_first...:``: the script orders the ranks itself."""
+    for ancestor in recording.ancestors(call):
+        if isinstance(ancestor, cst.With) and any("main_process_first" in code(i.item) for i in ancestor.items):
+            return True
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+    return False
+
+
+def _existence_test(recording: Recording, facts: Facts, statement: cst.SimpleStatementLine) -> cst.If | None:
+    """The innermost ``if`` around ``statement`` (in its function) that tests whether a file
+    exists (``os.path.exists``, ``isfile``, ``Path.exists()``...), when it is a statement of its
+    own (not an ``elif``), runs on every rank, and holds no ``download=True`` statement (which
+    gets its own ``main_process_first``)."""
+    for ancestor in recording.ancestors(statement):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        if isinstance(ancestor, cst.If) and _tests_existence(recording, ancestor.test):
+            if isinstance(recording.parent(ancestor), cst.If) or on_rank_zero_only(recording, facts, ancestor):
+                return None
+            if any(s in facts.downloads for s in of_types(ancestor, cst.SimpleStatementLine)):
+                return None
+            return ancestor
+    return None
+
+
+def _tests_existence(recording: Recording, test: cst.BaseExpression) -> bool:
+    return any(
+        recording.qualified(c) & names.EXISTS_TESTS or attribute_name(c.func) in names.EXISTS_METHODS for c in of_types(test, cst.Call)
+    )

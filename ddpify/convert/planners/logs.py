@@ -1,0 +1,35 @@
+"""The ``logging`` module on every rank: ``logging.basicConfig(filename=...)`` and
+``logging.FileHandler(path)`` make N processes truncate and append to one log file, and a
+``StreamHandler`` or basicConfig's console shows every INFO line N times.
+
+The configuration (``basicConfig``, ``dictConfig``, ``fileConfig``) and each handler the
+script builds become ``ddpify.rank_zero_logging(<the same callable>)(<the same arguments>)``:
+rank 0 runs them as written; the other ranks get a ``NullHandler`` in place of each handler,
+and their root logger shows WARNING and above on stderr only (the policy of Hugging Face's
+Trainer for replicas). So ``logging.info``, ``logger.info`` and ``logger.warning`` calls stay as
+they are, wherever they are: one process writes the log, every rank's warnings still show.
+One rewrite per configuring call, rather than a guard on every ``logger.*`` call (they are
+many, spread over modules this file imports, and a guard would hide other ranks' warnings).
+"""
+
+from __future__ import annotations
+
+from ddpify.convert import names, rewrites_io
+from ddpify.convert.fact_types import Facts, NodeRewrite
+from ddpify.convert.planners.rank_zero import already_guarded
+from ddpify.convert.record import Recording
+from ddpify.tree.cstutil import code
+
+
+def plan(recording: Recording, facts: Facts) -> None:
+    """``ddpify.rank_zero_logging(...)`` for each logging configuration and handler outside a rank test."""
+    for call in recording.write_calls:
+        qualified = recording.qualified(call)
+        if not qualified & (names.LOG_CONFIG | names.LOG_HANDLERS) or already_guarded(recording, call):
+            continue
+        what = code(call.func)
+        if qualified & names.LOG_CONFIG:
+            why = f"{what}(...) configures logging on rank 0 only: the other ranks show warnings and errors on stderr"
+        else:
+            why = f"{what}(...) writes on rank 0 only: the other ranks get a logging.NullHandler (their warnings still reach stderr)"
+        facts.node_rewrites[call] = NodeRewrite(rewrites_io.rank_zero_logging, f"{why} (ddpify.rank_zero_logging({what}))")
