@@ -18,20 +18,16 @@ from __future__ import annotations
 
 import enum
 import functools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
-from ddpify.analysis.batches import DATALOADERS, RANDOM, Batches, Constants, Reach, counts, loader_inner, loader_step
+from ddpify.analysis.batches import DATALOADERS, RANDOM, Batches, Constants, Reach, counts, loader_inner, loader_step, name_hint
 from ddpify.analysis.callgraph import binding_site, literal
 from ddpify.analysis.source import Source
 from ddpify.analysis.values import ANY, Edge, Occurrence, Slot, Values, comprehension_keys, held_spelling, spelling
 from ddpify.tree import cstutil
-
-_EVAL_NAME = re.compile(r"val|test|eval|dev(?!ice)", re.I)
-_TRAIN_NAME = re.compile(r"train", re.I)
 
 
 class Kind(enum.Enum):
@@ -74,7 +70,8 @@ class Consumer:
 class BatchSource:
     """``node``: the ``DataLoader(...)`` call, the iterator class or generator/batch function,
     the random index call, or (kind UNKNOWN) what a training loop iterates. ``key``: its key
-    in a dict comprehension. ``names``: the spellings that hold it (``train_loader``,
+    in a dict comprehension (kind UNKNOWN: the element of what ``node`` returns, ``1`` for
+    ``val_loader`` of ``train_loader, val_loader = get_loaders()``). ``names``: the spellings that hold it (``train_loader``,
     ``self.loader``, ``loaders["train"]``). ``hint``: what its names or ``shuffle=`` suggest,
     reported for a tie, never used for ``role``."""
 
@@ -139,6 +136,13 @@ class DataFlow:
         batch on), in a function such a loop hands a batch to, or in a loop around a backward."""
         position = self.values.start(node)
         return any(start <= position < end for start, end in self._training_spans)
+
+    def trains_during(self, source: BatchSource, node: cst.CSTNode) -> bool:
+        """Whether ``node`` runs while ``source``'s batches are trained on: in one of its
+        training loops (from the batch on), or in a function such a loop hands a batch to."""
+        position = self.values.start(node)
+        spans = [span for c in source.consumers if c.use is Use.TRAINING for span in self._spans.get(c.node, [])]
+        return any(start <= position < end for start, end in spans)
 
     @functools.cached_property
     def _training_spans(self) -> list[tuple[int, int]]:
@@ -232,20 +236,23 @@ class DataFlow:
         consumed = {c.node for s in known for c in s.consumers}
         spans = [span for s in known for c in s.consumers for span in self._spans.get(c.node, [])]
         known_nodes = [s.node for s in known]
+        made_here: list[tuple[cst.CSTNode, Slot]] = []
         found: list[BatchSource] = []
-        for loop in self._training_loop_candidates():
+        for loop in self._training_loop_candidates(spans):
             start = self.values.start(loop)
             if loop in consumed or any(a <= start < b for a, b in spans):  # a loop over a known source's batch
                 continue
             if isinstance(loop, cst.For) and not counts(self.source, loop.iter):
                 consumer = self._loop(loop, Occurrence(loop.iter), None)
                 origins = self.values.origins(loop.iter, inner=loader_inner)
-                origin = origins[0].node if len(origins) == 1 and origins[0].known else loop.iter
-                if consumer is None or consumer.use is not Use.TRAINING or origin in known_nodes:
+                single = len(origins) == 1 and origins[0].known
+                origin, slot = (origins[0].node, origins[0].slot) if single else (loop.iter, None)
+                if consumer is None or consumer.use is not Use.TRAINING or origin in known_nodes or (origin, slot) in made_here:
                     continue
+                made_here.append((origin, slot))
                 made = "built by" if origin is not loop.iter else "iterated as"
                 note = f"; it is {made} {cstutil.code(origin)[:60]} (line {self.source.line(origin)}), which this file does not show"
-                found.append(self._source(Kind.UNKNOWN, origin, [consumer], [(Occurrence(loop.iter), None)], None, note))
+                found.append(self._source(Kind.UNKNOWN, origin, [consumer], [(Occurrence(loop.iter), None)], slot, note))
                 continue
             for assign in cstutil.of_types(loop.body, cst.Assign):
                 batch = self._batch_function(assign.value, known_nodes)  # type: ignore[attr-defined]
@@ -272,13 +279,20 @@ class DataFlow:
                 return function
         return None
 
-    def _training_loop_candidates(self) -> list[cst.For | cst.While]:
-        """Loops around a ``backward()`` call, or around a call of the function that holds it."""
+    def _training_loop_candidates(self, explained: Sequence[tuple[int, int]] = ()) -> list[cst.For | cst.While]:
+        """Loops around a ``backward()`` call, or around a call of the function that holds it;
+        not for a backward (or call) inside ``explained`` spans, which a known source's loop
+        already accounts for (the epoch loop around it is no source of its own)."""
+
+        def unexplained(node: cst.CSTNode) -> bool:
+            position = self.values.start(node)
+            return not any(a <= position < b for a, b in explained)
+
         loops: list[cst.For | cst.While] = []
-        for call in [*self.source.calls_by_callee.get("backward", [])]:
+        for call in [c for c in self.source.calls_by_callee.get("backward", []) if unexplained(c)]:
             around = self._loops_around(call)
             if not around and (function := self.source.enclosing_function(call)) is not None:
-                around = [loop for c, _ in self.values.callers(function) for loop in self._loops_around(c)]
+                around = [loop for c, _ in self.values.callers(function) if unexplained(c) for loop in self._loops_around(c)]
             loops += around
         return sorted(dict.fromkeys(loops), key=self.values.start)
 
@@ -394,7 +408,9 @@ class DataFlow:
             backward = reach.backward
             function = self.source.enclosing_function(backward)
             where = f" in {self.values.name_of(function)}()" if function is not None and function in reach.functions else ""
-            evidence = f"its batches reach {cstutil.code(backward.func)[:60]}() at line {self.source.line(backward)}{where}"
+            called = cstutil.code(backward.func)
+            called = called if len(called) <= 40 else "backward"  # not a cut expression
+            evidence = f"its batches reach {called}() at line {self.source.line(backward)}{where}"
             found = Consumer(node, Use.TRAINING, evidence, line, reach.functions, key)
             spans = [(min(map(self.values.start, statements)), max(map(self.values.end, statements)))] if statements else []
             self._spans.setdefault(node, []).extend(spans + [(self.values.start(f), self.values.end(f)) for f in reach.functions])
@@ -437,7 +453,8 @@ class DataFlow:
             Occurrence(t.target) for o, _ in flows if isinstance(a := self.source.parent(o.node), cst.Assign) for t in a.targets
         ]
         names = tuple(dict.fromkeys(n for o in held if (n := held_spelling(o, key)) is not None))
-        hint, hint_reason = _hint(names, key, node)
+        hinted, hint_reason = name_hint(names, key, node)
+        hint = Role(hinted) if hinted is not None else None
         found = BatchSource(
             node,
             kind,
@@ -477,18 +494,3 @@ class DataFlow:
                     f"no loop over its batches in this file: it is handed to {cstutil.code(call.func)}() at line {self.source.line(call)}, defined elsewhere",
                 )
         return Role.UNKNOWN, "no loop over its batches in this file"
-
-
-def _hint(names: tuple[str, ...], key: Slot, node: cst.CSTNode) -> tuple[Role | None, str | None]:
-    """What names (``val_loader``, the key ``"test"``) or ``shuffle=`` suggest."""
-    for name in ([str(key)] if key not in (None, ANY) else []) + list(names):
-        last = name if "[" in name else name.rsplit(".", 1)[-1]
-        if _EVAL_NAME.search(last):
-            return Role.EVAL, f"named {name}"
-        if _TRAIN_NAME.search(last):
-            return Role.TRAIN, f"named {name}"
-    if isinstance(node, cst.Call):
-        shuffle = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "shuffle"), None)
-        if isinstance(shuffle, cst.Name) and shuffle.value in ("True", "False"):
-            return (Role.TRAIN if shuffle.value == "True" else Role.EVAL), f"shuffle={shuffle.value}"
-    return None, None

@@ -25,7 +25,7 @@ from ._process_group import (
     teardown,
     world_size,
 )
-from ._seed import main_process_first, seed, switch_to_rank_seeds
+from ._seed import main_process_first, rank_generator, seed, switch_to_rank_seeds
 
 __all__ = [
     "Env",
@@ -58,4 +58,5 @@ __all__ = [
     "seed",
     "switch_to_rank_seeds",
     "main_process_first",
+    "rank_generator",
 ]

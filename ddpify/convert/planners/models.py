@@ -11,6 +11,7 @@ import libcst as cst
 
 from ddpify.convert import names
 from ddpify.convert.fact_types import Facts
+from ddpify.convert.planners import wraps
 from ddpify.convert.planners.calls import HARMLESS_CALLS, LOADS_INTO
 from ddpify.convert.planners.statements import assigns, assigns_locally, find_outside_definitions, targets
 from ddpify.convert.record import Recording
@@ -110,13 +111,25 @@ def _report_manual_updates(recording: Recording, facts: Facts, backward: cst.Cal
 
 # ---------------------------------------------------------------- wraps
 def plan_wraps(recording: Recording, facts: Facts) -> None:
-    """``Facts.model_wraps``: one wrap per trained model not wrapped already; a model with no
-    place to wrap it is reported."""
+    """``Facts.model_wraps``: one wrap per trained model not wrapped already, where the model
+    analysis places it (``planners.wraps``), or a report where it cannot. A model the analysis
+    does not know (trained through an optimizer built in another file) is wrapped after the
+    statement that binds it in the optimizer's function, or reported."""
     seen: set[str] = set()
+    handled: list[object] = []
     for optimizer, key in facts.trained:
         if key in seen or key in recording.existing_wraps:
             continue
         seen.add(key)
+        model = wraps.analysed(recording, optimizer, key)
+        if model is not None:
+            if any(model is other for other in handled):
+                continue
+            handled.append(model)
+            wrapped = wraps.plan(recording, facts, model, key, _before_first_stop)
+            if wrapped is not None and code(wrapped) != key:
+                _note_model(recording, facts, wrapped)
+            continue
         spot = _wrap_spot(recording, optimizer, key)
         if spot is None:
             facts.manual.append(_unwrappable(recording, optimizer, key))
@@ -209,6 +222,9 @@ def _enclosing_statements(
 
 
 def _before_first_stop(body: Sequence[cst.CSTNode], anchor: int, key: str) -> tuple[cst.CSTNode, str]:
+    """Before the first statement after ``body[anchor]`` that needs the wrapped model (see
+    _is_stop), else after the block's last statement: the statements in between configure it
+    (optimizer, requires_grad flags), and DDP must see their result."""
     for index in range(anchor + 1, len(body)):
         if _is_stop(body[index], key):
             return body[index], "before"
@@ -222,6 +238,8 @@ def _is_stop(statement: cst.CSTNode, key: str) -> bool:
     either."""
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
         return False
+    if isinstance(statement, cst.For) and _over_own_members(statement.iter, key):
+        return False  # for p in model.parameters(): p.requires_grad = False
     if find_outside_definitions(statement, cst.For, cst.While, cst.Return):
         return True
     for call in find_outside_definitions(statement, cst.Call):
@@ -232,6 +250,19 @@ def _is_stop(statement: cst.CSTNode, key: str) -> bool:
         if callee not in HARMLESS_CALLS and not LOADS_INTO.search(callee) and any(code(arg.value) == key for arg in call.args):
             return True
     return False
+
+
+def _over_own_members(iterated: cst.BaseExpression, key: str) -> bool:
+    """``model.parameters()``, ``model.named_modules()``... : a loop that configures the model."""
+    return (
+        isinstance(iterated, cst.Call)
+        and isinstance(iterated.func, cst.Attribute)
+        and code(iterated.func.value) == key
+        and iterated.func.attr.value in _MEMBER_ITERATORS
+    )
+
+
+_MEMBER_ITERATORS = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children", "named_children", "buffers"})
 
 
 # ---------------------------------------------------------------- what the wrap cannot settle
