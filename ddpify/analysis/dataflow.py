@@ -238,21 +238,28 @@ class DataFlow:
         known_nodes = [s.node for s in known]
         made_here: list[tuple[cst.CSTNode, Slot]] = []
         found: list[BatchSource] = []
-        for loop in self._training_loop_candidates(spans):
+        for loop in self._training_loop_candidates(spans):  # first what loops iterate, inner loops included
             start = self.values.start(loop)
-            if loop in consumed or any(a <= start < b for a, b in spans):  # a loop over a known source's batch
+            if loop in consumed or any(a <= start < b for a, b in spans) or not isinstance(loop, cst.For) or counts(self.source, loop.iter):
                 continue
-            if isinstance(loop, cst.For) and not counts(self.source, loop.iter):
-                consumer = self._loop(loop, Occurrence(loop.iter), None)
-                origins = self.values.origins(loop.iter, inner=loader_inner)
-                single = len(origins) == 1 and origins[0].known
-                origin, slot = (origins[0].node, origins[0].slot) if single else (loop.iter, None)
-                if consumer is None or consumer.use is not Use.TRAINING or origin in known_nodes or (origin, slot) in made_here:
-                    continue
-                made_here.append((origin, slot))
-                made = "built by" if origin is not loop.iter else "iterated as"
-                note = f"; it is {made} {cstutil.code(origin)[:60]} (line {self.source.line(origin)}), which this file does not show"
-                found.append(self._source(Kind.UNKNOWN, origin, [consumer], [(Occurrence(loop.iter), None)], slot, note))
+            consumer = self._loop(loop, Occurrence(loop.iter), None)
+            origins = self.values.origins(loop.iter, inner=loader_inner)
+            single = len(origins) == 1 and origins[0].known
+            origin, slot = (origins[0].node, origins[0].slot) if single else (loop.iter, None)
+            if consumer is None or consumer.use is not Use.TRAINING or origin in known_nodes or (origin, slot) in made_here:
+                continue
+            made_here.append((origin, slot))
+            made = "built by" if origin is not loop.iter else "iterated as"
+            note = f"; it is {made} {cstutil.code(origin)[:60]} (line {self.source.line(origin)}), which this file does not show"
+            found.append(self._source(Kind.UNKNOWN, origin, [consumer], [(Occurrence(loop.iter), None)], slot, note))
+            spans += self._spans.get(consumer.node, [])
+        for loop in self._training_loop_candidates(spans):  # then counting loops: a get_batch() they call
+            start = self.values.start(loop)
+            if (
+                loop in consumed
+                or any(a <= start < b for a, b in spans)
+                or (isinstance(loop, cst.For) and not counts(self.source, loop.iter))
+            ):
                 continue
             for assign in cstutil.of_types(loop.body, cst.Assign):
                 batch = self._batch_function(assign.value, known_nodes)  # type: ignore[attr-defined]
@@ -280,13 +287,9 @@ class DataFlow:
         return None
 
     def _training_loop_candidates(self, explained: Sequence[tuple[int, int]] = ()) -> list[cst.For | cst.While]:
-        """Loops around a ``backward()`` call, or around a call of the function that holds it;
-        not for a backward (or call) inside ``explained`` spans, which a known source's loop
-        already accounts for (the epoch loop around it is no source of its own)."""
-
-        def unexplained(node: cst.CSTNode) -> bool:
-            position = self.values.start(node)
-            return not any(a <= position < b for a, b in explained)
+        """Loops around a ``backward()`` call, or a call of the function that holds it; not for
+        one inside ``explained`` spans (a known source's loop: the epoch loop around it is none)."""
+        unexplained = lambda node: not any(a <= self.values.start(node) < b for a, b in explained)  # noqa: E731
 
         loops: list[cst.For | cst.While] = []
         for call in [c for c in self.source.calls_by_callee.get("backward", []) if unexplained(c)]:

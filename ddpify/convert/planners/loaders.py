@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.analysis.dataflow import BatchSource, DataFlow
+from ddpify.analysis.dataflow import BatchSource, DataFlow, Kind
 from ddpify.analysis.dataflow import Role as SourceRole
 from ddpify.convert import names
 from ddpify.convert.fact_types import Facts, HelperLoader, LoaderFact, LoaderVariable, Role, item
@@ -182,7 +182,7 @@ def _collect_helper_loaders(recording: Recording, facts: Facts) -> None:
         helper = opaque_helper(recording, call)
         if helper is None:
             continue
-        made = [s for s in dataflow.sources if s.node is call]
+        made = [s for s in dataflow.sources if s.node is call and s.kind is Kind.UNKNOWN]
         for key, slot in _helper_targets(assign):
             if key in recording.existing_shards:
                 continue
@@ -298,6 +298,36 @@ def hold_back(recording: Recording, facts: Facts) -> None:
             first = items[0]
             items[0] = item(first.line, f"{first.why}; the loaders it trains on stay unsharded: {', '.join(kept)}", first.todo)
         facts.manual.extend(items)
+    if not (facts.model_wraps or recording.existing_wraps or facts.held_models):
+        _hold_without_wrapped_models(recording, facts)
+
+
+def _hold_without_wrapped_models(recording: Recording, facts: Facts) -> None:
+    """No model of this file is wrapped (trained by hand, by an optimizer built elsewhere):
+    a training loader sharded anyway would give every rank its own model."""
+    for fact in facts.loaders.values():
+        if fact.role == "train":
+            fact.role, fact.reason, fact.sharded_when = "kept", "no model it trains is wrapped", None
+            _keep_variables(facts, fact.key)
+            facts.manual.append(
+                item(
+                    fact.line,
+                    f"{fact.key or 'this DataLoader'} trains, but no model of this file is wrapped for DDP: "
+                    "sharded, every rank would train its own model on its own part of the data; left unsharded",
+                    "wrap the trained model (model = ddpify.prepare_model(model), before it trains), then convert again",
+                )
+            )
+    for loader in facts.helper_loaders:
+        _keep_variables(facts, loader.key)
+        facts.manual.append(
+            item(
+                loader.line,
+                f"{loader.key} trains, but no model of this file is wrapped for DDP: "
+                "sharded, every rank would train its own model on its own part of the data; left unsharded",
+                "wrap the trained model (model = ddpify.prepare_model(model), before it trains), then convert again",
+            )
+        )
+    facts.helper_loaders.clear()
 
 
 def _trains(dataflow: DataFlow, sources: list[BatchSource], uses: list[cst.CSTNode]) -> bool:

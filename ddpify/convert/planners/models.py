@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from ddpify.convert import names
-from ddpify.convert.fact_types import Facts
+from ddpify.convert.fact_types import Facts, item
 from ddpify.convert.planners import wraps
 from ddpify.convert.planners.calls import HARMLESS_CALLS, LOADS_INTO
 from ddpify.convert.planners.statements import assigns, assigns_locally, find_outside_definitions, targets
@@ -32,10 +32,14 @@ def plan_trained(recording: Recording, facts: Facts) -> None:
         facts.has_training_code = True
     builders = optimizer_builders(recording)
     if recording.first_backward is not None and not recording.optimizer_calls and not builders:
-        # hand-written updates (p.data -= lr * p.grad): training, but no optimizer tells
-        # ddpify which model it is
+        # hand-written updates (p.data -= lr * p.grad), or an optimizer built by code of
+        # another file: training, but no optimizer here tells ddpify which model it is
         facts.has_training_code = True
-        _report_manual_updates(recording, facts, recording.first_backward)
+        elsewhere = recording.analysis.models.optimizers.stepped_elsewhere()
+        if elsewhere:
+            _report_optimizer_built_elsewhere(recording, facts, *elsewhere[0])
+        else:
+            _report_manual_updates(recording, facts, recording.first_backward)
     for builder, model in builders:
         facts.trained.append((builder, code(model)))
         _note_model(recording, facts, model)
@@ -91,6 +95,25 @@ def _note_model(recording: Recording, facts: Facts, reference: cst.BaseExpressio
     bindings = recording.bindings(reference) if isinstance(reference, cst.Name) else None
     if bindings is not None:
         facts.model_scopes.setdefault(key, set()).update(b.scope for b in bindings)
+
+
+def _report_optimizer_built_elsewhere(recording: Recording, facts: Facts, step: cst.Call, made: cst.Call) -> None:
+    """``self.optimizer = model.configure_optimizers(cfg)`` (code of another file), then
+    ``self.optimizer.step()``: which model it trains is invisible here, so none is wrapped."""
+    receiver = code(step.func.value)  # type: ignore[attr-defined]
+    models = [code(a.value) for a in made.args if is_simple_reference(a.value) and code(a.value) in recording.module_like]
+    owner = made.func.value if isinstance(made.func, cst.Attribute) else None
+    if owner is not None and is_simple_reference(owner):
+        models.insert(0, code(owner))
+    model = models[0] if models else "model"
+    facts.manual.append(
+        item(
+            recording.line(made),
+            f"{receiver} is built by {code(made.func)}() (code this file does not show): ddpify cannot tell which model it trains, "
+            "so none is wrapped",
+            f"wrap the model it trains before it trains: {model} = ddpify.prepare_model({model}) (the gradients are then averaged across ranks), then convert again",
+        )
+    )
 
 
 def _report_manual_updates(recording: Recording, facts: Facts, backward: cst.Call) -> None:
