@@ -16,75 +16,19 @@ loops trains, EVAL when all of them evaluate, UNKNOWN otherwise, with the reason
 
 from __future__ import annotations
 
-import enum
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import libcst as cst
 
 from ddpify.analysis.batches import DATALOADERS, RANDOM, Batches, Constants, Reach, counts, loader_inner, loader_step, name_hint
 from ddpify.analysis.callgraph import binding_site, literal
 from ddpify.analysis.source import Source
+from ddpify.analysis.sources import BatchSource, Consumer, Kind, Role, Use
 from ddpify.analysis.values import ANY, Edge, Occurrence, Slot, Values, comprehension_keys, held_spelling, spelling
 from ddpify.tree import cstutil
 
-
-class Kind(enum.Enum):
-    DATALOADER = "dataloader"
-    CUSTOM_ITERATOR = "custom_iterator"
-    RANDOM_INDEX = "random_index"
-    UNKNOWN = "unknown"
-
-
-class Role(enum.Enum):
-    TRAIN = "train"
-    EVAL = "eval"
-    UNKNOWN = "unknown"
-
-
-class Use(enum.Enum):
-    """What one loop does with the batches it takes."""
-
-    TRAINING = "training"
-    EVALUATION = "evaluation"
-    UNKNOWN = "unknown"
-
-
-@dataclass(frozen=True)
-class Consumer:
-    """A place that takes batches: a loop over them (``For``/``While``), or the call that hands
-    out one batch (``next(it)``, ``get_batch()``) outside a loop. ``functions``: the file's
-    functions the batches are handed to from there; ``key``: the run-time container key it
-    was reached through (``phase`` of ``loaders[phase]``), which leaves its use undecided."""
-
-    node: cst.CSTNode
-    use: Use
-    evidence: str
-    line: int
-    functions: tuple[cst.FunctionDef, ...] = ()
-    key: str | None = None
-
-
-@dataclass(frozen=True)
-class BatchSource:
-    """``node``: the ``DataLoader(...)`` call, the iterator class or generator/batch function,
-    the random index call, or (kind UNKNOWN) what a training loop iterates. ``key``: its key
-    in a dict comprehension (kind UNKNOWN: the element of what ``node`` returns, ``1`` for
-    ``val_loader`` of ``train_loader, val_loader = get_loaders()``). ``names``: the spellings that hold it (``train_loader``,
-    ``self.loader``, ``loaders["train"]``). ``hint``: what its names or ``shuffle=`` suggest,
-    reported for a tie, never used for ``role``."""
-
-    node: cst.CSTNode
-    kind: Kind
-    role: Role
-    evidence: str
-    line: int
-    consumers: tuple[Consumer, ...] = ()
-    key: str | int | None = None
-    names: tuple[str, ...] = ()
-    hint: Role | None = None
-    hint_reason: str | None = None
+__all__ = ["BatchSource", "Consumer", "DataFlow", "Kind", "Role", "Use"]
 
 
 class DataFlow:
@@ -149,6 +93,14 @@ class DataFlow:
         spans = [span for s in self.sources for c in s.consumers if c.use is Use.TRAINING for span in self._spans.get(c.node, [])]
         for loop in self._training_loop_candidates():
             spans.append((self.values.start(loop.body), self.values.end(loop.body)))
+        for call in self.source.calls_by_callee.get("backward", []):  # update(agent, batch) called in such a loop
+            function = self.source.enclosing_function(call)
+            if (
+                function is not None
+                and not self._loops_around(call)
+                and any(self._loops_around(c) for c, _ in self.values.callers(function))
+            ):
+                spans.append((self.values.start(function), self.values.end(function)))
         return spans
 
     # ------------------------------------------------------------------ sources

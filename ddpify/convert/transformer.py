@@ -286,7 +286,7 @@ class ConvertTransformer(cst.CSTTransformer):
         fact = self.facts.loaders.get(original)
         if fact is None:
             return None
-        label = fact.key or "DataLoader"
+        label = fact.key or ("DataLoader" if fact.sharded_when is None else f"DataLoader for {fact.sharded_when}")
         if fact.role == "eval":
             self.note(original, f"{label} is an evaluation loader ({fact.reason}): left unsharded, every rank evaluates the full set")
             return updated

@@ -748,3 +748,26 @@ def test_trains_during_tells_which_sources_batches_a_call_trains_on() -> None:
     first, second = dataflow.sources
     assert dataflow.trains_during(first, calls["encoder(batch)"]) and not dataflow.trains_during(second, calls["encoder(batch)"])
     assert dataflow.trains_during(second, calls["model(batch)"]) and not dataflow.trains_during(first, calls["model(batch)"])
+
+
+def test_a_function_holding_backward_called_in_a_loop_is_on_the_training_path() -> None:
+    """Reinforcement learning: no loader, an ``update(agent, ...)`` with the backward, called
+    in the iteration loop; acting under no_grad before it is not training."""
+    text = """
+        import torch
+        def update(agent, optimizer, obs):
+            loss = agent.evaluate(obs).mean()
+            loss.backward()
+            optimizer.step()
+        agent = Agent()
+        optimizer = torch.optim.Adam(agent.parameters())
+        for iteration in range(10):
+            with torch.no_grad():
+                obs = agent.act(env_state)
+            update(agent, optimizer, obs)
+    """
+    analysis = analyse(text)
+    calls = {cst.Module([]).code_for_node(c): c for c in analysis.source.of_types(cst.Call)}
+    assert analysis.dataflow.on_training_path(calls["agent.evaluate(obs)"])
+    models = analysis.models.models
+    assert [(b.method, b.line) for m in models for b in m.bypasses] == [("evaluate", 4)]

@@ -282,8 +282,10 @@ def hold_back(recording: Recording, facts: Facts) -> None:
         kept: list[str] = []
         for fact in facts.loaders.values():
             sources = [s for s in dataflow.sources_of(fact.call) if s.role is SourceRole.TRAIN]
-            if fact.role == "train" and _trains(dataflow, sources, uses):
-                fact.role, fact.reason, fact.sharded_when = "kept", f"it trains {held.key}, which is not wrapped", None
+            held_already = fact.role == "kept" and fact.reason.startswith(_HELD)
+            if (fact.role == "train" or held_already) and _trains(dataflow, sources, uses):
+                if not held_already:
+                    fact.role, fact.reason, fact.sharded_when = "kept", f"{_HELD}{held.key}, which is not wrapped", None
                 function = recording.function_of(fact.call)
                 kept.append(fact.key or (f"the DataLoader of {function.name.value}()" if function is not None else "the DataLoader"))
                 _keep_variables(facts, fact.key)
@@ -328,6 +330,9 @@ def _hold_without_wrapped_models(recording: Recording, facts: Facts) -> None:
             )
         )
     facts.helper_loaders.clear()
+
+
+_HELD = "it trains "
 
 
 def _trains(dataflow: DataFlow, sources: list[BatchSource], uses: list[cst.CSTNode]) -> bool:

@@ -159,6 +159,12 @@ def plan_wraps(recording: Recording, facts: Facts) -> None:
             continue
         anchor, where = spot
         facts.model_wraps.append((key, anchor, where))
+    for model in recording.analysis.models.models:  # trained models no plain name reaches (models["g"])
+        if model.optimizers and not any(model is other for other in handled) and isinstance(model.optimizers[0].node, cst.Call):
+            wrapped = wraps.plan(recording, facts, model, model.key, _before_first_stop)
+            if wrapped is not None:
+                facts.trained.append((model.optimizers[0].node, code(wrapped)))
+                _note_model(recording, facts, wrapped)
 
 
 def _unwrappable(recording: Recording, optimizer: cst.Call, key: str) -> ManualItem:

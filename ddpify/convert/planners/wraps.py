@@ -48,17 +48,22 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     values = flow.values
     if any(not (recording.qualified(w.node.func) & DATAPARALLEL) for w in model.wraps if isinstance(w.node, cst.Call)):
         return None  # ddpify.prepare_model / DDP already: a converted script
+    called_parts = {b.method for b in model.bypasses} & set(model.parts)
+    if called_parts and not model.forward_calls and model.class_def is None:  # engine.model(x): a part is the model
+        part = f"{model.key}.{sorted(called_parts)[0]}"
+        why = f"{part} is trained, and nothing in this file builds, moves or loads it ({model.key} comes from code this file does not show)"
+        _hold(recording, facts, model, part, why)
+        return None
     if model.bypasses:
         _hold_for_bypasses(recording, facts, model, key, model.bypasses)
         return None
     if model.container is not None and _trained_through_container(recording, model):
-        _hold(
-            recording,
-            facts,
-            model,
-            key,
-            f"{key} is kept in a {model.container}, so ddpify cannot follow every reference to it",
+        why = f"{key} is kept in a {model.container} and trained through it, so ddpify cannot follow every reference to it"
+        todo = (
+            f"wrap each model before it goes into the {model.container} (model = ddpify.prepare_model(model), once it is on "
+            "its final device and loaded), then convert again: its training loaders are sharded once it is wrapped"
         )
+        _hold(recording, facts, model, key, why, todo)
         return None
     placement = flow.last_placement(model)
     statement = placement.statement
@@ -165,8 +170,8 @@ def _line(recording: Recording, model: Model) -> int:
     return model.optimizers[0].line if model.optimizers else recording.analysis.source.line(model.occurrences[0].node)
 
 
-def _hold(recording: Recording, facts: Facts, model: Model, key: str, why: str) -> None:
-    todo = (
+def _hold(recording: Recording, facts: Facts, model: Model, key: str, why: str, todo: str = "") -> None:
+    todo = todo or (
         f"write {key} = ddpify.prepare_model({key}) where it is on its final device and loaded, before it trains, "
         "then convert again: its training loaders are sharded once it is wrapped"
     )
