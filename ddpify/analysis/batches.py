@@ -13,6 +13,7 @@ are skipped. Also here: the APIs that make and pass on batches (``DataLoader``, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -426,3 +427,23 @@ def _names(target: cst.CSTNode) -> list[str]:
 def _body(block: cst.CSTNode) -> Sequence[cst.CSTNode]:
     """The statements of an indented block, or the one-line suite itself."""
     return block.body if isinstance(block, cst.IndentedBlock) else [block]  # type: ignore[attr-defined,return-value]
+
+
+_EVAL_NAME = re.compile(r"val|test|eval|dev(?!ice)", re.I)
+_TRAIN_NAME = re.compile(r"train", re.I)
+
+
+def name_hint(names: tuple[str, ...], key: object, node: cst.CSTNode) -> tuple[str | None, str | None]:
+    """What names (``val_loader``, the key ``"test"``) or ``shuffle=`` suggest: "train" /
+    "eval" and why. Reported for a tie, never used for a role."""
+    for name in ([str(key)] if key not in (None, "*") else []) + list(names):
+        last = name if "[" in name else name.rsplit(".", 1)[-1]
+        if _EVAL_NAME.search(last):
+            return "eval", f"named {name}"
+        if _TRAIN_NAME.search(last):
+            return "train", f"named {name}"
+    if isinstance(node, cst.Call):
+        shuffle = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "shuffle"), None)
+        if isinstance(shuffle, cst.Name) and shuffle.value in ("True", "False"):
+            return ("train" if shuffle.value == "True" else "eval"), f"shuffle={shuffle.value}"
+    return None, None

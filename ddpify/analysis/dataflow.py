@@ -16,78 +16,19 @@ loops trains, EVAL when all of them evaluate, UNKNOWN otherwise, with the reason
 
 from __future__ import annotations
 
-import enum
 import functools
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import libcst as cst
 
-from ddpify.analysis.batches import DATALOADERS, RANDOM, Batches, Constants, Reach, counts, loader_inner, loader_step
+from ddpify.analysis.batches import DATALOADERS, RANDOM, Batches, Constants, Reach, counts, loader_inner, loader_step, name_hint
 from ddpify.analysis.callgraph import binding_site, literal
 from ddpify.analysis.source import Source
+from ddpify.analysis.sources import BatchSource, Consumer, Kind, Role, Use
 from ddpify.analysis.values import ANY, Edge, Occurrence, Slot, Values, comprehension_keys, held_spelling, spelling
 from ddpify.tree import cstutil
 
-_EVAL_NAME = re.compile(r"val|test|eval|dev(?!ice)", re.I)
-_TRAIN_NAME = re.compile(r"train", re.I)
-
-
-class Kind(enum.Enum):
-    DATALOADER = "dataloader"
-    CUSTOM_ITERATOR = "custom_iterator"
-    RANDOM_INDEX = "random_index"
-    UNKNOWN = "unknown"
-
-
-class Role(enum.Enum):
-    TRAIN = "train"
-    EVAL = "eval"
-    UNKNOWN = "unknown"
-
-
-class Use(enum.Enum):
-    """What one loop does with the batches it takes."""
-
-    TRAINING = "training"
-    EVALUATION = "evaluation"
-    UNKNOWN = "unknown"
-
-
-@dataclass(frozen=True)
-class Consumer:
-    """A place that takes batches: a loop over them (``For``/``While``), or the call that hands
-    out one batch (``next(it)``, ``get_batch()``) outside a loop. ``functions``: the file's
-    functions the batches are handed to from there; ``key``: the run-time container key it
-    was reached through (``phase`` of ``loaders[phase]``), which leaves its use undecided."""
-
-    node: cst.CSTNode
-    use: Use
-    evidence: str
-    line: int
-    functions: tuple[cst.FunctionDef, ...] = ()
-    key: str | None = None
-
-
-@dataclass(frozen=True)
-class BatchSource:
-    """``node``: the ``DataLoader(...)`` call, the iterator class or generator/batch function,
-    the random index call, or (kind UNKNOWN) what a training loop iterates. ``key``: its key
-    in a dict comprehension. ``names``: the spellings that hold it (``train_loader``,
-    ``self.loader``, ``loaders["train"]``). ``hint``: what its names or ``shuffle=`` suggest,
-    reported for a tie, never used for ``role``."""
-
-    node: cst.CSTNode
-    kind: Kind
-    role: Role
-    evidence: str
-    line: int
-    consumers: tuple[Consumer, ...] = ()
-    key: str | int | None = None
-    names: tuple[str, ...] = ()
-    hint: Role | None = None
-    hint_reason: str | None = None
+__all__ = ["BatchSource", "Consumer", "DataFlow", "Kind", "Role", "Use"]
 
 
 class DataFlow:
@@ -140,11 +81,26 @@ class DataFlow:
         position = self.values.start(node)
         return any(start <= position < end for start, end in self._training_spans)
 
+    def trains_during(self, source: BatchSource, node: cst.CSTNode) -> bool:
+        """Whether ``node`` runs while ``source``'s batches are trained on: in one of its
+        training loops (from the batch on), or in a function such a loop hands a batch to."""
+        position = self.values.start(node)
+        spans = [span for c in source.consumers if c.use is Use.TRAINING for span in self._spans.get(c.node, [])]
+        return any(start <= position < end for start, end in spans)
+
     @functools.cached_property
     def _training_spans(self) -> list[tuple[int, int]]:
         spans = [span for s in self.sources for c in s.consumers if c.use is Use.TRAINING for span in self._spans.get(c.node, [])]
         for loop in self._training_loop_candidates():
             spans.append((self.values.start(loop.body), self.values.end(loop.body)))
+        for call in self.source.calls_by_callee.get("backward", []):  # update(agent, batch) called in such a loop
+            function = self.source.enclosing_function(call)
+            if (
+                function is not None
+                and not self._loops_around(call)
+                and any(self._loops_around(c) for c, _ in self.values.callers(function))
+            ):
+                spans.append((self.values.start(function), self.values.end(function)))
         return spans
 
     # ------------------------------------------------------------------ sources
@@ -232,20 +188,30 @@ class DataFlow:
         consumed = {c.node for s in known for c in s.consumers}
         spans = [span for s in known for c in s.consumers for span in self._spans.get(c.node, [])]
         known_nodes = [s.node for s in known]
+        made_here: list[tuple[cst.CSTNode, Slot]] = []
         found: list[BatchSource] = []
-        for loop in self._training_loop_candidates():
+        for loop in self._training_loop_candidates(spans):  # first what loops iterate, inner loops included
             start = self.values.start(loop)
-            if loop in consumed or any(a <= start < b for a, b in spans):  # a loop over a known source's batch
+            if loop in consumed or any(a <= start < b for a, b in spans) or not isinstance(loop, cst.For) or counts(self.source, loop.iter):
                 continue
-            if isinstance(loop, cst.For) and not counts(self.source, loop.iter):
-                consumer = self._loop(loop, Occurrence(loop.iter), None)
-                origins = self.values.origins(loop.iter, inner=loader_inner)
-                origin = origins[0].node if len(origins) == 1 and origins[0].known else loop.iter
-                if consumer is None or consumer.use is not Use.TRAINING or origin in known_nodes:
-                    continue
-                made = "built by" if origin is not loop.iter else "iterated as"
-                note = f"; it is {made} {cstutil.code(origin)[:60]} (line {self.source.line(origin)}), which this file does not show"
-                found.append(self._source(Kind.UNKNOWN, origin, [consumer], [(Occurrence(loop.iter), None)], None, note))
+            consumer = self._loop(loop, Occurrence(loop.iter), None)
+            origins = self.values.origins(loop.iter, inner=loader_inner)
+            single = len(origins) == 1 and origins[0].known
+            origin, slot = (origins[0].node, origins[0].slot) if single else (loop.iter, None)
+            if consumer is None or consumer.use is not Use.TRAINING or origin in known_nodes or (origin, slot) in made_here:
+                continue
+            made_here.append((origin, slot))
+            made = "built by" if origin is not loop.iter else "iterated as"
+            note = f"; it is {made} {cstutil.code(origin)[:60]} (line {self.source.line(origin)}), which this file does not show"
+            found.append(self._source(Kind.UNKNOWN, origin, [consumer], [(Occurrence(loop.iter), None)], slot, note))
+            spans += self._spans.get(consumer.node, [])
+        for loop in self._training_loop_candidates(spans):  # then counting loops: a get_batch() they call
+            start = self.values.start(loop)
+            if (
+                loop in consumed
+                or any(a <= start < b for a, b in spans)
+                or (isinstance(loop, cst.For) and not counts(self.source, loop.iter))
+            ):
                 continue
             for assign in cstutil.of_types(loop.body, cst.Assign):
                 batch = self._batch_function(assign.value, known_nodes)  # type: ignore[attr-defined]
@@ -272,13 +238,16 @@ class DataFlow:
                 return function
         return None
 
-    def _training_loop_candidates(self) -> list[cst.For | cst.While]:
-        """Loops around a ``backward()`` call, or around a call of the function that holds it."""
+    def _training_loop_candidates(self, explained: Sequence[tuple[int, int]] = ()) -> list[cst.For | cst.While]:
+        """Loops around a ``backward()`` call, or a call of the function that holds it; not for
+        one inside ``explained`` spans (a known source's loop: the epoch loop around it is none)."""
+        unexplained = lambda node: not any(a <= self.values.start(node) < b for a, b in explained)  # noqa: E731
+
         loops: list[cst.For | cst.While] = []
-        for call in [*self.source.calls_by_callee.get("backward", [])]:
+        for call in [c for c in self.source.calls_by_callee.get("backward", []) if unexplained(c)]:
             around = self._loops_around(call)
             if not around and (function := self.source.enclosing_function(call)) is not None:
-                around = [loop for c, _ in self.values.callers(function) for loop in self._loops_around(c)]
+                around = [loop for c, _ in self.values.callers(function) if unexplained(c) for loop in self._loops_around(c)]
             loops += around
         return sorted(dict.fromkeys(loops), key=self.values.start)
 
@@ -394,7 +363,9 @@ class DataFlow:
             backward = reach.backward
             function = self.source.enclosing_function(backward)
             where = f" in {self.values.name_of(function)}()" if function is not None and function in reach.functions else ""
-            evidence = f"its batches reach {cstutil.code(backward.func)[:60]}() at line {self.source.line(backward)}{where}"
+            called = cstutil.code(backward.func)
+            called = called if len(called) <= 40 else "backward"  # not a cut expression
+            evidence = f"its batches reach {called}() at line {self.source.line(backward)}{where}"
             found = Consumer(node, Use.TRAINING, evidence, line, reach.functions, key)
             spans = [(min(map(self.values.start, statements)), max(map(self.values.end, statements)))] if statements else []
             self._spans.setdefault(node, []).extend(spans + [(self.values.start(f), self.values.end(f)) for f in reach.functions])
@@ -437,7 +408,8 @@ class DataFlow:
             Occurrence(t.target) for o, _ in flows if isinstance(a := self.source.parent(o.node), cst.Assign) for t in a.targets
         ]
         names = tuple(dict.fromkeys(n for o in held if (n := held_spelling(o, key)) is not None))
-        hint, hint_reason = _hint(names, key, node)
+        hinted, hint_reason = name_hint(names, key, node)
+        hint = Role(hinted) if hinted is not None else None
         found = BatchSource(
             node,
             kind,
@@ -477,18 +449,3 @@ class DataFlow:
                     f"no loop over its batches in this file: it is handed to {cstutil.code(call.func)}() at line {self.source.line(call)}, defined elsewhere",
                 )
         return Role.UNKNOWN, "no loop over its batches in this file"
-
-
-def _hint(names: tuple[str, ...], key: Slot, node: cst.CSTNode) -> tuple[Role | None, str | None]:
-    """What names (``val_loader``, the key ``"test"``) or ``shuffle=`` suggest."""
-    for name in ([str(key)] if key not in (None, ANY) else []) + list(names):
-        last = name if "[" in name else name.rsplit(".", 1)[-1]
-        if _EVAL_NAME.search(last):
-            return Role.EVAL, f"named {name}"
-        if _TRAIN_NAME.search(last):
-            return Role.TRAIN, f"named {name}"
-    if isinstance(node, cst.Call):
-        shuffle = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "shuffle"), None)
-        if isinstance(shuffle, cst.Name) and shuffle.value in ("True", "False"):
-            return (Role.TRAIN if shuffle.value == "True" else Role.EVAL), f"shuffle={shuffle.value}"
-    return None, None

@@ -12,7 +12,7 @@ import libcst as cst
 
 from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.modules import WRAPS, is_module_class
-from ddpify.analysis.values import Values
+from ddpify.analysis.values import Values, spelling
 from ddpify.tree import cstutil
 
 _OPTIMIZER = re.compile(
@@ -31,11 +31,29 @@ class Optimizers:
         """``optimizer = build_optimizer(net, cfg)`` from another file, then ``optimizer.step()``:
         an optimizer this file cannot see into, so which model it trains is unknown."""
         found: list[str] = []
+        for call, made in self.stepped_elsewhere():
+            given = ", ".join(cstutil.code(a.value)[:30] for a in made.args) or "nothing"
+            found.append(
+                f"{spelling(call.func.value)}.step() at line {self.source.line(call)} steps an optimizer that "  # type: ignore[attr-defined]
+                f"{cstutil.code(made.func)}() builds at line {self.source.line(made)}, defined elsewhere: which model it trains is unknown (it is given {given})"
+            )
+        if not found and not self.calls and not self.wrapped:
+            backward = self.source.calls_by_callee.get("backward", [])
+            if backward:
+                found.append(
+                    f"backward() at line {self.source.line(backward[0])}, but no optimizer or wrap in this file says which model trains"
+                )
+        return list(dict.fromkeys(found))
+
+    def stepped_elsewhere(self) -> list[tuple[cst.Call, cst.Call]]:
+        """(``x.step()``, the call of code defined elsewhere that built ``x``) for optimizers
+        this file cannot see into (``self.optimizer = model.configure_optimizers(cfg)``)."""
+        found: list[tuple[cst.Call, cst.Call]] = []
         optimizers = set(self.calls)
         for call in self.source.calls_by_callee.get("step", []):
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-            if not isinstance(receiver, cst.Name):
-                continue
+            if not isinstance(receiver, (cst.Name, cst.Attribute)) or spelling(receiver) is None:
+                continue  # optimizer.step(), self.optimizer.step()
             for origin in self.values.origins(receiver):
                 made = origin.node
                 if not (origin.known and isinstance(made, cst.Call)) or self.values.callees(made):
@@ -45,18 +63,8 @@ class Optimizers:
                     continue
                 if any(o.node in optimizers for a in made.args for o in self.values.origins(a.value)):
                     continue  # a scheduler (or wrapper) of an optimizer this file builds
-                given = ", ".join(cstutil.code(a.value)[:30] for a in made.args) or "nothing"
-                found.append(
-                    f"{receiver.value}.step() at line {self.source.line(call)} steps an optimizer that {cstutil.code(made.func)}() "
-                    f"builds at line {self.source.line(made)}, defined elsewhere: which model it trains is unknown (it is given {given})"
-                )
-        if not found and not self.calls and not self.wrapped:
-            backward = self.source.calls_by_callee.get("backward", [])
-            if backward:
-                found.append(
-                    f"backward() at line {self.source.line(backward[0])}, but no optimizer or wrap in this file says which model trains"
-                )
-        return list(dict.fromkeys(found))
+                found.append((call, made))
+        return found
 
     @functools.cached_property
     def calls(self) -> list[cst.Call]:

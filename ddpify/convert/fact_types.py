@@ -6,15 +6,28 @@ build these classes and ``ddpify.convert.facts`` can run the planners without an
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
 import libcst as cst
 
+from ddpify.analysis.models import Model
 from ddpify.findings import Change, ManualItem
 
-Role = Literal["train", "eval"]
+# "kept": a loader that may train but is left unsharded, with a report item saying why (its
+# role is unknown, or the model it trains is not wrapped)
+Role = Literal["train", "eval", "kept"]
+
+_LINE = re.compile(r" \(line \d+\)| at line \d+| \(lines? [\d, ]+\)")
+
+
+def item(line: int, why: str, todo: str) -> ManualItem:
+    """A report item whose text names no line (the analysis' evidence does: "its loop at line
+    16 ..."): ``--annotate`` writes it above its statement, and converting the output again
+    must find the same comment there, whatever lines the conversion added."""
+    return ManualItem(line, _LINE.sub("", why), _LINE.sub("", todo))
 
 
 @dataclass
@@ -28,6 +41,19 @@ class LoaderFact:
     # splitting the batch would break that code, so this loader keeps the per-process batch.
     batch_used_at: int | None = None
     batch_expression: str | None = None
+    # a loader of a dict comprehension sharded for some keys only: the test that selects them
+    # (`x == "train"`), the DataLoader kept for the others
+    sharded_when: str | None = None
+
+
+@dataclass
+class HeldModel:
+    """A trained model left unwrapped (see ``planners.wraps``): its key, the analysis' model
+    and the report items, which ``loaders.hold_back`` completes with the loaders it keeps."""
+
+    key: str
+    model: Model
+    items: list[ManualItem]
 
 
 @dataclass
@@ -39,6 +65,8 @@ class HelperLoader:
     key: str
     helper: str
     line: int
+    call: cst.Call | None = None  # the helper's call
+    slot: int | None = None  # the element of its result (a tuple), None: the whole result
 
 
 class LoaderVariable(NamedTuple):
@@ -70,6 +98,12 @@ class Facts:
     # model wrap: model key -> (statement to insert before / after, "before" | "after")
     model_wraps: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
     model_keys: set[str] = field(default_factory=set)
+    # keyword arguments for a wrap: (anchor, model key) -> "find_unused_parameters=True"
+    wrap_options: dict[tuple[cst.CSTNode, str], str] = field(default_factory=dict)
+    # `model.decode` of a model left unwrapped: stays as written (no ddpify.unwrap)
+    kept_attributes: set[cst.CSTNode] = field(default_factory=set)
+    # random index draws that select training batches: call -> the generator to give them
+    rank_generators: dict[cst.Call, cst.BaseExpression] = field(default_factory=dict)
     # scopes that bind each plain-name model (`model` in main()): the same name bound in
     # another function (`model = parser.add_argument_group(...)`) is not the model
     model_scopes: dict[str, set[cst.CSTNode]] = field(default_factory=dict)
@@ -102,3 +136,5 @@ class Facts:
     loader_variables: list[LoaderVariable] = field(default_factory=list)
     # (optimizer, or a call of a helper that builds one, key of a model it trains)
     trained: list[tuple[cst.Call, str]] = field(default_factory=list)
+    # trained models left unwrapped: their loaders stay unsharded (loaders.hold_back)
+    held_models: list[HeldModel] = field(default_factory=list)

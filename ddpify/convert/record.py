@@ -6,14 +6,16 @@ recording, with its queries (qualified names, lines, parents, owners), after the
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
 from libcst._metadata_dependent import LazyValue  # what get_metadata unwraps (libcst's own qualified names)
-from libcst.metadata import CodeRange, ParentNodeProvider, PositionProvider, QualifiedName, QualifiedNameProvider
+from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedName, QualifiedNameProvider
 
+from ddpify.analysis import Analysis
 from ddpify.convert import names, writes
 from ddpify.tree import cstutil
 from ddpify.tree.cstutil import attribute_name, callee_name, code, is_simple_reference, keyword_value, of_types
@@ -62,6 +64,14 @@ class Recording:
     aliases: list[tuple[str, str, cst.Assign]] = field(default_factory=list)  # `a.b = c.d`: (target, value, node)
     uses: dict[str, list[int]] = field(default_factory=dict)  # name or attribute read -> its lines
     values: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # variable -> assigned values
+    wrapper: MetadataWrapper | None = None  # what the walk read, for the shared analysis
+
+    @functools.cached_property
+    def analysis(self) -> Analysis:
+        """The shared DDP analysis of the same module (``ddpify.analysis``), built on first
+        use from the same metadata: planners that never ask for it cost nothing."""
+        assert self.wrapper is not None, "a recording made without its wrapper has no analysis"
+        return Analysis(self.wrapper)
 
     # ---------------------------------------------------------------- queries
     def _metadata(self, provider: Any, node: cst.CSTNode, default: Any) -> Any:

@@ -90,6 +90,16 @@ def distributed_loader(call: cst.Call, *, per_process_batch: bool) -> cst.Call:
     return call.with_changes(func=snippets.expression("distributed_loader", rt=RT), args=fix_commas(args))
 
 
+def chosen(test: cst.BaseExpression, when: cst.BaseExpression, otherwise: cst.BaseExpression) -> cst.IfExp:
+    """``when if test else otherwise``: one loader of a dict comprehension sharded for some keys."""
+    return cst.IfExp(test=test, body=when, orelse=otherwise)
+
+
+def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with one more keyword argument (``generator=ddpify.rank_generator()``)."""
+    return call.with_changes(args=fix_commas([*call.args, keyword(name, value)]))
+
+
 def sharded(loader: str, *, per_process_batch: bool) -> cst.BaseStatement:
     """``loader = ddpify.shard(loader)``: a DataLoader built in another file, rebuilt at run time
     with a distributed sampler (the global batch split like ``distributed_loader``'s)."""

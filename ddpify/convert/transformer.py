@@ -76,12 +76,15 @@ class ConvertTransformer(cst.CSTTransformer):
 
     def _plan_insertions(self) -> None:
         for key, anchor, where in self.facts.model_wraps:
-            statement = snippets.statement("prepare_model", rt=RT, model=key)
+            statement = snippets.statement("prepare_model", rt=RT, model=key, options=self.facts.wrap_options.get((anchor, key), ""))
             what = f"wrap the model for DDP: {code(statement).strip()}"
             (self._before if where == "before" else self._after).setdefault(anchor, []).append((statement, what))
         for loader in self.facts.helper_loaders:
             statement = rewrites.sharded(loader.key, per_process_batch=self.per_process_batch)
-            what = f"{loader.key} is built in another file ({loader.helper}()): rebuilt with a DistributedSampler at runtime ({code(statement).strip()})"
+            what = (
+                f"{loader.key} is built in another file ({loader.helper}()) and trained on here: {code(statement).strip()} rebuilds it "
+                "with a DistributedSampler at run time if it is a plain DataLoader (anything else comes back unchanged, with a warning)"
+            )
             self._after.setdefault(loader.statement, []).append((statement, what))
         if self.facts.main_guard is None and self.facts.setup_after is not None:
             setup = snippets.statement("setup", rt=RT)
@@ -229,7 +232,7 @@ class ConvertTransformer(cst.CSTTransformer):
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         model = code(original_node.value)
-        if not self.is_model(original_node.value):
+        if original_node in self.facts.kept_attributes or not self.is_model(original_node.value):
             return updated_node
         attr = original_node.attr.value
         if attr == "module":
@@ -258,6 +261,13 @@ class ConvertTransformer(cst.CSTTransformer):
         return updated_node
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        generator = self.facts.rank_generators.get(original_node)
+        if generator is not None:
+            self.note(
+                original_node,
+                f"{code(original_node.func)}() draws training batches: each rank draws its own with generator={code(generator)}",
+            )
+            return rewrites.with_keyword(updated_node, "generator", generator)
         if original_node in self.facts.dropped_moves:
             self.note(
                 original_node,
@@ -284,9 +294,11 @@ class ConvertTransformer(cst.CSTTransformer):
         fact = self.facts.loaders.get(original)
         if fact is None:
             return None
-        label = fact.key or "DataLoader"
+        label = fact.key or ("DataLoader" if fact.sharded_when is None else f"DataLoader for {fact.sharded_when}")
         if fact.role == "eval":
             self.note(original, f"{label} is an evaluation loader ({fact.reason}): left unsharded, every rank evaluates the full set")
+            return updated
+        if fact.role == "kept":  # a report item says why (planners.loaders)
             return updated
         per_process = self.per_process_batch or fact.batch_used_at is not None
         if fact.batch_used_at is not None and not self.per_process_batch:
@@ -312,7 +324,10 @@ class ConvertTransformer(cst.CSTTransformer):
                     "each rank takes every world_size-th batch, so the global batch grows by world_size: scale the learning rate or the batch sampler",
                 )
             )
-        return rewrites.distributed_loader(updated, per_process_batch=per_process)
+        sharded = rewrites.distributed_loader(updated, per_process_batch=per_process)
+        if fact.sharded_when is not None:  # one DataLoader of a dict comprehension, for some keys
+            return rewrites.chosen(cst.parse_expression(fact.sharded_when), sharded, updated)
+        return sharded
 
     def _dataparallel(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if qualified & names.DATAPARALLEL and updated.args:

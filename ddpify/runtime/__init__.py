@@ -27,7 +27,7 @@ from ._process_group import (
     teardown,
     world_size,
 )
-from ._seed import main_process_first, seed, switch_to_rank_seeds
+from ._seed import main_process_first, rank_generator, seed, switch_to_rank_seeds
 
 __all__ = [
     "Env",
@@ -64,4 +64,5 @@ __all__ = [
     "shared_mkdtemp",
     "shared_temporary_directory",
     "device_from",
+    "rank_generator",
 ]

@@ -18,7 +18,7 @@ from typing import Any
 from ._guard import call_site
 from ._process_group import barrier_at, is_distributed, is_main_process, rank, world_size
 
-__all__ = ["seed", "switch_to_rank_seeds", "main_process_first"]
+__all__ = ["seed", "switch_to_rank_seeds", "main_process_first", "rank_generator"]
 
 SeedFn = Callable[[Any], Any]
 
@@ -94,3 +94,27 @@ def main_process_first() -> Iterator[None]:
     finally:
         if main:
             barrier_at("ddpify.main_process_first", site)
+
+
+_generators: dict[str, Any] = {}
+
+
+def rank_generator(device: Any = None) -> Any:
+    """A ``torch.Generator`` of this rank's own, for random draws that pick training batches
+    (``torch.randint(n, (batch,), generator=ddpify.rank_generator())``): with one generator
+    shared by every rank, all ranks would draw the same batches. Seeded once with the base
+    seed (the last ``ddpify.seed(torch.manual_seed, s)``, else ``torch.initial_seed()``) + rank,
+    so runs repeat; the same object on every call. ``None`` with one process: the draw then
+    uses the default generator, exactly like the original script."""
+    if world_size() <= 1:
+        return None
+    import torch
+
+    where = str(torch.device(device)) if device is not None else "cpu"
+    found = _generators.get(where)
+    if found is None:
+        base = next((value for fn, value in _records if fn is torch.manual_seed), None)
+        found = torch.Generator(device=where)
+        found.manual_seed(_rank_seed(base if base is not None else torch.initial_seed(), rank()))
+        _generators[where] = found
+    return found

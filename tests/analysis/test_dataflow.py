@@ -694,3 +694,80 @@ def test_analysis_is_computed_on_first_use() -> None:
     dataflow = analysis.dataflow
     assert dataflow is analysis.dataflow and "sources" not in vars(dataflow)
     assert dataflow.sources is dataflow.sources
+
+
+def test_the_epoch_loop_around_a_known_loaders_loop_finds_no_batch_function() -> None:
+    """``noisy = scheduler.add_noise(batch, noise, t)`` returns data indexed by its arguments,
+    but the loop it is in already takes its batches from the loader: no second source."""
+    text = """
+        import torch
+        from torch.utils.data import DataLoader
+        class Scheduler:
+            def add_noise(self, x, noise, timesteps):
+                return self.alphas[timesteps].reshape(-1, 1) * x + noise
+        loader = DataLoader(ds, batch_size=8, shuffle=True)
+        scheduler = Scheduler()
+        for epoch in range(3):
+            for step, batch in enumerate(loader):
+                noise = torch.randn(batch.shape)
+                noisy = scheduler.add_noise(batch, noise, torch.randint(0, 50, (8,)))
+                ((model(noisy) - noise) ** 2).mean().backward()
+    """
+    assert [(s.kind, s.line) for s in flow(text).sources] == [(Kind.DATALOADER, 7)]
+
+
+def test_each_element_of_a_helpers_result_is_its_own_source() -> None:
+    text = """
+        from data import get_loaders
+        from tqdm import tqdm
+        train_loader, aux_loader, val_loader = get_loaders(cfg)
+        for x, y in train_loader:
+            crit(net(x), y).backward()
+        for x in tqdm(aux_loader):
+            net(x).sum().backward()
+    """
+    sources = flow(text).sources
+    assert [(s.kind, s.key, s.role) for s in sources] == [(Kind.UNKNOWN, 0, Role.TRAIN), (Kind.UNKNOWN, 1, Role.TRAIN)]
+
+
+def test_trains_during_tells_which_sources_batches_a_call_trains_on() -> None:
+    text = """
+        from torch.utils.data import DataLoader
+        def step(model, batch):
+            model(batch).sum().backward()
+        pretrain = DataLoader(a)
+        finetune = DataLoader(b)
+        for batch in pretrain:
+            encoder(batch).sum().backward()
+        for batch in finetune:
+            step(head, batch)
+    """
+    analysis = analyse(text)
+    dataflow = analysis.dataflow
+    calls = {cst.Module([]).code_for_node(c): c for c in analysis.source.of_types(cst.Call)}
+    first, second = dataflow.sources
+    assert dataflow.trains_during(first, calls["encoder(batch)"]) and not dataflow.trains_during(second, calls["encoder(batch)"])
+    assert dataflow.trains_during(second, calls["model(batch)"]) and not dataflow.trains_during(first, calls["model(batch)"])
+
+
+def test_a_function_holding_backward_called_in_a_loop_is_on_the_training_path() -> None:
+    """Reinforcement learning: no loader, an ``update(agent, ...)`` with the backward, called
+    in the iteration loop; acting under no_grad before it is not training."""
+    text = """
+        import torch
+        def update(agent, optimizer, obs):
+            loss = agent.evaluate(obs).mean()
+            loss.backward()
+            optimizer.step()
+        agent = Agent()
+        optimizer = torch.optim.Adam(agent.parameters())
+        for iteration in range(10):
+            with torch.no_grad():
+                obs = agent.act(env_state)
+            update(agent, optimizer, obs)
+    """
+    analysis = analyse(text)
+    calls = {cst.Module([]).code_for_node(c): c for c in analysis.source.of_types(cst.Call)}
+    assert analysis.dataflow.on_training_path(calls["agent.evaluate(obs)"])
+    models = analysis.models.models
+    assert [(b.method, b.line) for m in models for b in m.bypasses] == [("evaluate", 4)]

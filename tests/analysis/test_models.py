@@ -733,3 +733,22 @@ def test_model_of_a_spelling_or_an_expression() -> None:
     assert models.model_of("net") is model and models.model_of("alias") is model and models.model_of("opt") is None
     occurrence = model.occurrences[-1].node
     assert models.model_of(occurrence) is model
+
+
+def test_an_optimizer_a_model_of_another_file_builds_on_self_is_reported() -> None:
+    text = """
+        class Trainer:
+            def run(self, model, config):
+                self.optimizer = model.configure_optimizers(config)
+                for x, y in loader:
+                    model(x, y).backward()
+                    self.optimizer.step()
+    """
+    models = flow(text)
+    assert models.models == []
+    assert models.unknown == (
+        "self.optimizer.step() at line 7 steps an optimizer that model.configure_optimizers() builds at line 4, "
+        "defined elsewhere: which model it trains is unknown (it is given config)",
+    )
+    [(step, made)] = models.optimizers.stepped_elsewhere()
+    assert (code(step), code(made)) == ("self.optimizer.step()", "model.configure_optimizers(config)")

@@ -30,8 +30,12 @@ HELPER_LOADERS = """\
 def test_helper_loader_from_another_file_is_reported_with_line_and_reason():
     result = convert(HELPER_LOADERS)
     whats = {(c.line, c.what) for c in result.changes}
-    assert (7, "train_loader is built in another file (get_loaders()): rebuilt with a DistributedSampler at runtime (train_loader = ddpify.shard(train_loader))") in whats
-    assert (7, "val_loader is an evaluation loader (named val_loader): left unsharded, every rank evaluates the full set") in whats
+    assert (
+        7,
+        "train_loader is built in another file (get_loaders()) and trained on here: train_loader = ddpify.shard(train_loader) "
+        "rebuilds it with a DistributedSampler at run time if it is a plain DataLoader (anything else comes back unchanged, with a warning)",
+    ) in whats
+    assert (7, "val_loader is not trained on in this file (named val_loader): left unsharded, every rank evaluates the full set") in whats
     assert "val_loader = ddpify.shard" not in result.output
     assert "ddpify.set_epoch(train_loader, epoch)" in result.output
 

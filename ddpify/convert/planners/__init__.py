@@ -13,7 +13,9 @@ A new rewrite = one planner + one rewrite (convert/rewrites.py) + one snippet
   accumulation loops, checkpoint helpers, side effects and hand-over reports need them;
 - ``loaders.plan`` fills ``Facts.loaders`` and ``Facts.loader_variables``: ``epochs.plan``,
   ``loaders.plan_unsharded_evaluation`` and ``handed_over.report`` need them;
-- ``models.plan_wraps`` fills ``Facts.model_wraps``: ``models.report_conditional_training``,
+- ``models.plan_wraps`` fills ``Facts.model_wraps`` and ``Facts.held_models`` (models left
+  unwrapped): ``loaders.hold_back`` unshards the loaders those train;
+  ``models.report_conditional_training``,
   ``models.report_moves_after_wrap`` and ``handed_over.report`` need it;
 - ``side_effects.plan`` fills ``Facts.main_process_only``: ``output_helpers``, ``paths`` and
   ``fetches`` need it (a temporary folder rank 0 writes into; no ``main_process_first`` in
@@ -46,6 +48,7 @@ from ddpify.convert.planners import (
     paths,
     random_data,
     side_effects,
+    sources,
 )
 from ddpify.convert.record import Recording
 
@@ -57,7 +60,9 @@ PLANNERS: tuple[Planner, ...] = (
     downloads.plan,  # rank 0 downloads first
     models.plan_trained,  # trained models, optimizers; training without an optimizer
     loaders.plan,  # loader roles and every variable holding a loader
-    models.plan_wraps,
+    models.plan_wraps,  # where each model is wrapped, or why it is not (held)
+    loaders.hold_back,  # loaders of held models stay unsharded
+    sources.plan,  # batch sources that are not DataLoaders: custom iterators, random indices
     models.report_conditional_training,
     epochs.plan,  # set_epoch
     accumulation.plan,  # no_sync for accumulating micro-batches

@@ -71,7 +71,8 @@ def _handed_over(recording: Recording, facts: Facts, call: cst.Call) -> list[str
         if key in facts.model_keys and not _before_wrap(recording, facts, call, key):
             handed.append(f"{key} (the DDP model)")
         elif key in loaders:
-            handed.append(f"{key} (a {'sharded training' if loaders[key] == 'train' else 'full evaluation'} loader)")
+            kind = {"train": "a sharded training", "eval": "a full evaluation"}.get(loaders[key], "an unsharded")
+            handed.append(f"{key} ({kind} loader)")
     return handed
 
 

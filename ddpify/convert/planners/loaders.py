@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.dataflow import BatchSource, DataFlow, Kind
+from ddpify.analysis.dataflow import Role as SourceRole
 from ddpify.convert import names
-from ddpify.convert.fact_types import Facts, HelperLoader, LoaderFact, LoaderVariable, Role
+from ddpify.convert.fact_types import Facts, HelperLoader, LoaderFact, LoaderVariable, Role, item
+from ddpify.convert.planners import batch_lengths
 from ddpify.convert.planners.calls import opaque_helper
 from ddpify.convert.planners.statements import find_outside_definitions
 from ddpify.convert.record import Recording
@@ -31,31 +34,103 @@ def report_iterable_datasets(recording: Recording, facts: Facts) -> None:
 
 
 def plan(recording: Recording, facts: Facts) -> None:
-    """A :class:`LoaderFact` per ``DataLoader(...)``, then the variables that hold loaders:
-    assigned one, given one by a loader factory of this file, by a helper of another file,
-    or by an alias."""
+    """A :class:`LoaderFact` per ``DataLoader(...)``, its role decided by where its batches
+    go (``ddpify.analysis.dataflow``), then the variables that hold loaders: assigned one,
+    given one by a loader factory of this file, by a helper of another file, or by an alias."""
     factories: dict[str, Role] = {}  # function of this file that returns a loader -> its role
     for call, function, klass in recording.loader_calls:
         facts.has_training_code = True
+        if _converted_choice(recording, call):
+            continue
         key, factory = _loader_target(recording, call, function)
-        role, reason = _classify_loader(key or factory, keyword_value(call, "shuffle"))
-        fact = LoaderFact(call, key, role, reason, recording.line(call))
+        fact = _loader_fact(recording, facts, call, key)
         batch = keyword_value(call, "batch_size")
         if batch is None and len(call.args) > 1 and call.args[1].keyword is None and not call.args[1].star:
             batch = call.args[1].value
         if batch is not None and is_simple_reference(batch):
             fact.batch_expression = code(batch)
+            if fact.role == "train":
+                fact.batch_used_at = batch_lengths.used_at(recording, batch)
         facts.loaders[call] = fact
         if key is not None:
-            facts.loader_variables.append(LoaderVariable(key, role, function, klass, recording.line(call)))
+            facts.loader_variables.append(LoaderVariable(key, fact.role, function, klass, recording.line(call)))
+        for spelling in _keyed_spellings(recording, call, fact):
+            facts.loader_variables.append(LoaderVariable(spelling, "train", function, klass, recording.line(call)))
         if factory is not None:
-            factories[factory] = role
-    for fact in facts.loaders.values():
-        if fact.role == "train" and fact.batch_expression in recording.uses:
-            fact.batch_used_at = recording.uses[fact.batch_expression][0]
+            factories[factory] = fact.role
     _resolve_loader_factories(recording, facts, factories)
     _collect_helper_loaders(recording, facts)
     _follow_loader_aliases(recording, facts)
+
+
+def _loader_fact(recording: Recording, facts: Facts, call: cst.Call, key: str | None) -> LoaderFact:
+    """Train when its batches reach backward(), eval when they are only used under no_grad /
+    inference_mode or after eval(); otherwise kept unsharded and reported with the evidence.
+    Names and ``shuffle=`` decide nothing. A dict comprehension (``{x: DataLoader(...) for x
+    in ["train", "val"]}``) makes one loader per key: sharded for the training keys only."""
+    line = recording.line(call)
+    label = key or "DataLoader"
+    sources = recording.analysis.dataflow.sources_of(call)
+    roles = {s.role for s in sources}
+    if len(roles) == 1 and SourceRole.UNKNOWN not in roles:
+        role: Role = "train" if roles == {SourceRole.TRAIN} else "eval"
+        return LoaderFact(call, key, role, sources[0].evidence, line)
+    train = [s for s in sources if s.role is SourceRole.TRAIN]
+    unknown = [s for s in sources if s.role is SourceRole.UNKNOWN]
+    comprehension = recording.parent(call)
+    for source in unknown:
+        named = f"{label} for {source.key!r}" if source.key is not None else label
+        facts.manual.append(
+            item(
+                line,
+                f"ddpify cannot tell whether {named} trains: {source.evidence or 'no loop over its batches in this file'}; left unsharded",
+                "if it feeds training, build it with ddpify.distributed_loader(...) (same arguments) and convert again",
+            )
+        )
+    if not train:
+        reason = unknown[0].evidence if unknown else "no loop over its batches in this file"
+        if not sources:
+            facts.manual.append(
+                item(
+                    line,
+                    f"ddpify cannot tell whether {label} trains: {reason}; left unsharded",
+                    "if it feeds training, build it with ddpify.distributed_loader(...) (same arguments) and convert again",
+                )
+            )
+        return LoaderFact(call, key, "kept", reason, line)
+    if not (isinstance(comprehension, cst.DictComp) and isinstance(comprehension.key, cst.Name)):
+        facts.manual.append(
+            item(
+                line,
+                f"{label} makes loaders that train and loaders that do not, and ddpify cannot rewrite them one by one; left unsharded",
+                "build the training loader with ddpify.distributed_loader(...) (same arguments) and the others with DataLoader(...)",
+            )
+        )
+        return LoaderFact(call, key, "kept", train[0].evidence, line)
+    keys = ", ".join(repr(s.key) for s in train)
+    test = f"{comprehension.key.value} == {train[0].key!r}" if len(train) == 1 else f"{comprehension.key.value} in ({keys},)"
+    fact = LoaderFact(call, key, "train", train[0].evidence, line, sharded_when=test.replace("'", '"'))
+    return fact
+
+
+def _keyed_spellings(recording: Recording, call: cst.Call, fact: LoaderFact) -> list[str]:
+    """``loaders["train"]``: how the training loaders of a dict comprehension are read, for set_epoch."""
+    if fact.sharded_when is None:
+        return []
+    sources = recording.analysis.dataflow.sources_of(call)
+    return list(dict.fromkeys(name for s in sources if s.role is SourceRole.TRAIN for name in s.names if "[" in name))
+
+
+def _converted_choice(recording: Recording, call: cst.Call) -> bool:
+    """The ``DataLoader(...)`` a converted dict comprehension keeps for its evaluation keys
+    (``ddpify.distributed_loader(...) if x == "train" else DataLoader(...)``)."""
+    choice = recording.parent(call)
+    return (
+        isinstance(choice, cst.IfExp)
+        and choice.orelse is call
+        and isinstance(choice.body, cst.Call)
+        and "ddpify.runtime.distributed_loader" in recording.qualified(choice.body.func)
+    )
 
 
 def _loader_target(recording: Recording, call: cst.Call, function: cst.FunctionDef | None) -> tuple[str | None, str | None]:
@@ -72,19 +147,6 @@ def _loader_target(recording: Recording, call: cst.Call, function: cst.FunctionD
     return None, None
 
 
-def _classify_loader(name: str | None, shuffle: cst.BaseExpression | None) -> tuple[Role, str]:
-    """Training loaders are sharded, evaluation loaders are not (see README, "Evaluation")."""
-    if name and names.EVAL_LOADER.search(name.split(".")[-1]):
-        return "eval", f"named {name}"
-    if name and names.TRAIN_LOADER.search(name.split(".")[-1]):
-        return "train", f"named {name}"
-    if isinstance(shuffle, cst.Name) and shuffle.value == "True":
-        return "train", "shuffle=True"
-    if isinstance(shuffle, cst.Name) and shuffle.value == "False":
-        return "eval", "shuffle=False"
-    return "train", "no name or shuffle flag says otherwise"
-
-
 def _resolve_loader_factories(recording: Recording, facts: Facts, factories: dict[str, Role]) -> None:
     """``self.train_loader = build_loader(...)``: the variable of a helper's loader."""
     for call, function in recording.name_calls:
@@ -99,7 +161,7 @@ def _resolve_loader_factories(recording: Recording, facts: Facts, factories: dic
                 facts.loader_variables.append(LoaderVariable(key, role, *recording.owners_of(call), recording.line(call)))
                 if role == "train" and names.EVAL_LOADER.search(key) and not names.TRAIN_LOADER.search(key):
                     facts.manual.append(
-                        ManualItem(
+                        item(
                             recording.line(call),
                             f"{key} comes from {function}(), whose loader is sharded for training",
                             "evaluation on this loader sees 1/world_size of the data: reduce the metric sums with torch.distributed.all_reduce, or build it with a plain DataLoader",
@@ -109,43 +171,54 @@ def _resolve_loader_factories(recording: Recording, facts: Facts, factories: dic
 
 def _collect_helper_loaders(recording: Recording, facts: Facts) -> None:
     """``train_loader, val_loader = get_loaders(...)`` with ``get_loaders`` imported: the
-    DataLoader is built in another file, so the training one is rebuilt here at run time
-    (``ddpify.shard``). Loader-named targets only; in a tuple only the one named for
-    training, a single target is classified like a DataLoader (name, then the ``shuffle=``
-    given to the helper)."""
+    DataLoader is built in another file, so the one a loop here trains on (its batches reach
+    backward(): ``ddpify.analysis.dataflow``) is rebuilt at run time (``ddpify.shard``).
+    Loader-named targets without that evidence are left as they are: named for evaluation,
+    noted; otherwise reported (never sharded on a name alone)."""
+    dataflow = recording.analysis.dataflow
     for assign, statement in recording.call_assignments:
         call = assign.value
         assert isinstance(call, cst.Call)
         helper = opaque_helper(recording, call)
         if helper is None:
             continue
-        for key, role, reason in _helper_loader_targets(assign, call):
-            if role == "eval":
+        made = [s for s in dataflow.sources if s.node is call and s.kind is Kind.UNKNOWN]
+        for key, slot in _helper_targets(assign):
+            if key in recording.existing_shards:
+                continue
+            training = [s for s in made if (s.key == slot or key in s.names) and s.role is SourceRole.TRAIN]
+            last = key.split(".")[-1]
+            if training:
+                facts.helper_loaders.append(HelperLoader(statement, key, helper, recording.line(call), call, slot))
+                facts.loader_variables.append(LoaderVariable(key, "train", *recording.owners_of(call), recording.line(call)))
+            elif not names.LOADER_VARIABLE.search(last):
+                continue
+            elif names.EVAL_LOADER.search(last) and not names.TRAIN_LOADER.search(last):
                 facts.changes.append(
                     Change(
                         recording.line(call),
-                        f"{key} is an evaluation loader ({reason}): left unsharded, every rank evaluates the full set",
+                        f"{key} is not trained on in this file (named {key}): left unsharded, every rank evaluates the full set",
                     )
                 )
-            elif key not in recording.existing_shards:
-                facts.helper_loaders.append(HelperLoader(statement, key, helper, recording.line(call)))
-                facts.loader_variables.append(LoaderVariable(key, "train", *recording.owners_of(call), recording.line(call)))
+            else:
+                facts.manual.append(
+                    item(
+                        recording.line(call),
+                        f"{key} comes from {helper}() (another file) and no loop in this file trains on it: ddpify cannot tell whether it trains; left unsharded",
+                        f"if it feeds training, write {key} = ddpify.shard({key}) after this line (rebuilt with a DistributedSampler if it is a plain DataLoader) and call ddpify.set_epoch({key}, epoch) every epoch",
+                    )
+                )
 
 
-def _helper_loader_targets(assign: cst.Assign, call: cst.Call) -> list[tuple[str, Role, str]]:
-    """(key, role, why) for the loader-named targets a helper's result is stored in."""
-    found: list[tuple[str, Role, str]] = []
+def _helper_targets(assign: cst.Assign) -> list[tuple[str, int | None]]:
+    """The plain references a helper's result is stored in (``train_loader``, ``self.val_dl``),
+    each with its element of the result (None: the whole result)."""
+    found: list[tuple[str, int | None]] = []
     for target in assign.targets:
         if isinstance(target.target, (cst.Tuple, cst.List)):
-            for element in target.target.elements:
-                key = code(element.value)
-                last = key.split(".")[-1]
-                named = names.TRAIN_LOADER.search(last) or names.EVAL_LOADER.search(last)
-                if is_simple_reference(element.value) and names.LOADER_VARIABLE.search(last) and named:
-                    found.append((key, *_classify_loader(key, None)))
-        elif is_simple_reference(target.target) and names.LOADER_VARIABLE.search(code(target.target).split(".")[-1]):
-            key = code(target.target)
-            found.append((key, *_classify_loader(key, keyword_value(call, "shuffle"))))
+            found += [(code(e.value), i) for i, e in enumerate(target.target.elements) if is_simple_reference(e.value)]
+        elif is_simple_reference(target.target):
+            found.append((code(target.target), None))
     return found
 
 
@@ -197,3 +270,78 @@ def _evaluated_parameters(function: cst.FunctionDef) -> dict[int, str]:
         if isinstance(iterated, cst.Name):
             looped.add(iterated.value)
     return {i: name for i, name in enumerate(params) if name in looped}
+
+
+def hold_back(recording: Recording, facts: Facts) -> None:
+    """Loaders that train a model left unwrapped (``Facts.held_models``) stay unsharded: with
+    a shard each and no averaged gradients, every rank would train its own model on its own
+    part of the data. The model's report item names them."""
+    dataflow = recording.analysis.dataflow
+    for held in facts.held_models:
+        uses = [s.node for s in held.model.forward_calls] + [b.node for b in held.model.bypasses]
+        kept: list[str] = []
+        for fact in facts.loaders.values():
+            sources = [s for s in dataflow.sources_of(fact.call) if s.role is SourceRole.TRAIN]
+            held_already = fact.role == "kept" and fact.reason.startswith(_HELD)
+            if (fact.role == "train" or held_already) and _trains(dataflow, sources, uses):
+                if not held_already:
+                    fact.role, fact.reason, fact.sharded_when = "kept", f"{_HELD}{held.key}, which is not wrapped", None
+                function = recording.function_of(fact.call)
+                kept.append(fact.key or (f"the DataLoader of {function.name.value}()" if function is not None else "the DataLoader"))
+                _keep_variables(facts, fact.key)
+        for loader in list(facts.helper_loaders):
+            sources = [s for s in dataflow.sources if s.node is loader.call and (loader.key in s.names or s.key == loader.slot)]
+            if _trains(dataflow, [s for s in sources if s.role is SourceRole.TRAIN], uses):
+                facts.helper_loaders.remove(loader)
+                kept.append(loader.key)
+                _keep_variables(facts, loader.key)
+        items = list(held.items)
+        if kept and items:
+            first = items[0]
+            items[0] = item(first.line, f"{first.why}; the loaders it trains on stay unsharded: {', '.join(kept)}", first.todo)
+        facts.manual.extend(items)
+    if not (facts.model_wraps or recording.existing_wraps or facts.held_models):
+        _hold_without_wrapped_models(recording, facts)
+
+
+def _hold_without_wrapped_models(recording: Recording, facts: Facts) -> None:
+    """No model of this file is wrapped (trained by hand, by an optimizer built elsewhere):
+    a training loader sharded anyway would give every rank its own model."""
+    for fact in facts.loaders.values():
+        if fact.role == "train":
+            fact.role, fact.reason, fact.sharded_when = "kept", "no model it trains is wrapped", None
+            _keep_variables(facts, fact.key)
+            facts.manual.append(
+                item(
+                    fact.line,
+                    f"{fact.key or 'this DataLoader'} trains, but no model of this file is wrapped for DDP: "
+                    "sharded, every rank would train its own model on its own part of the data; left unsharded",
+                    "wrap the trained model (model = ddpify.prepare_model(model), before it trains), then convert again",
+                )
+            )
+    for loader in facts.helper_loaders:
+        _keep_variables(facts, loader.key)
+        facts.manual.append(
+            item(
+                loader.line,
+                f"{loader.key} trains, but no model of this file is wrapped for DDP: "
+                "sharded, every rank would train its own model on its own part of the data; left unsharded",
+                "wrap the trained model (model = ddpify.prepare_model(model), before it trains), then convert again",
+            )
+        )
+    facts.helper_loaders.clear()
+
+
+_HELD = "it trains "
+
+
+def _trains(dataflow: DataFlow, sources: list[BatchSource], uses: list[cst.CSTNode]) -> bool:
+    """Whether batches of ``sources`` are trained on where the model is used (any training
+    loader, when no use of the model on the training path is known)."""
+    if not sources:
+        return False
+    return not uses or any(dataflow.trains_during(s, use) for s in sources for use in uses)
+
+
+def _keep_variables(facts: Facts, key: str | None) -> None:
+    facts.loader_variables[:] = [v._replace(role="kept") if v.key == key else v for v in facts.loader_variables]

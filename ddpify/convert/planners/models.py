@@ -10,7 +10,8 @@ from collections.abc import Sequence
 import libcst as cst
 
 from ddpify.convert import names
-from ddpify.convert.fact_types import Facts
+from ddpify.convert.fact_types import Facts, item
+from ddpify.convert.planners import wraps
 from ddpify.convert.planners.calls import HARMLESS_CALLS, LOADS_INTO
 from ddpify.convert.planners.statements import assigns, assigns_locally, find_outside_definitions, targets
 from ddpify.convert.record import Recording
@@ -31,10 +32,14 @@ def plan_trained(recording: Recording, facts: Facts) -> None:
         facts.has_training_code = True
     builders = optimizer_builders(recording)
     if recording.first_backward is not None and not recording.optimizer_calls and not builders:
-        # hand-written updates (p.data -= lr * p.grad): training, but no optimizer tells
-        # ddpify which model it is
+        # hand-written updates (p.data -= lr * p.grad), or an optimizer built by code of
+        # another file: training, but no optimizer here tells ddpify which model it is
         facts.has_training_code = True
-        _report_manual_updates(recording, facts, recording.first_backward)
+        elsewhere = recording.analysis.models.optimizers.stepped_elsewhere()
+        if elsewhere:
+            _report_optimizer_built_elsewhere(recording, facts, *elsewhere[0])
+        else:
+            _report_manual_updates(recording, facts, recording.first_backward)
     for builder, model in builders:
         facts.trained.append((builder, code(model)))
         _note_model(recording, facts, model)
@@ -92,6 +97,25 @@ def _note_model(recording: Recording, facts: Facts, reference: cst.BaseExpressio
         facts.model_scopes.setdefault(key, set()).update(b.scope for b in bindings)
 
 
+def _report_optimizer_built_elsewhere(recording: Recording, facts: Facts, step: cst.Call, made: cst.Call) -> None:
+    """``self.optimizer = model.configure_optimizers(cfg)`` (code of another file), then
+    ``self.optimizer.step()``: which model it trains is invisible here, so none is wrapped."""
+    receiver = code(step.func.value)  # type: ignore[attr-defined]
+    models = [code(a.value) for a in made.args if is_simple_reference(a.value) and code(a.value) in recording.module_like]
+    owner = made.func.value if isinstance(made.func, cst.Attribute) else None
+    if owner is not None and is_simple_reference(owner):
+        models.insert(0, code(owner))
+    model = models[0] if models else "model"
+    facts.manual.append(
+        item(
+            recording.line(made),
+            f"{receiver} is built by {code(made.func)}() (code this file does not show): ddpify cannot tell which model it trains, "
+            "so none is wrapped",
+            f"wrap the model it trains before it trains: {model} = ddpify.prepare_model({model}) (the gradients are then averaged across ranks), then convert again",
+        )
+    )
+
+
 def _report_manual_updates(recording: Recording, facts: Facts, backward: cst.Call) -> None:
     """Hand-written updates (``p.data -= lr * p.grad``): no optimizer says which model is
     trained, so the item names the candidates (``fc`` of ``fc.zero_grad()`` /
@@ -110,19 +134,37 @@ def _report_manual_updates(recording: Recording, facts: Facts, backward: cst.Cal
 
 # ---------------------------------------------------------------- wraps
 def plan_wraps(recording: Recording, facts: Facts) -> None:
-    """``Facts.model_wraps``: one wrap per trained model not wrapped already; a model with no
-    place to wrap it is reported."""
+    """``Facts.model_wraps``: one wrap per trained model not wrapped already, where the model
+    analysis places it (``planners.wraps``), or a report where it cannot. A model the analysis
+    does not know (trained through an optimizer built in another file) is wrapped after the
+    statement that binds it in the optimizer's function, or reported."""
     seen: set[str] = set()
+    handled: list[object] = []
     for optimizer, key in facts.trained:
         if key in seen or key in recording.existing_wraps:
             continue
         seen.add(key)
+        model = wraps.analysed(recording, optimizer, key)
+        if model is not None:
+            if any(model is other for other in handled):
+                continue
+            handled.append(model)
+            wrapped = wraps.plan(recording, facts, model, key, _before_first_stop)
+            if wrapped is not None and code(wrapped) != key:
+                _note_model(recording, facts, wrapped)
+            continue
         spot = _wrap_spot(recording, optimizer, key)
         if spot is None:
             facts.manual.append(_unwrappable(recording, optimizer, key))
             continue
         anchor, where = spot
         facts.model_wraps.append((key, anchor, where))
+    for model in recording.analysis.models.models:  # trained models no plain name reaches (models["g"])
+        if model.optimizers and not any(model is other for other in handled) and isinstance(model.optimizers[0].node, cst.Call):
+            wrapped = wraps.plan(recording, facts, model, model.key, _before_first_stop)
+            if wrapped is not None:
+                facts.trained.append((model.optimizers[0].node, code(wrapped)))
+                _note_model(recording, facts, wrapped)
 
 
 def _unwrappable(recording: Recording, optimizer: cst.Call, key: str) -> ManualItem:
@@ -209,6 +251,9 @@ def _enclosing_statements(
 
 
 def _before_first_stop(body: Sequence[cst.CSTNode], anchor: int, key: str) -> tuple[cst.CSTNode, str]:
+    """Before the first statement after ``body[anchor]`` that needs the wrapped model (see
+    _is_stop), else after the block's last statement: the statements in between configure it
+    (optimizer, requires_grad flags), and DDP must see their result."""
     for index in range(anchor + 1, len(body)):
         if _is_stop(body[index], key):
             return body[index], "before"
@@ -222,6 +267,8 @@ def _is_stop(statement: cst.CSTNode, key: str) -> bool:
     either."""
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
         return False
+    if isinstance(statement, cst.For) and _over_own_members(statement.iter, key):
+        return False  # for p in model.parameters(): p.requires_grad = False
     if find_outside_definitions(statement, cst.For, cst.While, cst.Return):
         return True
     for call in find_outside_definitions(statement, cst.Call):
@@ -232,6 +279,19 @@ def _is_stop(statement: cst.CSTNode, key: str) -> bool:
         if callee not in HARMLESS_CALLS and not LOADS_INTO.search(callee) and any(code(arg.value) == key for arg in call.args):
             return True
     return False
+
+
+def _over_own_members(iterated: cst.BaseExpression, key: str) -> bool:
+    """``model.parameters()``, ``model.named_modules()``... : a loop that configures the model."""
+    return (
+        isinstance(iterated, cst.Call)
+        and isinstance(iterated.func, cst.Attribute)
+        and code(iterated.func.value) == key
+        and iterated.func.attr.value in _MEMBER_ITERATORS
+    )
+
+
+_MEMBER_ITERATORS = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children", "named_children", "buffers"})
 
 
 # ---------------------------------------------------------------- what the wrap cannot settle

@@ -1,0 +1,114 @@
+"""Whether a training loader's batch-size variable is also used as the length of a batch
+(``valid = torch.ones(batch_size, 1)`` in a GAN's loop, ``x.view(batch_size, -1)`` in a
+forward): splitting the global batch over the ranks would break that code, so the loader keeps
+the per-process batch (see README, "Global batch preserved").
+
+That decision changes the optimisation (the effective batch grows by world_size), so it takes
+real evidence: the *same* variable (the same binding; a ``self.`` attribute of the same class),
+read on the training path, as a size given to a call that builds or reshapes a tensor. A log
+line (``print``, f-strings, logging), an unpacking that binds the name afresh
+(``batch_size, c = x.shape``) or a variable of the same name in another scope decide nothing.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.convert.record import Recording
+from ddpify.tree.cstutil import attribute_name, code, of_types
+
+# Calls whose arguments are the sizes of the tensor they build or reshape to.
+SHAPE_CALLS = frozenset(
+    {
+        "view",
+        "reshape",
+        "expand",
+        "repeat",
+        "unflatten",
+        "resize_",
+        "new_zeros",
+        "new_ones",
+        "new_full",
+        "new_empty",
+        "zeros",
+        "ones",
+        "full",
+        "empty",
+        "rand",
+        "randn",
+        "randint",
+        "normal",
+        "arange",
+        "eye",
+        "Tensor",
+        "FloatTensor",
+        "LongTensor",
+        "DoubleTensor",
+        "HalfTensor",
+        "IntTensor",
+        "ByteTensor",
+        "BoolTensor",
+    }
+)
+# Calls whose other arguments are values: the size is the tuple (or ``size=``).
+_SIZE_ONLY_IN_A_SEQUENCE = frozenset({"randint", "normal", "full"})
+# What may stand between the variable and the call's argument list: ``(batch_size, 1)``,
+# ``[batch_size]``, ``batch_size * 2``, ``-batch_size``.
+_THROUGH = (cst.Tuple, cst.List, cst.Element, cst.BinaryOperation, cst.UnaryOperation, cst.Arg)
+
+
+def used_at(recording: Recording, batch: cst.BaseExpression) -> int | None:
+    """The first line where the variable ``batch`` (``batch_size``, ``args.batch_size``) is
+    used as the length of a batch on the training path; None without such evidence."""
+    spelled = code(batch)
+    kind = cst.Name if isinstance(batch, cst.Name) else cst.Attribute
+    dataflow = recording.analysis.dataflow
+    lines: list[int] = []
+    for node in of_types(recording.module, kind):
+        if node is batch or code(node) != spelled or not _same_variable(recording, batch, node):
+            continue
+        if _sizes_a_tensor(recording, node) and dataflow.on_training_path(node):
+            lines.append(recording.line(node))
+    return min(lines, default=None)
+
+
+def _root(node: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node
+
+
+def _same_variable(recording: Recording, batch: cst.BaseExpression, other: cst.BaseExpression) -> bool:
+    """The same binding (``batch_size`` of one scope, ``args`` of ``args.batch_size``); for
+    ``self.batch_size``, the same class."""
+    root, other_root = _root(batch), _root(other)
+    if not isinstance(root, cst.Name) or not isinstance(other_root, cst.Name):
+        return False
+    if isinstance(batch, cst.Attribute) and root.value == "self":
+        klass = recording.owners_of(batch)[1]
+        return klass is not None and recording.owners_of(other)[1] is klass
+    if isinstance(recording.parent(other_root), (cst.AssignTarget, cst.Param)):
+        return False
+    mine = recording.bindings(root, ())
+    theirs = recording.bindings(other_root, ())
+    return bool({b.scope for b in mine} & {b.scope for b in theirs})
+
+
+def _sizes_a_tensor(recording: Recording, node: cst.CSTNode) -> bool:
+    """``node`` is (part of) a size argument: ``torch.zeros(node, 1)``, ``x.view(node, -1)``."""
+    child: cst.CSTNode = node
+    parent = recording.parent(child)
+    sequence = False
+    while isinstance(parent, _THROUGH):
+        if isinstance(parent, cst.Arg) and parent.keyword is not None:
+            if parent.keyword.value not in ("size", "shape"):
+                return False
+            sequence = True
+        sequence = sequence or isinstance(parent, (cst.Tuple, cst.List))
+        child, parent = parent, recording.parent(parent)
+    if not isinstance(parent, cst.Call) or not isinstance(child, cst.Arg):
+        return False
+    callee = parent.func.value if isinstance(parent.func, cst.Name) else attribute_name(parent.func)
+    if callee in _SIZE_ONLY_IN_A_SEQUENCE:
+        return sequence  # torch.randint(0, 10, (batch_size,)), not torch.randint(0, batch_size, ...)
+    return callee in SHAPE_CALLS

@@ -1,0 +1,138 @@
+"""Batch sources that are not ``DataLoader``s (``ddpify.analysis.dataflow``): no sampler can
+shard them, so the conversion says what it did and did not do.
+
+- A random index draw that selects the training batches (``ix = torch.randint(len(data) -
+  block, (batch,))`` in a ``get_batch()``): every rank would draw the same indices. With
+  ``torch.randint`` / ``torch.randperm`` each rank draws its own:
+  ``generator=ddpify.rank_generator()`` (seeded from the base seed and the rank; ``None``, the
+  default generator, with one process). When the same draw also feeds evaluation under
+  ``no_grad``, only the draws made with gradients enabled use it, so every rank still
+  evaluates on the same batches and takes the same decisions (best checkpoint, early stop).
+  Other draws (numpy, ``random``), or draws that also feed other code, are reported.
+- An iterator or batch function of this file (a class with ``__iter__``, a generator, a
+  ``get_batch()`` slicing data in order) that training takes its batches from: reported with
+  what to write; nothing claims it was sharded.
+
+A draw is rewritten only when the models it trains are wrapped: different batches per rank
+without averaged gradients would give every rank its own model.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify import snippets
+from ddpify.analysis.dataflow import BatchSource, Consumer, DataFlow, Kind, Role, Use
+from ddpify.convert.fact_types import Facts, item
+from ddpify.convert.record import Recording
+from ddpify.convert.rewrites import RT
+from ddpify.findings import ManualItem
+from ddpify.tree.cstutil import code, keyword_value, of_types
+
+_TORCH_DRAWS = frozenset({"torch.randint", "torch.randperm"})
+
+
+def plan(recording: Recording, facts: Facts) -> None:
+    """``Facts.rank_generators`` for the random draws it can give a per-rank generator; a
+    report item for every other non-DataLoader batch source that trains."""
+    if not (recording.loader_calls or recording.optimizer_calls or recording.first_backward):
+        return
+    dataflow = recording.analysis.dataflow
+    for source in dataflow.sources:
+        if source.role is not Role.TRAIN:
+            continue
+        if source.kind is Kind.RANDOM_INDEX:
+            _random_draw(recording, facts, dataflow, source)
+        elif source.kind is Kind.CUSTOM_ITERATOR:
+            facts.manual.append(_custom_iterator(source))
+
+
+def _custom_iterator(source: BatchSource) -> ManualItem:
+    node = source.node
+    if isinstance(node, cst.ClassDef):
+        what, todo = (
+            f"{node.name.value} is a batch iterator of this file, not a DataLoader",
+            f"make {node.name.value}.__iter__ yield every ddpify.world_size()-th batch starting at ddpify.rank(), "
+            "or build the batches with a DataLoader (ddpify.distributed_loader(dataset, batch_size=...) shards it)",
+        )
+    else:
+        name = node.name.value if isinstance(node, cst.FunctionDef) else code(node)[:40]
+        what, todo = (
+            f"{name}() hands out the training batches, not a DataLoader",
+            f"make {name}() give each rank every ddpify.world_size()-th batch starting at ddpify.rank(), "
+            "or build the batches with a DataLoader (ddpify.distributed_loader(dataset, batch_size=...) shards it)",
+        )
+    return item(source.line, f"{what}: every rank trains on the same batches ({source.evidence}); not sharded", todo)
+
+
+def _random_draw(recording: Recording, facts: Facts, dataflow: DataFlow, source: BatchSource) -> None:
+    call = source.node
+    assert isinstance(call, cst.Call)
+    line = recording.line(call)
+    drawn = code(call.func)
+    why = f"{drawn}() at line {line} draws the training batches ({source.evidence}): every rank would draw the same ones"
+    generator = _generator(recording, dataflow, source, call)
+    if generator is None:
+        return  # converted already
+    held = [h.key for h in facts.held_models if _feeds(dataflow, source, [s.node for s in h.model.forward_calls])]
+    if isinstance(generator, str) or held or not _models_wrapped(recording, facts):
+        reason = (
+            f"{', '.join(held)} is not wrapped"
+            if held
+            else "no model it trains is wrapped"
+            if not isinstance(generator, str)
+            else generator
+        )
+        facts.manual.append(
+            item(
+                line,
+                f"{why}; left as it is: {reason}",
+                "give each rank its own draw once the model is wrapped: a generator seeded with the seed + ddpify.rank() "
+                "(torch.randint(..., generator=ddpify.rank_generator()); numpy: np.random.default_rng(seed + ddpify.rank()))",
+            )
+        )
+        return
+    facts.rank_generators[call] = generator
+
+
+def _generator(recording: Recording, dataflow: DataFlow, source: BatchSource, call: cst.Call) -> cst.BaseExpression | str | None:
+    """``ddpify.rank_generator()`` for this draw, or why it cannot have one (None: it has it)."""
+    if not recording.qualified(call.func) & _TORCH_DRAWS:
+        return f"{code(call.func)}() takes no torch generator"
+    existing = keyword_value(call, "generator")
+    if existing is not None and any("ddpify.runtime.rank_generator" in recording.qualified(c.func) for c in of_types(existing, cst.Call)):
+        return None
+    if existing is not None:
+        return f"it draws with its own generator ({code(existing)})"
+    if keyword_value(call, "device") is not None:
+        return "it draws on a device (a generator must live there)"
+    others = [c for c in source.consumers if c.use is not Use.TRAINING]
+    if not others:
+        return snippets.expression("rank_generator", rt=RT)
+    if any(c.use is not Use.EVALUATION or not _gradients_off(dataflow, c) for c in others):
+        line = next(c.line for c in others if c.use is not Use.EVALUATION or not _gradients_off(dataflow, c))
+        return f"the same draw also feeds code at line {line} that does not run under no_grad/inference_mode"
+    torch = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if torch is None or "torch" not in recording.qualified(torch):
+        return "torch is not imported under a name this file can use"
+    return snippets.expression("rank_generator_when_training", rt=RT, torch=code(torch))
+
+
+def _gradients_off(dataflow: DataFlow, consumer: Consumer) -> bool:
+    """Evaluation under no_grad/inference_mode (around it or every call that leads to it),
+    where ``torch.is_grad_enabled()`` tells it from training."""
+    batches = dataflow.batches
+    if batches.no_grad_around(consumer.node) is not None:
+        return True
+    function = dataflow.source.enclosing_function(consumer.node)
+    callers = dataflow.values.callers(function) if function is not None else []
+    return bool(callers) and all(batches.no_grad_around(c) is not None for c, _ in callers)
+
+
+def _feeds(dataflow: DataFlow, source: BatchSource, uses: list[cst.CSTNode]) -> bool:
+    return not uses or any(dataflow.trains_during(source, use) for use in uses)
+
+
+def _models_wrapped(recording: Recording, facts: Facts) -> bool:
+    """Some model is wrapped (now or already), and the file ties every optimizer to a model."""
+    return bool(facts.model_wraps or recording.existing_wraps) and not recording.analysis.models.unknown

@@ -1,0 +1,205 @@
+"""Where each trained model is wrapped, decided by the shared model analysis
+(``ddpify.analysis.models``): after its last placement (construction, move, load; across
+functions and classes: ``self.model = model.to(gpu_id)`` in a ``Trainer.__init__``), then
+past the statements that only configure it, before the first one that trains or hands it on.
+
+A model the analysis cannot wrap safely is *held*: not wrapped, reported once with the
+reason, and the loaders it trains on stay unsharded (``loaders.hold_back``): a sharded loader
+without averaged gradients would let every rank train its own model. Held are models trained
+through their own methods (``model.encode(x)`` on the training path, which bypasses DDP's
+forward), models kept in a container, and models whose last placement is unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from ddpify.analysis.callgraph import binding_site
+from ddpify.analysis.models import Bypass, Model
+from ddpify.analysis.modules import DATAPARALLEL
+from ddpify.convert.fact_types import Facts, HeldModel, item
+from ddpify.convert.record import Recording
+from ddpify.findings import Change
+from ddpify.tree.cstutil import code, is_simple_reference
+
+UNUSED_OPTION = "find_unused_parameters=True"
+# (body, index of the statement the wrap follows, key) -> (anchor, "before" | "after")
+Spot = Callable[[list[cst.CSTNode], int, str], tuple[cst.CSTNode, str]]
+
+
+def analysed(recording: Recording, optimizer: cst.Call, key: str) -> Model | None:
+    """The analysis' model behind ``key``, trained by ``optimizer`` (``encoder`` for the key
+    ``encoder.head`` when only that part is given to it)."""
+    for model in recording.analysis.models.models:
+        if not any(site.node is optimizer for site in model.optimizers):
+            continue
+        spellings = {model.key, *model.references}
+        if key in spellings or any(key == f"{s}.{part}" for s in spellings for part in model.parts):
+            return model
+    return None
+
+
+def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot) -> cst.BaseExpression | None:
+    """Wrap ``model`` (``Facts.model_wraps``) or hold it (``Facts.held_models``); returns the
+    reference it is wrapped as, None when held or wrapped already."""
+    flow = recording.analysis.models
+    values = flow.values
+    if any(not (recording.qualified(w.node.func) & DATAPARALLEL) for w in model.wraps if isinstance(w.node, cst.Call)):
+        return None  # ddpify.prepare_model / DDP already: a converted script
+    called_parts = {b.method for b in model.bypasses} & set(model.parts)
+    if called_parts and not model.forward_calls and model.class_def is None:  # engine.model(x): a part is the model
+        part = f"{model.key}.{sorted(called_parts)[0]}"
+        why = f"{part} is trained, and nothing in this file builds, moves or loads it ({model.key} comes from code this file does not show)"
+        _hold(recording, facts, model, part, why)
+        return None
+    if model.bypasses:
+        _hold_for_bypasses(recording, facts, model, key, model.bypasses)
+        return None
+    if model.container is not None and _trained_through_container(recording, model):
+        why = f"{key} is kept in a {model.container} and trained through it, so ddpify cannot follow every reference to it"
+        todo = (
+            f"wrap each model before it goes into the {model.container} (model = ddpify.prepare_model(model), once it is on "
+            "its final device and loaded), then convert again: its training loaders are sharded once it is wrapped"
+        )
+        _hold(recording, facts, model, key, why, todo)
+        return None
+    placement = flow.last_placement(model)
+    statement = placement.statement
+    if statement is None:
+        reason = model.unknown[0] if model.unknown else placement.reason
+        _hold(recording, facts, model, key, f"ddpify cannot tell where {key} is on its final device and loaded: {reason}")
+        return None
+    spelling = _spelling(recording, model, statement)
+    if spelling is None:  # Trainer(Net(), ...): first named where the call keeps it (self.model = model)
+        statement, spelling = _kept_by_callee(recording, model, statement)
+    block = recording.parent(statement) if statement is not None else None
+    body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+    if spelling is None or statement not in body:
+        line = recording.line(placement.statement)
+        _hold(recording, facts, model, key, f"{key} has no name after line {line}, where it is on its final device and loaded")
+        return None
+    name = code(spelling)
+    index = body.index(statement)
+    configured = [i for i, s in enumerate(body) if i > index and any(values.inside(o.node, s) for o in model.optimizers)]
+    anchor, where = spot(body, max([index, *configured]), name)  # after its optimizer too: DDP sees the final requires_grad flags
+    facts.model_wraps.append((name, anchor, where))
+    _unused_parameters(recording, facts, model, name, anchor)
+    return spelling
+
+
+def _trained_through_container(recording: Recording, model: Model) -> bool:
+    """Whether the container is on the training path: the optimizer names the model through
+    it (``models["g"].parameters()``), or a forward reads it out (``nets[0](x)``, ``for net in
+    nets: net(x)``); a dict only built to be saved (``state = {"net": net}``) is not."""
+    if not is_simple_reference(cst.parse_expression(model.key)):
+        return True
+    values = recording.analysis.models.values
+    for site in model.forward_calls:
+        func = site.node.func if isinstance(site.node, cst.Call) else site.node
+        if not is_simple_reference(func):
+            return True
+        if isinstance(func, cst.Name) and any(
+            isinstance(binding_site(values.source, s), (cst.For, cst.CompFor)) for s in values.stores_reaching(func)
+        ):
+            return True
+    return False
+
+
+def _spelling(recording: Recording, model: Model, statement: cst.BaseStatement) -> cst.BaseExpression | None:
+    """How the statement's own frame names the model once the statement has run: the last
+    target it is assigned to there, else the last plain reference to it (``model`` of
+    ``model.to(device)``)."""
+    values = recording.analysis.models.values
+    frame = values.frame_of(statement)
+    inside = [o.node for o in model.occurrences if values.inside(o.node, statement) and values.frame_of(o.node) is frame]
+    found: list[cst.BaseExpression] = []
+    for node in sorted(inside, key=values.end):
+        parent = recording.parent(node)
+        if isinstance(parent, cst.Assign) and parent.value is node:
+            found += [t.target for t in parent.targets if is_simple_reference(t.target)]
+        elif isinstance(parent, cst.AnnAssign) and parent.value is node and is_simple_reference(parent.target):
+            found.append(parent.target)
+        elif is_simple_reference(node):
+            found.append(node)
+    return found[-1] if found else None
+
+
+def _kept_by_callee(
+    recording: Recording, model: Model, statement: cst.BaseStatement
+) -> tuple[cst.BaseStatement | None, cst.BaseExpression | None]:
+    """``trainer = Trainer(nn.Linear(20, 1), data)``: the statement of the called function
+    that stores the model it is handed (``self.model = model``), and that attribute."""
+    values = recording.analysis.models.values
+    for occurrence in sorted(model.occurrences, key=lambda o: values.start(o.node)):
+        call = values.entered_through(occurrence.trail)
+        parent = recording.parent(occurrence.node)
+        if call is None or not values.inside(call, statement) or not isinstance(parent, cst.Assign) or parent.value is not occurrence.node:
+            continue
+        targets = [t.target for t in parent.targets if isinstance(t.target, cst.Attribute) and is_simple_reference(t.target)]
+        held = recording.parent(parent)
+        if targets and isinstance(held, cst.SimpleStatementLine):
+            return held, targets[-1]
+    return None, None
+
+
+def _unused_parameters(recording: Recording, facts: Facts, model: Model, name: str, anchor: cst.CSTNode) -> None:
+    """Submodules its ``forward`` never uses, or parameters no optimizer is given: DDP waits
+    for their gradients and stops at the second iteration unless told to look for them."""
+    if model.possibly_unused:
+        why = f"{', '.join(model.possibly_unused)} of {name} {'is' if len(model.possibly_unused) == 1 else 'are'} never used by its forward"
+    elif model.parts:
+        parts = ", ".join(f"{name}.{p}" for p in model.parts)
+        why = f"only {parts} of {name} {'reaches' if len(model.parts) == 1 else 'reach'} the optimizer, so its other parameters may get no gradients"
+    else:
+        return
+    facts.wrap_options[anchor, name] = UNUSED_OPTION
+    facts.changes.append(
+        Change(
+            recording.line(anchor),
+            f"{why}: wrapped with {UNUSED_OPTION} (DDP would otherwise stop at the second iteration, waiting for their gradients)",
+        )
+    )
+
+
+def _line(recording: Recording, model: Model) -> int:
+    """The statement a held model's item is about: its one construction, else its optimizer."""
+    if len(model.constructed_at) == 1:
+        return model.constructed_at[0].line
+    return model.optimizers[0].line if model.optimizers else recording.analysis.source.line(model.occurrences[0].node)
+
+
+def _hold(recording: Recording, facts: Facts, model: Model, key: str, why: str, todo: str = "") -> None:
+    todo = todo or (
+        f"write {key} = ddpify.prepare_model({key}) where it is on its final device and loaded, before it trains, "
+        "then convert again: its training loaders are sharded once it is wrapped"
+    )
+    facts.held_models.append(HeldModel(key, model, [item(_line(recording, model), f"{why}: not wrapped", todo)]))
+    _keep_own_members(facts, model)
+
+
+def _hold_for_bypasses(recording: Recording, facts: Facts, model: Model, key: str, bypasses: tuple[Bypass, ...]) -> None:
+    """``vae.encode(x)`` on the training path runs around DDP's forward: its gradients would
+    not be averaged, and a wrapper has no ``encode`` anyway. Reported at each call."""
+    items = []
+    for bypass in bypasses:
+        call = bypass.node
+        called = code(call.func) if isinstance(call, cst.Call) else f"{key}.{bypass.method}"
+        items.append(
+            item(
+                bypass.line,
+                f"{called}() trains {key} outside its forward: the forward bypasses DDP, gradients would not be averaged, "
+                f"so {key} is not wrapped",
+                f"route the call through forward (e.g. def forward(self, x, mode): return self.{bypass.method.split('.')[0]}(x) "
+                f"if mode == '{bypass.method.split('.')[0]}' else ..., then call {key}(x, mode='{bypass.method.split('.')[0]}')), "
+                "or wrap the submodules it trains with ddpify.prepare_model; then convert again",
+            )
+        )
+    facts.held_models.append(HeldModel(key, model, items))
+    _keep_own_members(facts, model)
+
+
+def _keep_own_members(facts: Facts, model: Model) -> None:
+    """A model left unwrapped keeps ``model.decode(...)`` as written: there is no wrapper to see through."""
+    facts.kept_attributes.update(u.node for u in model.own_uses if isinstance(u.node, cst.Attribute))
