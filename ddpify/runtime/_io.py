@@ -39,13 +39,18 @@ def _atomic_torch_save(obj: Any, path: str, *args: Any, **kwargs: Any) -> None:
         raise
 
 
-def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
+def save(obj: Any, f: Any, *args: Any, wait: bool = True, **kwargs: Any) -> None:
     """``torch.save`` on the main process only, then a barrier so the file exists for all.
 
     Path targets are written atomically; file objects are written directly. A DDP or
     DataParallel model passed as ``obj``, or as a value of a dict ``obj`` (``{"net": net,
     "epoch": e}``), is unwrapped so the pickle does not depend on ``torch.distributed`` state
     when loaded and has the classes a single-process loader expects.
+
+    ``wait=False`` skips the barrier: for a save under a condition the ranks may decide
+    differently (the clock, a metric of each rank's own shard), where the ranks that skip the
+    branch would never reach the barrier and the others would hang in it. Rank 0 then writes
+    when *it* takes the branch, and no rank may rely on the file existing afterwards.
     """
     obj = _unwrapped(obj)
     if isinstance(obj, dict) and any(_unwrapped(value) is not value for value in obj.values()):
@@ -55,7 +60,8 @@ def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
             _atomic_torch_save(obj, os.fspath(f), *args, **kwargs)
         else:
             torch.save(obj, f, *args, **kwargs)
-    barrier()
+    if wait:
+        barrier()
 
 
 def _unwrapped(obj: Any) -> Any:
