@@ -35,6 +35,7 @@ from ddpify.convert.planners import (
     epochs,
     handed_over,
     loaders,
+    loop_shapes,
     models,
     side_effects,
 )
@@ -57,6 +58,7 @@ PLANNERS: tuple[Planner, ...] = (
     models.report_moves_after_wrap,
     side_effects.plan,  # writes on rank 0
     handed_over.report,  # functions of other files given the DDP model or a loader
+    loop_shapes.plan,  # set_epoch taken back from batch loops and loaders that may not exist there
 )
 
 
