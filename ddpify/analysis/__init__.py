@@ -57,7 +57,7 @@ class Analysis:
         """Which ranks / branch / process run a statement; prints silenced or tagged per rank."""
         from ddpify.analysis.context import Context
 
-        return Context(self.source, self.rank_tests)
+        return Context(self.source, self.rank_tests, lambda: self.dataflow)
 
     @functools.cached_property
     def loops(self) -> Loops:

@@ -14,13 +14,19 @@ from __future__ import annotations
 import enum
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis.divergence import Divergence, Divergent
 from ddpify.analysis.rank_tests import RankTests
 from ddpify.analysis.ranks import EVERY, NOWHERE, Branch, Ranks, RankSelection
 from ddpify.analysis.source import Source
+
+if TYPE_CHECKING:
+    from ddpify.analysis.dataflow import DataFlow
 
 # Helpers of other modules that replace ``builtins.print`` on non-main ranks (DETR, DeiT, MAE,
 # DINO: ``utils.init_distributed_mode(args)`` calls ``setup_for_distributed(rank == 0)``).
@@ -68,9 +74,10 @@ def is_main_guard(node: cst.CSTNode) -> bool:
 class Context:
     """Execution contexts of one file's statements, computed on demand and cached."""
 
-    def __init__(self, source: Source, rank_tests: RankTests) -> None:
+    def __init__(self, source: Source, rank_tests: RankTests, dataflow: Callable[[], DataFlow] | None = None) -> None:
         self.source = source
         self.rank_tests = rank_tests
+        self._dataflow = dataflow
         self._local: dict[cst.CSTNode, Ranks] = {}
         self._prefixes: dict[cst.CSTNode, list[Ranks]] = {}
         self._indexes: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}
@@ -93,6 +100,29 @@ class Context:
         """Runs on every rank alike: no rank test around it (here or at any caller) and not
         in the process that launches the workers."""
         return self.selection(node) is RankSelection.ALL and self.process(node) is not Process.PARENT
+
+    # ---------------------------------------------------------------- rank-uniform decisions
+    @functools.cached_property
+    def divergence(self) -> Divergence:
+        """Which values and decisions may differ between ranks (``ddpify.analysis.divergence``)."""
+        return Divergence(self.source, self.rank_tests, self._dataflow or self._own_dataflow)
+
+    def _own_dataflow(self) -> DataFlow:
+        from ddpify.analysis.dataflow import DataFlow
+
+        return DataFlow(self.source)
+
+    def uniform(self, test: cst.BaseExpression) -> bool:
+        """Whether every rank computes ``test`` alike: it reads no clock, random numbers, rank or
+        per-rank (sharded) data."""
+        return self.divergence.uniform(test)
+
+    def divergent_condition(self, node: cst.CSTNode) -> Divergent | None:
+        """The innermost decision on the way to ``node`` that ranks may take differently (an
+        ``if`` on the clock, on a metric of a sharded loader, an ``except`` handler...), here or
+        at a call site of its function; None when every rank that runs the code reaches it. A
+        collective there hangs the ranks that do not skip it."""
+        return self.divergence.decision(node)
 
     def ranks(self, node: cst.CSTNode) -> Ranks:
         """Where ``node`` may / must run: its function's own conditions and its callers'."""

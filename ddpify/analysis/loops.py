@@ -2,7 +2,10 @@
 
 An epoch loop is one whose variable is named like an epoch (``for epoch in ...``, ``ep``,
 ``e``), or a ``range(...)`` / ``trange(...)`` whose bound counts epochs (``range(args.epochs)``,
-``range(start, NUM_EPOCHS)``; not ``range(steps_per_epoch)``).
+``range(start, NUM_EPOCHS)``; not ``range(steps_per_epoch)``, nor a bound that measures the
+examples or batches of one epoch, ``range(num_epoch_examples // batchsize)``), and that is not
+itself the loop over batches: a loop whose own body yields (a batch generator's loop) makes the
+batches of one epoch, it does not count epochs.
 
 A loop iterates a loader when its header does (``for x in train_loader``, also through
 ``enumerate``, ``tqdm``, ``zip``, ``iter``, ``islice``), when a loop nested in it does, when its
@@ -24,7 +27,10 @@ EPOCH_VARIABLE = re.compile(r"epoch|^ep$|^e$", re.I)
 # A name in a `range(...)` bound that counts epochs (`epochs`, `args.n_epochs`, `NUM_EPOCHS`), not
 # the steps or batches of one epoch (`steps_per_epoch`, `epoch_len`).
 EPOCH_COUNT = re.compile(r"epoch", re.I)
-NOT_EPOCH_COUNT = re.compile(r"per_?epoch|step|batch|iter|len|size", re.I)
+NOT_EPOCH_COUNT = re.compile(r"per_?epoch|step|batch|iter|len|size|example|sample", re.I)
+# A bound that mentions one of these measures the examples or batches of an epoch
+# (`range(num_epoch_examples // batchsize)`), whatever its other names say.
+EPOCH_MEASURE = re.compile(r"batch|^bs$|_bs$|size|example|sample|^n$|^num$", re.I)
 _RANGES = frozenset({"builtins.range", "tqdm.trange", "tqdm.auto.trange", "tqdm.notebook.trange"})
 # Calls whose items are those of their (first / every) argument.
 _WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "islice", "reversed", "track", "progress_bar"})
@@ -43,7 +49,7 @@ class Loops:
     def is_epoch_loop(self, loop: cst.For) -> bool:
         """``for epoch in ...``, or ``for t in range(args.epochs)``: a loop counting epochs
         under another name (the range bound says what it counts; ``range(max_steps)`` does not)."""
-        if not isinstance(loop.target, cst.Name):
+        if not isinstance(loop.target, cst.Name) or self.is_batch_loop(loop):
             return False
         if EPOCH_VARIABLE.search(loop.target.value):
             return True
@@ -51,7 +57,26 @@ class Loops:
         if not (isinstance(bound, cst.Call) and self.source.qualified(bound) & _RANGES):
             return False
         mentioned = [n.value for arg in bound.args for n in self.source.of_types_in(arg.value, cst.Name)]  # type: ignore[attr-defined]
+        if any(EPOCH_MEASURE.search(name) for name in mentioned):
+            return False
         return any(EPOCH_COUNT.search(name) and not NOT_EPOCH_COUNT.search(name) for name in mentioned)
+
+    def is_batch_loop(self, loop: cst.For) -> bool:
+        """The loop that makes one epoch's batches: its own body yields them (``for idx in
+        range(n // bs): yield images[idx * bs:...]``), outside any nested loop or function. A
+        ``yield from`` hands out many items per pass: a loop around it may count epochs."""
+        yields = [
+            y for y in self.source.of_types_in(loop.body, cst.Yield) if isinstance(y, cst.Yield) and not isinstance(y.value, cst.From)
+        ]
+        return any(self._own_statement(y, loop) for y in yields)
+
+    def _own_statement(self, node: cst.CSTNode, loop: cst.For) -> bool:
+        for ancestor in self.source.ancestors(node):
+            if ancestor is loop:
+                return True
+            if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+        return False
 
     def iterated(self, loop: cst.For) -> list[str]:
         """The references (``train_loader``, ``self.loader``) whose items ``loop`` or the code

@@ -183,9 +183,14 @@ def seeded(call: cst.Call) -> cst.Call:
     return cst.Call(func=snippets.expression("seed", rt=RT), args=fix_commas([cst.Arg(call.func), *call.args]))
 
 
-def rank_zero_save(call: cst.Call) -> cst.Call:
-    """``torch.save(...)`` → ``ddpify.save(...)``: rank 0 writes, everyone waits."""
-    return call.with_changes(func=snippets.expression("save", rt=RT))
+def rank_zero_save(call: cst.Call, *, wait: bool = True) -> cst.Call:
+    """``torch.save(...)`` → ``ddpify.save(...)``: rank 0 writes, everyone waits; with
+    ``wait=False`` (``ddpify.save(..., wait=False)``) nobody waits: a save under a condition
+    the ranks may decide differently, where a barrier would hang the ranks inside it."""
+    saved = call.with_changes(func=snippets.expression("save", rt=RT))
+    if wait or has_keyword(call, "wait"):
+        return saved
+    return saved.with_changes(args=fix_commas([*call.args, keyword("wait", snippets.expression("no_wait"))]))
 
 
 def with_map_location(call: cst.Call) -> cst.Call | None:

@@ -15,7 +15,8 @@ from libcst.metadata import PositionProvider, QualifiedNameProvider
 
 from ddpify import snippets
 from ddpify.analysis import Analysis
-from ddpify.convert import names, rewrites
+from ddpify.analysis.divergence import Divergent
+from ddpify.convert import collectives, names, rewrites
 from ddpify.convert.facts import Facts
 from ddpify.convert.rewrites import RT
 from ddpify.findings import Change, ManualItem
@@ -411,6 +412,10 @@ class ConvertTransformer(cst.CSTTransformer):
                 # ddpify.save waits for every rank: behind a rank test it would hang the others
                 self.note(original, "torch.save already behind a rank test: left as it is")
                 return None
+            divergent = self.analysis.context.divergent_condition(original)
+            if divergent is not None:
+                self._report_divergent_save(original, divergent)
+                return rewrites.rank_zero_save(updated, wait=False)
             self.note(original, "torch.save → ddpify.save: written once by rank 0 (atomically), the other ranks wait for it")
             return rewrites.rank_zero_save(updated)
         if qualified & names.MAKE_DIRECTORY:
@@ -422,6 +427,11 @@ class ConvertTransformer(cst.CSTTransformer):
         if qualified & names.TORCH_LOAD:
             return self._noted(original, rewrites.with_map_location(updated), "torch.load gets map_location=ddpify.device()")
         return None
+
+    def _report_divergent_save(self, original: cst.Call, divergent: Divergent) -> None:
+        statement = self.analysis.source.statement_of(original) or original
+        self.note(original, collectives.save_change(divergent))
+        self.manual.append(collectives.save_item(self.line(statement), divergent))
 
     def _output(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if qualified & names.PRINT:

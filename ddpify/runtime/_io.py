@@ -41,7 +41,7 @@ def _atomic_torch_save(obj: Any, path: str, *args: Any, **kwargs: Any) -> None:
         raise
 
 
-def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
+def save(obj: Any, f: Any, *args: Any, wait: bool = True, **kwargs: Any) -> None:
     """``torch.save`` on the main process only, then a barrier so the file exists for all.
 
     Path targets are written atomically; file objects are written directly. A DDP or
@@ -49,6 +49,11 @@ def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
     "epoch": e}``), is unwrapped so the pickle does not depend on ``torch.distributed`` state
     when loaded and has the classes a single-process loader expects. A rank that never gets
     here (a save behind a rank test), or cannot see the file afterwards, is an error naming it.
+
+    ``wait=False`` skips the barrier: for a save under a condition the ranks may decide
+    differently (the clock, a metric of each rank's own shard), where the ranks that skip the
+    branch would never reach the barrier and the others would hang in it. Rank 0 then writes
+    when *it* takes the branch, and no rank may rely on the file existing afterwards.
     """
     site = call_site(1)
     obj = _unwrapped(obj)
@@ -59,9 +64,10 @@ def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
             _atomic_torch_save(obj, os.fspath(f), *args, **kwargs)
         else:
             torch.save(obj, f, *args, **kwargs)
-    barrier_at("ddpify.save", site)
-    if isinstance(f, (str, os.PathLike)) and is_distributed() and guards_enabled():
-        _arrival.check_visible(os.fspath(f), "ddpify.save", site)
+    if wait:
+        barrier_at("ddpify.save", site)
+        if isinstance(f, (str, os.PathLike)) and is_distributed() and guards_enabled():
+            _arrival.check_visible(os.fspath(f), "ddpify.save", site)
 
 
 def _unwrapped(obj: Any) -> Any:

@@ -33,10 +33,29 @@ def _loops(source: str) -> tuple[object, list[cst.For]]:
         ("for batch in loader:", False),
         ("for i, epoch in enumerate(epochs):", False),
         ("for t in some_range(args.epochs):", False),
+        # the examples or batches of one epoch (hlb-CIFAR10's batch generator)
+        ("for idx in range(num_epoch_examples // batchsize):", False),
+        ("for i in range(epoch_samples // bs):", False),
+        ("for i in range(n_epochs * batch_size):", False),
     ],
 )
 def test_epoch_loops(header: str, epoch: bool) -> None:
     analysis, loops = _loops(f"{header}\n    pass\n")
+    assert analysis.loops.is_epoch_loop(loops[0]) is epoch  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "source, epoch",
+    [
+        # a generator's loop makes one epoch's batches, whatever its counter is called
+        ("def batches(data, bs):\n    for epoch in range(n_epochs):\n        yield data[epoch * bs:(epoch + 1) * bs]\n", False),
+        # an epoch loop around a generator's batch loop still counts epochs
+        ("def batches(data):\n    for epoch in range(n_epochs):\n        for x in data:\n            yield x\n", True),
+        ("def batches(data):\n    for epoch in range(n_epochs):\n        yield from (x for x in data)\n", True),
+    ],
+)
+def test_a_loop_that_yields_batches_is_no_epoch_loop(source: str, epoch: bool) -> None:
+    analysis, loops = _loops(source)
     assert analysis.loops.is_epoch_loop(loops[0]) is epoch  # type: ignore[attr-defined]
 
 

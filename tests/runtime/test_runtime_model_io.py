@@ -118,6 +118,22 @@ def test_save_only_on_main_process(tmp_path, as_rank, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("rank, writes", [(0, True), (1, False)])
+def test_save_without_waiting_skips_the_barrier(tmp_path, as_rank, monkeypatch, rank, writes):
+    """``wait=False``: a save under a condition the ranks may decide differently never waits
+    for the others (they may never come); rank 0 still writes, no other rank does."""
+    import ddpify.runtime._io as io_module
+
+    as_rank(rank, 2)
+    monkeypatch.setattr(io_module, "barrier", lambda: pytest.fail("save(wait=False) waited at a barrier"))
+    ddpify.save({"x": 1}, tmp_path / "c.pt", wait=False)
+    assert os.listdir(tmp_path) == (["c.pt"] if writes else [])
+    waited = []
+    monkeypatch.setattr(io_module, "barrier", lambda: waited.append(True))
+    ddpify.save({"x": 1}, tmp_path / "d.pt")
+    assert waited == [True]  # the default still waits
+
+
 # ------------------------------------------------------------------------ rank-0 helpers
 
 

@@ -43,6 +43,7 @@ from ddpify.convert.planners import (
     handed_over,
     loaders,
     logs,
+    loop_shapes,
     models,
     output_helpers,
     paths,
@@ -80,6 +81,7 @@ PLANNERS: tuple[Planner, ...] = (
     random_data.plan,  # random_split generator; unseeded synthetic datasets
     device_args.plan,  # --device options: the rank's own GPU
     handed_over.report,  # functions of other files given the DDP model or a loader
+    loop_shapes.plan,  # set_epoch taken back from batch loops and loaders that may not exist there
 )
 
 

@@ -1,0 +1,487 @@
+"""Conditions the ranks may decide differently: the one definition of "rank-uniform".
+
+A collective (a barrier, DDP's all-reduce) hangs when some ranks reach it and others do not.
+Whether they all do depends on the conditions on the way: a condition is **uniform** when every
+rank computes the same value -- constants, arguments and configuration, loop counters over
+ranges, epoch and step counts, model parameters (DDP keeps them equal), metrics over data every
+rank sees whole, values reduced across ranks (``dist.all_reduce``, ``reduce_*()`` helpers). It
+is **divergent** when it reaches
+
+- the clock (``time.time()``, ``datetime.now()``: ranks start and run apart),
+- random numbers (``torch.randint``, ``random.random()``, ``np.random.*``: ddpify seeds each
+  rank differently once training starts),
+- the rank (``rank == 0``, ``f"{rank}"``),
+- per-rank data: the batches of a training loader (sharded: each rank sees its own part) and
+  everything computed from them (the loss, a running accuracy, ``loss.item() < best``).
+
+Values are followed through assignments (also ``self.`` attributes and module variables), the
+returns of this file's functions and their parameters, flow-insensitively (a variable once
+assigned a divergent value is divergent everywhere in its scope), until nothing changes. The
+enclosing decisions of a statement are its ``if`` / ``elif`` / ``while`` tests, conditional
+expressions, ``and`` / ``or``, the loops that run it (a per-rank number of times), the early
+exits above it (``if loss > x: continue``), ``except`` handlers (only the ranks that raise run
+them), and the same at every call site of its function, transitively.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ddpify.analysis.batches import counts
+from ddpify.analysis.dataflow import DataFlow, Role
+from ddpify.analysis.source import Source
+from ddpify.tree.cstutil import code, is_simple_reference
+
+if TYPE_CHECKING:
+    from ddpify.analysis.rank_tests import RankTests
+
+CLOCK = frozenset(
+    "time.time time.time_ns time.perf_counter time.perf_counter_ns time.monotonic time.monotonic_ns time.process_time "
+    "time.localtime time.gmtime time.ctime time.strftime timeit.default_timer datetime.datetime.now "
+    "datetime.datetime.today datetime.datetime.utcnow datetime.date.today".split()
+)
+_TORCH_RANDOM = frozenset("rand randn randint randperm rand_like randn_like randint_like multinomial bernoulli normal poisson".split())
+# in-place samplers of a tensor, whatever its name
+_RANDOM_METHODS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_"})
+# objects and seeds, not draws
+_NOT_DRAWS = frozenset(
+    {"seed", "getstate", "setstate", "default_rng", "RandomState", "Generator", "SeedSequence", "Random", "get_state", "set_state"}
+)
+# the value a call returns is the same on every rank whatever its arguments
+_COLLECTIVES = frozenset({"all_reduce", "all_gather", "all_gather_object", "broadcast", "broadcast_object_list", "all_gather_into_tensor"})
+_REDUCING_HELPER = re.compile(r"reduce|gather|broadcast|sync|all_mean|across", re.I)
+# `losses.append(loss.item())`: the receiver takes the argument
+_MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "appendleft", "push", "put", "add_", "copy_"})
+_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+_MAX_CALLER_DEPTH = 4
+
+Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for self.x), or the Module
+Key = tuple[Scope, str]
+
+
+@dataclass(frozen=True)
+class Divergent:
+    """A decision on the way to a statement that ranks may take differently: ``node`` is the
+    test (or the ``except`` handler, or the loop), ``kind`` one of ``clock`` / ``random`` /
+    ``rank`` / ``data`` / ``exception``, ``reason`` says why in words."""
+
+    node: cst.CSTNode
+    kind: str
+    reason: str
+    line: int
+
+    @property
+    def text(self) -> str:
+        """The decision as written (``if acc > best_acc``), for messages."""
+        if isinstance(self.node, cst.ExceptHandler):
+            return "except" + (f" {code(self.node.type)}" if self.node.type is not None else "")
+        if isinstance(self.node, cst.For):
+            return f"for ... in {code(self.node.iter)}"
+        return code(self.node)
+
+
+@dataclass(frozen=True)
+class _Why:
+    kind: str
+    reason: str
+
+
+class Divergence:
+    """Divergent values and decisions of one file, computed on first use."""
+
+    def __init__(self, source: Source, rank_tests: RankTests, dataflow: Callable[[], DataFlow]) -> None:
+        self.source = source
+        self.rank_tests = rank_tests
+        self._dataflow = dataflow
+        self._decisions: dict[cst.CSTNode, Divergent | None] = {}
+        self._training_functions: dict[cst.FunctionDef, bool] = {}
+        self._training: dict[cst.CSTNode, bool] = {}
+
+    # ---------------------------------------------------------------- the answers
+    def why(self, expression: cst.BaseExpression) -> _Why | None:
+        """Why ``expression`` may differ between ranks, or None when every rank computes it alike."""
+        found = self._expression(expression, self._scope_of(expression), self.tainted)
+        if found is None and self.rank_tests.depends_on_rank(expression):
+            return _Why("rank", f"`{_short(expression)}` depends on the rank")
+        return found
+
+    def uniform(self, expression: cst.BaseExpression) -> bool:
+        return self.why(expression) is None
+
+    def decision(self, node: cst.CSTNode) -> Divergent | None:
+        """The innermost decision on the way to ``node`` (here, or at a call site of its function,
+        transitively) that ranks may take differently; None when every rank reaches it alike."""
+        return self._decision(node, 0, frozenset())
+
+    # ---------------------------------------------------------------- decisions
+    def _decision(self, node: cst.CSTNode, depth: int, visiting: frozenset[cst.FunctionDef]) -> Divergent | None:
+        child = node
+        for parent in self.source.ancestors(node):
+            if isinstance(parent, cst.FunctionDef):
+                if depth >= _MAX_CALLER_DEPTH or parent in visiting:
+                    return None
+                return self._callers(parent, depth, visiting | {parent})
+            if isinstance(parent, (cst.ClassDef, cst.Lambda)):
+                return None
+            found = self._step(child, parent)
+            if found is not None:
+                return found
+            child = parent
+        return None
+
+    def _callers(self, function: cst.FunctionDef, depth: int, visiting: frozenset[cst.FunctionDef]) -> Divergent | None:
+        sites: list[cst.CSTNode] = list(self.source.call_sites(function))
+        if function.name.value == "__init__":
+            klass = self.source.enclosing_class(function)
+            if klass is not None:
+                sites += [c for c in self.source.calls_by_callee.get(klass.name.value, []) if isinstance(c.func, cst.Name)]
+        for site in sites:
+            found = self._decision(site, depth + 1, visiting)
+            if found is not None:
+                return found
+        return None
+
+    def _step(self, child: cst.CSTNode, parent: cst.CSTNode) -> Divergent | None:
+        if child in self._decisions:
+            return self._decisions[child]
+        found: Divergent | None = None
+        if isinstance(parent, (cst.If, cst.IfExp)) and child in (parent.body, parent.orelse):
+            found = self._test(parent.test)
+        elif isinstance(parent, cst.While) and child is parent.body:
+            found = self._test(parent.test)
+        elif isinstance(parent, cst.BooleanOperation) and child is parent.right:
+            found = self._test(parent.left)
+        elif isinstance(parent, cst.For) and child is parent.body:
+            why = self.why(parent.iter)
+            if why is not None:
+                found = Divergent(parent, why.kind, f"it loops a per-rank number of times: {why.reason}", self.source.line(parent))
+        elif isinstance(parent, cst.ExceptHandler) and child is parent.body:
+            found = Divergent(parent, "exception", "only the ranks where the try block raises run it", self.source.line(parent))
+        elif isinstance(parent, (cst.IndentedBlock, cst.Module)) and child in parent.body:
+            found = self._early_exit(parent, child)
+        self._decisions[child] = found
+        return found
+
+    def _test(self, test: cst.BaseExpression) -> Divergent | None:
+        why = self.why(test)
+        return Divergent(test, why.kind, why.reason, self.source.line(test)) if why is not None else None
+
+    def _early_exit(self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> Divergent | None:
+        """``if loss.item() > limit: continue`` above ``child``: the ranks that leave skip it."""
+        found: Divergent | None = None
+        for statement in block.body:
+            if statement is child:
+                break
+            if isinstance(statement, cst.If) and (
+                _exits(statement.body) or isinstance(statement.orelse, cst.Else) and _exits(statement.orelse.body)
+            ):
+                found = self._test(statement.test) or found
+        return found
+
+    # ---------------------------------------------------------------- values
+    def _expression(self, expression: cst.BaseExpression, scope: Scope, tainted: dict[Key, _Why]) -> _Why | None:
+        for node in _parts(expression, self.source):
+            if isinstance(node, cst.Call):
+                why = self._call(node, tainted)
+            else:
+                key = self._key(code(node), scope)
+                why = tainted.get(key) if key is not None else None
+            if why is not None:
+                return why
+        return None
+
+    def _call(self, call: cst.Call, tainted: dict[Key, _Why]) -> _Why | None:
+        qualified = self.source.qualified(call)
+        text = f"{_short(call.func)}()"
+        if qualified & CLOCK:
+            return _Why("clock", f"{text} reads the clock, which differs between ranks")
+        draws = any(_draws(q) for q in qualified) or isinstance(call.func, cst.Attribute) and call.func.attr.value in _RANDOM_METHODS
+        if draws and self._during_training(call, 0):
+            return _Why("random", f"{text} draws random numbers while training runs, when each rank has its own seed")
+        for function in self._callees(call):
+            why = tainted.get((function, "<return>"))
+            if why is not None:
+                return why
+        return None
+
+    def _during_training(self, node: cst.CSTNode, depth: int) -> bool:
+        """Whether ``node`` runs once training has started (on the training path, or in a
+        function called from there): before that, every rank draws the same numbers (ddpify
+        seeds the ranks apart only when training data starts flowing), so a dataset generated
+        or a model initialised at random is the same everywhere."""
+        if self._dataflow().on_training_path(node):
+            return True
+        for ancestor in self.source.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                break
+            if isinstance(ancestor, (cst.For, cst.While)) and self._trains(ancestor, 0):
+                return True
+        function = self.source.enclosing_function(node)
+        if function is None or depth >= _MAX_CALLER_DEPTH:
+            return False
+        known = self._training_functions.get(function)
+        if known is None:
+            self._training_functions[function] = False  # recursion: no
+            known = any(self._during_training(site, depth + 1) for site in self.source.call_sites(function))
+            self._training_functions[function] = known
+        return known
+
+    def _trains(self, node: cst.CSTNode, depth: int) -> bool:
+        """``node`` (a loop or function) runs a backward, itself or through this file's functions."""
+        known = self._training.get(node)
+        if known is None:
+            self._training[node] = False  # recursion: no
+            calls = [c for c in self.source.of_types_in(node, cst.Call) if isinstance(c, cst.Call)]
+            known = any(
+                isinstance(c.func, cst.Attribute)
+                and c.func.attr.value == "backward"
+                or depth < _MAX_CALLER_DEPTH
+                and any(self._trains(f, depth + 1) for f in self._callees(c))
+                for c in calls
+            )
+            self._training[node] = known
+        return known
+
+    def _key(self, text: str, scope: Scope) -> Key | None:
+        """Where a reference (``x``, ``self.best``, ``args.lr``) lives: the innermost function
+        that binds its root name, the class for ``self.x``, else the module."""
+        root = text.split(".", 1)[0]
+        current: cst.CSTNode | None = scope
+        if root in ("self", "cls") and "." in text:
+            klass = self.source.enclosing_class(scope) if not isinstance(scope, cst.ClassDef) else scope
+            return (klass, text) if klass is not None else None
+        while isinstance(current, cst.FunctionDef):
+            if root in self._bound[current]:
+                return (current, text)
+            current = self.source.enclosing_function(current)
+        return (self.source.module, text)
+
+    def _scope_of(self, node: cst.CSTNode) -> Scope:
+        return self.source.enclosing_function(node) or self.source.module
+
+    def _callees(self, call: cst.Call) -> list[cst.FunctionDef]:
+        func = call.func
+        if isinstance(func, cst.Name):
+            return [f for f in self.source.functions.get(func.value, []) if self.source.enclosing_class(f) is None]
+        if isinstance(func, cst.Attribute):
+            return [f for f in self.source.functions.get(func.attr.value, []) if self.source.enclosing_class(f) is not None]
+        return []
+
+    # ---------------------------------------------------------------- the fixpoint
+    @functools.cached_property
+    def _bound(self) -> dict[cst.FunctionDef, set[str]]:
+        """Root names each function binds (parameters, assignment and loop targets)."""
+        found: dict[cst.FunctionDef, set[str]] = {}
+        for function in self.source.of_types(cst.FunctionDef):
+            assert isinstance(function, cst.FunctionDef)
+            params = function.params
+            names = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
+            for star in (params.star_arg, params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    names.add(star.name.value)
+            found[function] = names
+        for target, _, scope in self._edges:
+            if isinstance(scope, cst.FunctionDef) and "." not in target:
+                found[scope].add(target)
+        return found
+
+    @functools.cached_property
+    def _edges(self) -> list[tuple[str, cst.BaseExpression, Scope]]:
+        """``(target, value, scope)``: ``target`` takes (part of) ``value``, evaluated in ``scope``."""
+        edges: list[tuple[str, cst.BaseExpression, Scope]] = []
+        for node in self.source.of_types(cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.WithItem):
+            scope = self._scope_of(node)
+            pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]]
+            if isinstance(node, cst.Assign):
+                pairs = [(t.target, node.value) for t in node.targets]
+            elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
+                pairs = [(node.target, node.value)] if node.value is not None else []
+            elif isinstance(node, cst.For):
+                pairs = [(t, node.iter) for t in _loop_items(node)]
+            else:
+                assert isinstance(node, cst.WithItem)
+                pairs = [(node.asname.name, node.item)] if node.asname is not None else []
+            for target, value in pairs:
+                edges.extend((name, value, scope) for name in _targets(target))
+        for name in _MUTATORS:
+            for call in self.source.calls_by_callee.get(name, []):
+                if isinstance(call.func, cst.Attribute) and is_simple_reference(call.func.value):
+                    edges.extend((code(call.func.value), arg.value, self._scope_of(call)) for arg in call.args)
+        return edges
+
+    @functools.cached_property
+    def tainted(self) -> dict[Key, _Why]:
+        """Every divergent variable, attribute, parameter and function return of the file."""
+        tainted: dict[Key, _Why] = dict(self._roots())
+        edges = [(self._key(t, s), v, s) for t, v, s in self._edges]
+        for key, value, _scope in edges:  # `is_master = rank == 0`, `seed = args.seed + rank`
+            if key is not None and key not in tainted and self.rank_tests.depends_on_rank(value):
+                tainted[key] = _Why("rank", f"`{_short(value)}` depends on the rank")
+        edges += self._returns() + self._arguments()
+        changed = True
+        while changed:
+            changed = False
+            for key, value, scope in edges:
+                if key is not None and key not in tainted:
+                    why = self._expression(value, scope, tainted)
+                    if why is not None:
+                        tainted[key] = why
+                        changed = True
+        for key in self._reduced():
+            tainted.pop(key, None)
+        return tainted
+
+    def _returns(self) -> list[tuple[Key | None, cst.BaseExpression, Scope]]:
+        """A function of this file returns (or yields) what its ``return`` statements give."""
+        found: list[tuple[Key | None, cst.BaseExpression, Scope]] = []
+        for function in self.source.of_types(cst.FunctionDef):
+            for node in self.source.of_types_in(function, cst.Return, cst.Yield):
+                value = getattr(node, "value", None)
+                if isinstance(value, cst.BaseExpression) and self.source.enclosing_function(node) is function:
+                    found.append(((function, "<return>"), value, function))
+        return found
+
+    def _arguments(self) -> list[tuple[Key | None, cst.BaseExpression, Scope]]:
+        """A parameter of this file's function takes each argument its call sites pass."""
+        found: list[tuple[Key | None, cst.BaseExpression, Scope]] = []
+        for function in self.source.of_types(cst.FunctionDef):
+            assert isinstance(function, cst.FunctionDef)
+            params = [p.name.value for p in [*function.params.posonly_params, *function.params.params]]
+            if params and self.source.enclosing_class(function) is not None:
+                params = params[1:]
+            for call in self.source.call_sites(function):
+                for index, arg in enumerate(call.args):
+                    if arg.star:
+                        break
+                    name = arg.keyword.value if arg.keyword is not None else params[index] if index < len(params) else None
+                    if name is not None:
+                        found.append(((function, name), arg.value, self._scope_of(call)))
+        return found
+
+    def _roots(self) -> Iterator[tuple[Key, _Why]]:
+        """The batches of sharded sources: what the loops over them (or ``x = next(it)``) bind."""
+        for batch_source in self._dataflow().sources:
+            if batch_source.role is not Role.TRAIN:
+                continue
+            name = batch_source.names[0] if batch_source.names else _short(batch_source.node)
+            why = _Why("data", f"it is computed from the batches of {name}, which each rank draws from its own shard")
+            for consumer in batch_source.consumers:
+                node, statement = consumer.node, self.source.parent(consumer.node)
+                if isinstance(node, cst.For):
+                    if counts(self.source, node.iter):
+                        continue  # `for i in range(n): x = get_batch()`: the batch is followed from there
+                    targets, scope = _loop_items(node), self._scope_of(node)
+                elif isinstance(statement, cst.Assign):
+                    targets, scope = [t.target for t in statement.targets], self._scope_of(statement)
+                else:
+                    continue
+                for key in (self._key(n, scope) for t in targets for n in _targets(t)):
+                    if key is not None:
+                        yield key, why
+
+    def _reduced(self) -> list[Key]:
+        """Tensors given to a collective (``dist.all_reduce(correct)``): the same on every rank
+        afterwards (followed flow-insensitively, as everything here)."""
+        found: list[Key] = []
+        for name in _COLLECTIVES:
+            for call in self.source.calls_by_callee.get(name, []):
+                if not any(q.startswith("torch.distributed") for q in self.source.qualified(call)):
+                    continue
+                for arg in call.args[:1]:
+                    if is_simple_reference(arg.value):
+                        key = self._key(code(arg.value), self._scope_of(call))
+                        if key is not None:
+                            found.append(key)
+        return found
+
+
+# ---------------------------------------------------------------- helpers
+def _draws(qualified: str) -> bool:
+    """``torch.randint``, ``random.random``, ``numpy.random.choice``...: draws from a global RNG."""
+    head, _, last = qualified.rpartition(".")
+    if last in _NOT_DRAWS:
+        return False
+    if head == "torch":
+        return last in _TORCH_RANDOM
+    return head in ("random", "numpy.random")
+
+
+def _parts(expression: cst.CSTNode, source: Source) -> Iterator[cst.BaseExpression]:
+    """The calls and outermost references in ``expression``, in order, skipping what a
+    collective or a reducing helper returns (the same on every rank), lambdas, attribute names
+    and keywords."""
+    if isinstance(expression, cst.Lambda):
+        return
+    if isinstance(expression, cst.Call):
+        name = (
+            expression.func.attr.value
+            if isinstance(expression.func, cst.Attribute)
+            else expression.func.value
+            if isinstance(expression.func, cst.Name)
+            else ""
+        )
+        qualified = source.qualified(expression)
+        if any(q.startswith("torch.distributed.") for q in qualified) or name in _COLLECTIVES or _REDUCING_HELPER.search(name):
+            return
+        yield expression
+    if is_simple_reference(expression):
+        yield expression  # type: ignore[misc]
+        if isinstance(expression, cst.Attribute):
+            yield from _parts(expression.value, source)
+        return
+    for child in expression.children:
+        if isinstance(child, cst.Arg):
+            yield from _parts(child.value, source)
+        elif isinstance(child, cst.Name) and child is getattr(expression, "attr", None):
+            continue  # `.item` of `f(x).item`
+        else:
+            yield from _parts(child, source)
+
+
+def _targets(target: cst.BaseExpression) -> list[str]:
+    """The references a target binds: ``x``, ``self.best``, each element of a tuple;
+    ``hist[k]`` binds (part of) ``hist``."""
+    if is_simple_reference(target):
+        return [code(target)]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _targets(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _targets(target.value)
+    if isinstance(target, cst.Subscript) and is_simple_reference(target.value):
+        return [code(target.value)]
+    return []
+
+
+def _loop_items(loop: cst.For) -> list[cst.BaseExpression]:
+    """The targets that take a loop's items: all of them, except the counter of
+    ``enumerate(...)``, which runs alike on every rank while the items differ."""
+    iterable = loop.iter
+    if (
+        isinstance(iterable, cst.Call)
+        and isinstance(iterable.func, cst.Name)
+        and iterable.func.value == "enumerate"
+        and isinstance(loop.target, (cst.Tuple, cst.List))
+        and len(loop.target.elements) == 2
+    ):
+        return [loop.target.elements[1].value]
+    return [loop.target]
+
+
+def _exits(suite: cst.BaseSuite) -> bool:
+    body = suite.body
+    if isinstance(suite, cst.IndentedBlock):
+        if not body or not isinstance(body[-1], cst.SimpleStatementLine):
+            return False
+        body = body[-1].body
+    return bool(body) and isinstance(body[-1], _EXITS)
+
+
+def _short(node: cst.CSTNode, limit: int = 60) -> str:
+    text = " ".join(code(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

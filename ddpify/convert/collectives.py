@@ -1,0 +1,59 @@
+"""What the converter says about a collective it would insert under a decision the ranks may
+take differently (``ddpify.analysis.divergence``): the ranks that skip the branch never reach
+it, and the ones inside wait for them for ever. The rewrite avoids the wait (``ddpify.save(...,
+wait=False)``, no ``main_process_first``); the report names the decision, why the ranks may
+disagree, and what makes them agree."""
+
+from __future__ import annotations
+
+from ddpify.analysis.divergence import Divergent
+from ddpify.findings import ManualItem
+
+# What makes every rank take the same decision, by what makes them differ.
+_AGREE = {
+    "data": (
+        "to keep one decision for all ranks, reduce the value across ranks before the test "
+        "(t = torch.tensor(value, device=ddpify.device()); torch.distributed.all_reduce(t); value = t.item() / torch.distributed.get_world_size())"
+    ),
+    "clock": (
+        "to keep one decision for all ranks, take it on rank 0 and share it "
+        "(flag = [decision]; torch.distributed.broadcast_object_list(flag, src=0); decision = flag[0]), or count steps or epochs instead of time"
+    ),
+    "random": (
+        "to keep one decision for all ranks, draw it on rank 0 and share it "
+        "(torch.distributed.broadcast_object_list([value], src=0)), or draw it from a torch.Generator seeded alike on every rank"
+    ),
+    "rank": "to save from one rank, test ddpify.is_main_process() instead",
+    "exception": "nothing to change if rank 0's own save is what you want; no other rank waits for it",
+}
+
+
+def decision(divergent: Divergent) -> str:
+    """``if acc > best_acc`` (line 12), as a report names it."""
+    text = " ".join(divergent.text.split())
+    text = text if len(text) <= 70 else text[:67] + "..."
+    return f"`{text}` (line {divergent.line})"
+
+
+def save_item(line: int, divergent: Divergent) -> ManualItem:
+    """A ``torch.save`` under a divergent decision: saved by rank 0 without the barrier."""
+    return ManualItem(
+        line,
+        f"torch.save runs under {decision(divergent)}, which the ranks may decide differently: {divergent.reason}. "
+        "A save that waited for every rank (a barrier) would hang the ranks that take the branch while the others go on",
+        f"ddpify.save(..., wait=False) is written: rank 0 saves when it takes the branch and no rank waits; {_AGREE[divergent.kind]}",
+    )
+
+
+def save_change(divergent: Divergent) -> str:
+    return f"torch.save → ddpify.save(..., wait=False): rank 0 writes, nobody waits (under {decision(divergent)}, ranks may disagree)"
+
+
+def download_item(line: int, divergent: Divergent) -> ManualItem:
+    """A download under a divergent decision: ``main_process_first`` (two barriers) is not added."""
+    return ManualItem(
+        line,
+        f"this download runs under {decision(divergent)}, which the ranks may decide differently: {divergent.reason}. "
+        "ddpify.main_process_first() (rank 0 first, the others wait) would hang the ranks that enter it",
+        f"download before the condition, under `with ddpify.main_process_first():` on every rank; {_AGREE[divergent.kind]}",
+    )
