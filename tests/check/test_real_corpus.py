@@ -40,9 +40,6 @@ DEFAULT_CORPUS = Path("/work/corpus-ddp")
 
 # idiom fixture -> why the rules still report it (issue 12 req. 5, measured on the corpus).
 KNOWN_FALSE_POSITIVES: dict[str, str] = {
-    "always_wrapped_checkpoint_roundtrip": "DDP007/DDP008 report a resume checkpoint saved and loaded through an always-present wrapper",
-    "pretrained_into_plain_model_before_wrap": "DDP008 pairs a load of exported plain weights (another file) with the script's wrapped save",
-    "shuffle_when_no_sampler": "DDP002 reads shuffle=(train_sampler is None) as shuffle=True next to a sampler",
     "dataparallel_in_single_process_branch": "DDP024 reports DataParallel in the `RANK == -1` branch that never runs with DDP",
     "device_set_by_helper": "DDP017 does not see torch.cuda.set_device done by a helper before the training function",
     "seed_derived_per_rank_via_rng": "DDP011 does not see that np.random was seeded per rank just before torch.manual_seed(np.random.randint(...))",
