@@ -18,7 +18,7 @@ import libcst as cst
 
 from ddpify.check.rule import Rule
 from ddpify.check.wraps import ddp_wraps, wrap_sites, wrapped_when
-from ddpify.check.writes import is_save_call, root_name
+from ddpify.check.writes import is_buffer, is_save_call, root_name, save_destination
 from ddpify.convert import names
 from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
 
@@ -94,6 +94,9 @@ class _Collector:
             return found
         for wrap in ddp_wraps(self.rule, self.rule.file.module):
             found.always[wrap.target] = found.always.get(wrap.target, True) and not wrap.conditional
+        for target in [t for t, always in found.always.items() if not always]:
+            if self._data_parallel_too(target):
+                found.always[target] = True  # DataParallel in the other runs: 'module.' keys either way
         for call in self.source.calls_by_callee.get("state_dict", []):
             save = self._save(call)
             if save is not None:
@@ -106,6 +109,16 @@ class _Collector:
             if _LOAD_HELPER.search(name) and name != "load_state_dict":
                 found.loads.extend(load for call in calls for load in self._helper_loads(call))
         return found
+
+    def _data_parallel_too(self, target: str) -> bool:
+        """``target = nn.DataParallel(...)`` somewhere: the runs without DDP wrap it too."""
+        for _, value in self.source.assignments.get(target, []):
+            if isinstance(value, cst.Call):
+                inner = value.func.value if isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call) else value
+                calls = [value, inner] if isinstance(inner, cst.Call) else [value]
+                if any(self.rule.qualified(c) & names.DATAPARALLEL for c in calls):
+                    return True
+        return False
 
     # ------------------------------------------------------------ saves
     def _save(self, call: cst.Call) -> Save | None:
@@ -131,8 +144,10 @@ class _Collector:
         reaches one through a variable; False when it reaches none."""
         for ancestor in self.rule.ancestors(call):
             if isinstance(ancestor, cst.Call) and is_save_call(self.rule, ancestor):
-                args = [a for a in ancestor.args if a.keyword is None or a.keyword.value == "f"]
-                return code(args[1].value) if len(args) > 1 else None
+                destination = save_destination(ancestor)
+                if destination is not None and is_buffer(self.rule, destination):
+                    return False  # into memory (a checksum, a broadcast): no checkpoint
+                return code(destination) if destination is not None else None
             if isinstance(ancestor, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
                 targets = [t.target for t in ancestor.targets] if isinstance(ancestor, cst.Assign) else [ancestor.target]
                 roots = {root_name(t) for t in targets} - {None}
@@ -142,11 +157,14 @@ class _Collector:
         return False
 
     def _saved(self, name: str) -> bool:
-        """Some save of the file receives ``name`` (``torch.save(state, path)``)."""
+        """Some save of the file receives ``name`` (``torch.save(state, path)``) into a file."""
         for node in self.source.names_by_value.get(name, []):
             for ancestor in self.rule.ancestors(node):
                 if isinstance(ancestor, cst.Call) and is_save_call(self.rule, ancestor):
-                    return True
+                    destination = save_destination(ancestor)
+                    if destination is None or not is_buffer(self.rule, destination):
+                        return True
+                    break
                 if isinstance(ancestor, cst.BaseStatement):
                     break
         return False

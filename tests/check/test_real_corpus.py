@@ -40,10 +40,6 @@ DEFAULT_CORPUS = Path("/work/corpus-ddp")
 
 # idiom fixture -> why the rules still report it (issue 12 req. 5, measured on the corpus).
 KNOWN_FALSE_POSITIVES: dict[str, str] = {
-    "dataparallel_in_single_process_branch": "DDP024 reports DataParallel in the `RANK == -1` branch that never runs with DDP",
-    "device_set_by_helper": "DDP017 does not see torch.cuda.set_device done by a helper before the training function",
-    "seed_derived_per_rank_via_rng": "DDP011 does not see that np.random was seeded per rank just before torch.manual_seed(np.random.randint(...))",
-    "local_rank_argument_version_gated": "DDP016 reports --local_rank declared only for torch 1.x, with LOCAL_RANK from the environment on torch 2",
 }
 
 MUST_NOT_REPORT = re.compile(r"^#\s*must-not-report:\s*(?P<codes>DDP\d{3}(?:\s*,\s*DDP\d{3})*)\s*$", re.M)

@@ -5,6 +5,7 @@ import libcst as cst
 from ddpify.analysis.context import Process
 from ddpify.analysis.ranks import RankSelection
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.writes import per_rank_path
 from ddpify.convert import names, rewrites
 from ddpify.tree.cstutil import is_method_call, of_types
 
@@ -101,7 +102,7 @@ state = torch.load("ckpt.pt", map_location="cpu")
         context = self.file.analysis.context
         if context.selection(node) in _ONE_PER_GPU0 or context.process(node) is Process.PARENT:
             return
-        if context.tagged_per_rank(node) or self._sibling_maps(node):
+        if per_rank_path(self, node) or self._sibling_maps(node):
             return
         fixed = _with_cpu_location(node)
         self.report(node, replacement=fixed, safety="safe" if self._into_load_state_dict(node) else "unsafe")

@@ -5,10 +5,8 @@ import libcst as cst
 from ddpify.check import fixes
 from ddpify.check.rule import Fixability, Invalid, Rule
 from ddpify.convert import names
-from ddpify.tree.cstutil import code, is_simple_reference, of_types
-
-# In-memory files: saving into one writes nothing to disk.
-_BUFFERS = frozenset({"io.BytesIO", "io.StringIO", "_io.BytesIO"})
+from ddpify.check.writes import is_buffer, per_rank_path, save_destination
+from ddpify.tree.cstutil import code, of_types
 
 
 class SaveOnEveryRank(Rule):
@@ -170,10 +168,10 @@ if not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0:
         if not self.qualified(node) & names.TORCH_SAVE:
             return
         context = self.file.analysis.context
-        if not context.every_rank(node) or context.tagged_per_rank(node):  # f"model_rank{rank}.pt": a file per rank
+        if not context.every_rank(node) or per_rank_path(self, node):  # f"model_rank{rank}.pt": a file per rank
             return
-        destination = _destination(node)
-        if destination is None or self._is_buffer(destination):
+        destination = save_destination(node)
+        if destination is None or is_buffer(self, destination):
             return  # torch.save(state, io.BytesIO()): memory, no file
         guard = fixes.rank_zero_guard(self.file, node, self.parent)
         if guard is None:
@@ -181,12 +179,6 @@ if not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0:
             return
         line, build, imports = guard
         self.report(node, replacement=build, target=line, imports=imports, safety=self._safety(node, line, destination))
-
-    def _is_buffer(self, destination: cst.BaseExpression) -> bool:
-        values = [destination]
-        if is_simple_reference(destination):
-            values = [v for _, v in self.file.analysis.source.assignments.get(code(destination), []) if v is not None] or values
-        return all(isinstance(v, cst.Call) and self.qualified(v) & _BUFFERS for v in values)
 
     def _safety(self, node: cst.Call, line: cst.SimpleStatementLine, destination: cst.BaseExpression) -> Fixability:
         """Unsafe when something after the save in its function reads the file back or names its
@@ -201,12 +193,3 @@ if not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0:
             if path in code(statement) or any(self.qualified(c) & names.TORCH_LOAD for c in of_types(statement, cst.Call)):
                 return "unsafe"
         return "safe"
-
-
-def _destination(call: cst.Call) -> cst.BaseExpression | None:
-    for index, arg in enumerate(call.args):
-        if arg.star:
-            return None
-        if (arg.keyword is None and index == 1) or (arg.keyword is not None and arg.keyword.value == "f"):
-            return arg.value
-    return None

@@ -143,6 +143,8 @@ if not args.distributed or dist.get_rank() == 0:
             plain_readers = [load for load in found.loads if not load.wrapped and not load.aware and found.paired(save, load)]
             if always and into_wrapper and not plain_readers:
                 continue  # a resume checkpoint read back through the wrapper: the keys match
+            if any(load.model == save.model and load.aware for load in found.loads):
+                continue  # the script strips the prefix itself where it loads
             self._report(save, always, fixable=not into_wrapper, safe=bool(plain_readers))
 
     def _report(self, save: Save, always: bool, *, fixable: bool, safe: bool) -> None:
