@@ -4,8 +4,8 @@ import libcst as cst
 
 from ddpify.check import fixes
 from ddpify.check.rule import Fixability, Invalid, Rule
-from ddpify.convert import names
 from ddpify.check.writes import is_buffer, per_rank_path, save_destination
+from ddpify.convert import names
 from ddpify.tree.cstutil import code, of_types
 
 
