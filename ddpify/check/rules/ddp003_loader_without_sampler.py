@@ -70,6 +70,18 @@ from torch.utils.data import DataLoader
 dist.init_process_group("nccl")
 train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
 model = DDP(model)
+"""
+        ),
+        Invalid(
+            """\
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader
+import ddpify.runtime as ddpify
+
+dist.init_process_group("nccl")
+train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
+model = DDP(model)
 """,
             """\
 import torch.distributed as dist
@@ -109,7 +121,9 @@ model = DDP(model)
         self.report(
             node,
             message=f"training loader {label} ({fact.reason}) has no distributed sampler: every rank iterates the whole dataset",
-            replacement=functools.partial(rewrites.distributed_loader, node, per_process_batch=True),
+            replacement=functools.partial(rewrites.distributed_loader, node, per_process_batch=True)
+            if self.file.already_converted
+            else None,
         )
 
     def _has_sampler(self, call: cst.Call) -> bool:
