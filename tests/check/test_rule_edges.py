@@ -23,7 +23,7 @@ def main():
     dist.init_process_group("nccl")
     set_seed(42 + dist.get_rank())
     same_seed(42)
-    model = DDP(torch.nn.Linear(2, 2))
+    model = DDP(torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(0.1)))
 '''
 
 
