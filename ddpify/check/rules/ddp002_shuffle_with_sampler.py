@@ -20,7 +20,6 @@ class ShuffleWithSampler(Rule):
         "sampler (`shuffle=(train_sampler is None)`, `shuffle=not args.distributed`) is the usual "
         "correct idiom and is not reported."
     )
-    default = True
     fix = "safe"
     fix_notes = (
         "With a sampler built in the call (never None), the fix drops `shuffle=True`. With a sampler "

@@ -24,7 +24,6 @@ class SaveOnEveryRank(Rule):
         'path that names the rank (`f"model_rank{rank}.pt"`, one file per rank) and a save into an '
         "in-memory buffer (`io.BytesIO()`)."
     )
-    default = True
     fix = "safe"
     fix_notes = (
         "The fix puts the statement under `if not dist.is_initialized() or dist.get_rank() == 0:` "

@@ -34,6 +34,7 @@ class LocalRankGuard(Rule):
         "`torch.save` that runs once per node through its callers or an early exit "
         "(`if args.rank % ngpus_per_node != 0: return`) is reported at the save."
     )
+    default = True
     fix = "unsafe"
     fix_notes = (
         "The fix replaces the local-rank part of the test (only that part: `and epoch % 5 == 0` "

@@ -27,6 +27,7 @@ class WrappedStateDictSaved(Rule):
         "checkpoint of a model that is always wrapped, saved and loaded through the wrapper (the "
         "keys match)."
     )
+    default = True
     fix = "unsafe"
     fix_notes = (
         'The fix saves `model.module.state_dict()` (`getattr(model, "module", model).state_dict()` '

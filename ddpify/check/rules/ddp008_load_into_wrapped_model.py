@@ -28,6 +28,7 @@ class LoadIntoWrappedModel(Rule):
         "plain weights loaded into the plain model before the wrap, and loads whose code strips "
         "the `module.` prefix itself."
     )
+    default = True
     fix = "safe"
     fix_notes = (
         "Only a load into an always-present wrapper is fixed, to `model.module.load_state_dict(...)`: "

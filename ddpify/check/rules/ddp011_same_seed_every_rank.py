@@ -37,6 +37,7 @@ class SameSeedEveryRank(Rule):
         "`torch.manual_seed(0)` in a script with no dropout, random augmentation, DataLoader "
         "workers or torch random draws)."
     )
+    default = True
     fix = "unsafe"
     fix_notes = (
         "In a script that already uses ddpify.runtime the fix writes `ddpify.seed(torch.manual_seed, "

@@ -32,7 +32,6 @@ class ModuleOfMaybeUnwrapped(Rule):
         "model itself otherwise. Uses under the wrap's own condition (or an isinstance/hasattr test) "
         "are not reported."
     )
-    default = True
     fix = "safe"
     fix_notes = (
         'The fix replaces `model.module` by `getattr(model, "module", model)` (by '
