@@ -3,7 +3,7 @@ read and a hash per file (and imports neither libcst nor the rules).
 
 An entry holds the findings of one file, without its path. Its key is a hash of everything the
 findings depend on: the file's text, the rule selection in force for it (``--select`` /
-``--ignore`` / ``[tool.ddpify]``, per-file ignores included), ``--require-ddp``, and a
+``--extend-select`` / ``--ignore`` / ``[tool.ddpify]``, per-file ignores included), ``--require-ddp``, and a
 fingerprint of the checker itself (the ddpify version, the content of every module of the
 ``ddpify`` package, the libcst and Python versions). Change any of them and the entry is simply
 not found: an entry is never stale, only unused. Entries are written atomically (a temporary
@@ -88,9 +88,9 @@ class Cache:
         self._pruned = False
 
     @staticmethod
-    def key(text: str, select: Sequence[str], ignore: Sequence[str], require_ddp: bool) -> str:
+    def key(text: str, select: Sequence[str], ignore: Sequence[str], require_ddp: bool, extend_select: Sequence[str] = ()) -> str:
         digest = hashlib.sha256(fingerprint().encode())
-        digest.update(json.dumps([list(select), list(ignore), require_ddp]).encode())
+        digest.update(json.dumps([list(select), list(ignore), require_ddp, list(extend_select)]).encode())
         digest.update(b"\0")
         digest.update(text.encode("utf-8", "surrogatepass"))
         return digest.hexdigest()

@@ -1,13 +1,14 @@
 """``[tool.ddpify]`` in pyproject.toml, found from the checked file upwards.
 
     [tool.ddpify]
-    select = ["DDP"]                 # codes or prefixes (default: all)
+    select = ["DDP"]                 # codes or prefixes (default: the default rules; "DDP": all)
+    extend-select = ["DDP012"]       # opt-in rules on top of the selection
     ignore = ["DDP012"]
     exclude = ["legacy/*", "scripts/old_*.py"]
     [tool.ddpify.per-file-ignores]
     "tests/*" = ["DDP005", "DDP012"]
 
-Command-line --select/--ignore take precedence over select/ignore from the file. A key or a
+Command-line --select/--extend-select/--ignore take precedence over those of the file. A key or a
 rule code that does not exist is an error with the nearest valid one, never silently ignored:
 a misspelt ``ignore`` would otherwise turn every rule back on without a word.
 """
@@ -24,7 +25,7 @@ from pathlib import Path, PurePosixPath
 
 from ddpify.errors import DdpifyError
 
-KEYS = ("select", "ignore", "exclude", "per-file-ignores", "per_file_ignores")
+KEYS = ("select", "extend-select", "extend_select", "ignore", "exclude", "per-file-ignores", "per_file_ignores")
 _RULE_MODULE = re.compile(r"ddp(\d{3})_\w+")
 
 
@@ -32,6 +33,7 @@ _RULE_MODULE = re.compile(r"ddp(\d{3})_\w+")
 class Config:
     root: Path | None = None  # the folder of the pyproject.toml it came from
     select: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = field(default=())
@@ -97,6 +99,7 @@ def _load(pyproject: Path) -> Config:
     return Config(
         root=pyproject.parent.resolve(),
         select=_codes(table.get("select", []), pyproject, "select"),
+        extend_select=_codes(table.get("extend-select", table.get("extend_select", [])), pyproject, "extend-select"),
         ignore=_codes(table.get("ignore", []), pyproject, "ignore"),
         exclude=tuple(str(p) for p in table.get("exclude", [])),
         per_file_ignores=tuple((str(k), _codes(v, pyproject, f"per-file-ignores {k!r}")) for k, v in per_file.items()),

@@ -13,7 +13,8 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvide
 
 from ddpify.check import noqa, scope
 from ddpify.check.file_info import FileInfo
-from ddpify.check.rule import Report, Rule
+from ddpify.check.fixes import with_imports
+from ddpify.check.rule import Import, Report, Rule
 from ddpify.check.rules import ALL_RULES
 from ddpify.convert.rewrites import RT, RUNTIME_IMPORT, with_runtime_import
 from ddpify.errors import compiles, syntax_error
@@ -43,10 +44,17 @@ def _run_rules(wrapper: MetadataWrapper, visitors: Sequence[Rule]) -> None:
         cstutil.visit_batched(wrapper.module, methods)
 
 
-def select_rules(select: Sequence[str] | None = None, ignore: Sequence[str] | None = None) -> list[type[Rule]]:
-    """Rules whose code starts with one of ``select`` (default: all) and none of ``ignore``."""
-    chosen = [r for r in ALL_RULES if not select or any(r.code.startswith(p.upper()) for p in select)]
-    return [r for r in chosen if not ignore or not any(r.code.startswith(p.upper()) for p in ignore)]
+def select_rules(
+    select: Sequence[str] | None = None, ignore: Sequence[str] | None = None, extend_select: Sequence[str] | None = None
+) -> list[type[Rule]]:
+    """Rules whose code starts with one of ``select`` (without it: the default rules), plus those
+    of ``extend_select``, minus those of ``ignore``; as ruff, ``--select DDP`` is every rule."""
+
+    def matches(rule: type[Rule], prefixes: Sequence[str] | None) -> bool:
+        return bool(prefixes) and any(rule.code.startswith(p.upper()) for p in prefixes or ())
+
+    chosen = [r for r in ALL_RULES if (matches(r, select) if select else r.default) or matches(r, extend_select)]
+    return [r for r in chosen if not matches(r, ignore)]
 
 
 def check_source(
@@ -58,13 +66,14 @@ def check_source(
     unsafe_fixes: bool = False,
     require_ddp: bool = False,
 ) -> CheckResult:
-    """Lint ``source``. With ``fix``, apply safe fixes (and unsafe ones with ``unsafe_fixes``)
-    and return the fixed source in ``CheckResult.fixed``; findings are those that remain."""
-    active = list(select_rules() if rules is None else rules)
+    """Lint ``source`` with ``rules`` (None: every rule, the default ones and the opt-in ones).
+    With ``fix``, apply safe fixes (and unsafe ones with ``unsafe_fixes``) and return the fixed
+    source in ``CheckResult.fixed``; findings are those that remain."""
+    active = list(ALL_RULES if rules is None else rules)
     current = source
     for _ in range(MAX_FIX_ROUNDS):
         findings, reports, distributed = _check_once(current, path, active, require_ddp)
-        allowed = [r for r in reports if r.fixable and (r.rule.fix == "safe" or unsafe_fixes)]
+        allowed = [r for r in reports if r.fix_safety == "safe" or (r.fix_safety == "unsafe" and unsafe_fixes)]
         if not fix or not allowed:
             return CheckResult(path, tuple(findings), source, current if fix and current != source else None, distributed)
         fixed = _apply(findings_module(current), allowed)
@@ -113,7 +122,7 @@ def _check_once(source: str, path: str, active: Sequence[type[Rule]], require_dd
                 span.start.column + 1,
                 report.rule.code,
                 report.message,
-                report.rule.fix if report.fixable else None,
+                report.fix_safety,
                 span.end.line,
                 span.end.column + 1,
             )
@@ -163,12 +172,18 @@ def _apply(module: cst.Module, reports: Iterable[Report]) -> str:
     """Apply replacements whose targets do not contain one another (the rest wait for the
     next round, on the re-parsed result)."""
     chosen: dict[cst.CSTNode, cst.CSTNode] = {}
+    needed: dict[cst.CSTNode, tuple[Import, ...]] = {}
     for report in reports:
         assert report.replacement is not None
-        chosen.setdefault(report.node, report.replacement)
+        if report.replaced not in chosen:
+            chosen[report.replaced] = report.replacement
+            needed[report.replaced] = report.imports
     targets = list(chosen)
     nested = {t for t in targets for other in targets if other is not t and _contains(other, t)}
     fixed = module.visit(_Replace({k: v for k, v in chosen.items() if k not in nested}))
+    imports = {i for target, wanted in needed.items() if target not in nested for i in wanted}
+    if imports:
+        fixed = with_imports(fixed, sorted(imports, key=lambda i: (i[0], i[1] or "")))
     if _needs_import(fixed):
         fixed = with_runtime_import(fixed)
     return fixed.code

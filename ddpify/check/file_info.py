@@ -24,6 +24,7 @@ class FileInfo:
     wrapper: MetadataWrapper
     _facts: Facts | None = field(default=None, repr=False)
     _analysis: Analysis | None = field(default=None, repr=False)
+    memo: dict[str, object] = field(default_factory=dict, repr=False)  # per-file answers rules share
 
     @property
     def module(self) -> cst.Module:

@@ -10,6 +10,16 @@ from ddpify import __version__
 from ddpify.findings import Finding
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "note": "note"}
+_GITHUB_COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
+
+
+def severity_of(code: str) -> str:
+    """A finding's severity, the same in every output format: its rule's (DDP000, which is
+    no rule, is a warning)."""
+    from ddpify.check.rules import BY_CODE
+
+    rule = BY_CODE.get(code)
+    return rule.severity if rule is not None else "warning"
 
 
 def render(findings: Sequence[Finding], output_format: str) -> str:
@@ -58,6 +68,7 @@ def _as_dict(finding: Finding) -> dict:
         "end_line": finding.end_line,
         "end_column": finding.end_column,
         "code": finding.code,
+        "severity": severity_of(finding.code),
         "message": finding.message,
         "fix": finding.fix,
     }
@@ -65,7 +76,8 @@ def _as_dict(finding: Finding) -> dict:
 
 def _github(finding: Finding) -> str:
     message = finding.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return f"::warning title={finding.code},file={finding.path},line={finding.line},col={finding.column}::{finding.code} {message}\n"
+    command = _GITHUB_COMMAND[severity_of(finding.code)]
+    return f"::{command} title={finding.code},file={finding.path},line={finding.line},col={finding.column}::{finding.code} {message}\n"
 
 
 def sarif(findings: Sequence[Finding]) -> dict:
@@ -80,7 +92,7 @@ def sarif(findings: Sequence[Finding]) -> dict:
             "fullDescription": {"text": rule.why},
             "help": {"text": rule.why},
             "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
-            "properties": {"fix": rule.fix or "none"},
+            "properties": {"fix": rule.fix or "none", "default": rule.default},
         }
         for rule in ALL_RULES
     ]
@@ -88,7 +100,7 @@ def sarif(findings: Sequence[Finding]) -> dict:
     for f in findings:
         result = {
             "ruleId": f.code,
-            "level": _SARIF_LEVEL[ALL_RULES[index[f.code]].severity] if f.code in index else "warning",
+            "level": _SARIF_LEVEL[severity_of(f.code)],
             "message": {"text": f.message},
             "locations": [
                 {

@@ -36,18 +36,41 @@ class Invalid:
     fixed: str | None = None
 
 
+# An import a fix needs: (module, asname) for ``import module as asname`` (asname None: plain).
+Import = tuple[str, str | None]
+
+
 @dataclass
 class Report:
-    """One finding as the rule made it: the node, the message, the optional replacement."""
+    """One finding as the rule made it: the node, the message, the optional replacement.
+
+    ``target`` is the node the replacement replaces when it is not ``node`` itself (a whole
+    statement put under a guard, reported at its call); ``safety`` overrides the rule's fix
+    safety for this finding (a fix that is safe in one place and not in another); ``imports``
+    are what the replacement needs (added when missing)."""
 
     rule: type[Rule]
     node: cst.CSTNode
     message: str
     fix: Replacement | None = None
+    target: cst.CSTNode | None = None
+    safety: Fixability | None = None
+    imports: tuple[Import, ...] = ()
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None
+
+    @property
+    def fix_safety(self) -> Fixability | None:
+        """How safe this finding's fix is: its own safety, else the rule's; None: no fix."""
+        if self.fix is None:
+            return None
+        return self.safety or self.rule.fix
+
+    @property
+    def replaced(self) -> cst.CSTNode:
+        return self.target if self.target is not None else self.node
 
     @property
     def replacement(self) -> cst.CSTNode | None:
@@ -58,12 +81,21 @@ class Report:
 
 
 class Rule(cst.BatchableCSTVisitor):
+    """One DDP mistake. ``default``: on without ``--select`` (only rules measured at >= 95%
+    precision on real hand-written DDP code, tests/corpus/DDP_RESULTS.md); the others are
+    opt-in (``--select DDP0NN`` / ``--extend-select``). ``fix`` is the safety of the rule's
+    fixes unless a finding says otherwise (``Report.safety``); ``fix_notes`` and
+    ``false_positives`` (where the rule is known to be wrong) are for its documentation."""
+
     code: ClassVar[str]
     name: ClassVar[str]
     message: ClassVar[str]
     why: ClassVar[str]
     severity: ClassVar[Severity] = "warning"
+    default: ClassVar[bool] = False
     fix: ClassVar[Fixability | None] = None
+    fix_notes: ClassVar[str] = ""
+    false_positives: ClassVar[str] = ""
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[Invalid, ...]] = ()
 
@@ -74,8 +106,18 @@ class Rule(cst.BatchableCSTVisitor):
         self.file = file
         self.reports: list[Report] = []
 
-    def report(self, node: cst.CSTNode, message: str | None = None, replacement: Replacement | None = None) -> None:
-        self.reports.append(Report(type(self), node, message or self.message, replacement if self.fix else None))
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str | None = None,
+        replacement: Replacement | None = None,
+        *,
+        target: cst.CSTNode | None = None,
+        safety: Fixability | None = None,
+        imports: tuple[Import, ...] = (),
+    ) -> None:
+        fix = replacement if self.fix else None
+        self.reports.append(Report(type(self), node, message or self.message, fix, target, safety, imports))
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
         return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}

@@ -42,6 +42,7 @@ POOL_MIN_FILES_SPAWN = 8
 @dataclass(frozen=True)
 class Options:
     select: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     fix: bool = False
     unsafe_fixes: bool = False
@@ -68,6 +69,7 @@ class _Task:
     ignore: tuple[str, ...]
     key: str | None
     fixable: bool = True  # False for a notebook: its JSON is never rewritten
+    extend_select: tuple[str, ...] = ()
 
 
 def check_paths(paths: Sequence[Path], options: Options, progress: Progress | None = None) -> Outcome:
@@ -150,10 +152,11 @@ def _prepare(
     """A result settled without the engine, or the task for it."""
     config = find_config(path)
     select = options.select or config.select
+    extend = options.extend_select or config.extend_select
     ignore = (*options.ignore, *config.ignore, *config.ignored_for(path))
     key = None
     if cache is not None:
-        key = cache.key(source.text, select, ignore, options.require_ddp)
+        key = cache.key(source.text, select, ignore, options.require_ddp, extend)
         hit = cache.get(key, str(path))
         if hit is not None:
             findings, distributed = hit
@@ -165,7 +168,7 @@ def _prepare(
         if cache is not None and key is not None:
             cache.put(key, result.findings, result.distributed)
         return result, None
-    return None, _Task(path, source, tuple(select), tuple(ignore), key, fixable)
+    return None, _Task(path, source, tuple(select), tuple(ignore), key, fixable, tuple(extend))
 
 
 def _engine(task: _Task, options: Options) -> CheckResult:
@@ -174,7 +177,7 @@ def _engine(task: _Task, options: Options) -> CheckResult:
     return check_source(
         task.source.text,
         str(task.path),
-        rules=select_rules(task.select, task.ignore),
+        rules=select_rules(task.select, task.ignore, task.extend_select),
         fix=options.fix and task.fixable,
         unsafe_fixes=options.unsafe_fixes,
         require_ddp=options.require_ddp,

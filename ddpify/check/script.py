@@ -33,6 +33,10 @@ INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group", "torch.d
 EXTERNAL_DEVICE_SETUP = re.compile(
     r"^(init_distributed\w*|setup_distributed\w*|init_dist|setup_ddp|ddp_setup|init_ddp|setup_for_distributed)$"
 )
+# ... or a generic `init()` of a module named for distributed training (EDM's
+# `torch_utils.distributed.init()`, `dist_utils.setup()`): it calls set_device(LOCAL_RANK).
+EXTERNAL_SETUP_CALL = re.compile(r"^(init|setup|initialize|init_\w+|setup_\w+)$")
+DISTRIBUTED_MODULE = re.compile(r"dist|ddp", re.I)
 
 BATCHNORM = re.compile(r"^torch\.nn\.(modules\.batchnorm\.)?(Lazy)?BatchNorm[123]d$")
 
@@ -71,7 +75,7 @@ def pins_device_per_rank(rule: Rule, module: cst.Module) -> bool:
             return True
         func = call.func
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if EXTERNAL_DEVICE_SETUP.match(last):
+        if EXTERNAL_DEVICE_SETUP.match(last) or _distributed_module_setup(rule, call, last):
             return True
         if last in {"setdefault", "putenv", "update"} and any(_mentions_visible_devices(a.value) for a in call.args):
             return True  # os.environ.setdefault("CUDA_VISIBLE_DEVICES", ...), os.putenv(...)
@@ -80,6 +84,17 @@ def pins_device_per_rank(rule: Rule, module: cst.Module) -> bool:
         if any(isinstance(t.target, cst.Subscript) and _mentions_visible_devices(t.target) for t in assign.targets):
             return True
     return False
+
+
+def _distributed_module_setup(rule: Rule, call: cst.Call, last: str) -> bool:
+    """``torch_utils.distributed.init()``: a setup function of a project module named for
+    distributed training (not torch's own ``init_process_group``, which sets no device)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or not EXTERNAL_SETUP_CALL.match(last):
+        return False
+    if any(q.startswith("torch.") for q in rule.qualified(call)):
+        return False
+    return bool(DISTRIBUTED_MODULE.search(code(func.value)))
 
 
 def _mentions_visible_devices(node: cst.CSTNode) -> bool:

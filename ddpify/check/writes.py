@@ -9,6 +9,7 @@ import libcst as cst
 
 from ddpify.check.rule import Rule, short
 from ddpify.convert import names
+from ddpify.tree.cstutil import code, is_simple_reference
 
 SAVE_FUNCTIONS = frozenset({"torch.save", "ddpify.runtime.save"})
 
@@ -65,3 +66,42 @@ def root_name(node: cst.CSTNode) -> str | None:
     while isinstance(node, (cst.Subscript, cst.Attribute)):
         node = node.value
     return node.value if isinstance(node, cst.Name) else None
+
+
+# In-memory files: saving into one writes nothing to disk.
+BUFFERS = frozenset({"io.BytesIO", "io.StringIO", "_io.BytesIO"})
+
+
+def save_destination(call: cst.Call) -> cst.BaseExpression | None:
+    """The file argument of ``torch.save(obj, f)``."""
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if (arg.keyword is None and index == 1) or (arg.keyword is not None and arg.keyword.value == "f"):
+            return arg.value
+    return None
+
+
+def is_buffer(rule: Rule, destination: cst.BaseExpression) -> bool:
+    """``io.BytesIO()``, directly or through the variable that holds it."""
+    values = [destination]
+    if is_simple_reference(destination):
+        assigned = rule.file.analysis.source.assignments.get(code(destination), [])
+        values = [v for _, v in assigned if v is not None] or values
+    return all(isinstance(v, cst.Call) and rule.qualified(v) & BUFFERS for v in values)
+
+
+def per_rank_path(rule: Rule, call: cst.Call) -> bool:
+    """A save or load whose path names the rank (``f"queue{rank}.pth"``), also through the
+    variable that holds it (``path = os.path.join(d, "queue" + str(rank) + ".pth")``): a file
+    per rank, which each rank writes and reads alone."""
+    context = rule.file.analysis.context
+    if context.tagged_per_rank(call):
+        return True
+    rank_tests = rule.file.analysis.rank_tests
+    for arg in call.args:
+        if is_simple_reference(arg.value):
+            assigned = rule.file.analysis.source.assignments.get(code(arg.value), [])
+            if assigned and all(v is not None and rank_tests.depends_on_rank(v) for _, v in assigned):
+                return True
+    return False

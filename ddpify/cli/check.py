@@ -41,7 +41,13 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply fixes that change behaviour.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a diff; write nothing.")
-@click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (comma-separated, repeatable).")
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="CODES",
+    help="Only these codes or prefixes (comma-separated, repeatable); default: the default rules, DDP: every rule.",
+)
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Also these codes or prefixes (opt-in rules), on top of the selection.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
 @click.option("--output-format", type=click.Choice(["text", "json", "github", "sarif"]), default="text", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
@@ -55,6 +61,7 @@ def check(
     unsafe_fixes: bool,
     show_diff: bool,
     select: tuple[str, ...],
+    extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
     output_format: str,
     exit_zero: bool,
@@ -65,7 +72,19 @@ def check(
 ) -> None:
     try:
         code = _check(
-            paths, fix, unsafe_fixes, show_diff, select, ignore, output_format, exit_zero, statistics, require_ddp, no_cache, jobs
+            paths,
+            fix,
+            unsafe_fixes,
+            show_diff,
+            select,
+            ignore,
+            output_format,
+            exit_zero,
+            statistics,
+            require_ddp,
+            no_cache,
+            jobs,
+            extend_select,
         )
     except DdpifyError as error:  # a bad option or config: one line
         click.echo(f"ddpify: error: {error}", err=True)
@@ -94,6 +113,7 @@ def _check(
     require_ddp: bool,
     no_cache: bool,
     jobs: int | None,
+    extend_select: tuple[str, ...] = (),
 ) -> int:
     """The exit code of one ``ddpify check`` run."""
     from pathlib import Path  # here, not at import: --help / --version stay light
@@ -108,6 +128,7 @@ def _check(
         raise DdpifyError(problem)
     options = Options(
         select=_codes(select),
+        extend_select=_codes(extend_select),
         ignore=_codes(ignore),
         fix=fix or show_diff,
         unsafe_fixes=unsafe_fixes,
@@ -154,13 +175,13 @@ def _check(
     return 1 if findings or (show_diff and changed) else 0
 
 
-@click.command("rules", short_help="List every rule: code, name, fix, message.")
+@click.command("rules", short_help="List every rule: code, name, default or opt-in, fix, message.")
 def list_rules() -> None:
-    """List every rule: code, name, fix, message."""
+    """List every rule: code, name, default or opt-in, fix, message."""
     from ddpify.check.rules import ALL_RULES
 
     for rule in ALL_RULES:
-        click.echo(f"{rule.code}  {rule.name:<34} {rule.fix or '-':<6} {rule.message}")
+        click.echo(f"{rule.code}  {rule.name:<34} {'default' if rule.default else 'opt-in':<7} {rule.fix or '-':<6} {rule.message}")
 
 
 @click.command("rule", short_help="Explain one rule (e.g. DDP004), with its examples.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ddpify.check.engine import check_source
 from ddpify.check.rules import ALL_RULES
 
-SEED_THROUGH_PARAMETER = '''\
+SEED_THROUGH_PARAMETER = """\
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -23,8 +23,8 @@ def main():
     dist.init_process_group("nccl")
     set_seed(42 + dist.get_rank())
     same_seed(42)
-    model = DDP(torch.nn.Linear(2, 2))
-'''
+    model = DDP(torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(0.1)))
+"""
 
 
 def test_seed_passed_per_rank_through_a_parameter() -> None:

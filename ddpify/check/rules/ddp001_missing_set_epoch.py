@@ -5,7 +5,7 @@ import functools
 import libcst as cst
 
 from ddpify.check.rule import Invalid, Rule
-from ddpify.convert import names, rewrites
+from ddpify.convert import names
 from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
 
 _SAMPLER = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
@@ -18,14 +18,23 @@ class MissingSetEpoch(Rule):
     severity = "error"
     why = (
         "DistributedSampler shuffles with a seed derived from its epoch. Without "
-        "`sampler.set_epoch(epoch)` (or `ddpify.set_epoch(loader, epoch)`) before each epoch, every "
+        "`sampler.set_epoch(epoch)` before each epoch, every "
         "epoch replays the permutation of epoch 0, which quietly hurts convergence "
-        "(pytorch/pytorch#31771). The fix inserts `ddpify.set_epoch(loader, epoch)` at the top of "
-        "the loop, exactly as the converter does, for the loader the loop iterates (directly, through "
-        "`enumerate`/`tqdm`, or through a function of this file it hands the loader to). An epoch loop "
-        "is `for epoch in ...` or a `range(...)` whose bound counts epochs (`for t in range(args.epochs)`)."
+        "(pytorch/pytorch#31771). Call it at the top of the epoch loop, for the loader the loop "
+        "iterates (directly, through `enumerate`/`tqdm`, or through a function of this file it hands "
+        "the loader to). An epoch loop is `for epoch in ...` or a `range(...)` whose bound counts "
+        "epochs (`for t in range(args.epochs)`)."
     )
+    default = True
     fix = "safe"
+    fix_notes = (
+        "The fix inserts the call at the top of the loop, in plain PyTorch, for the sampler the "
+        "loader was built with: `train_sampler.set_epoch(epoch)`; `if train_sampler is not None:` "
+        "around it when the sampler is None in a single-process run; `loader.sampler.set_epoch(epoch)` "
+        'for a sampler built in the DataLoader call; `if hasattr(loader.sampler, "set_epoch"):` when '
+        "the loader is built without one on some path. A single-process run does what it did."
+    )
+    false_positives = "An epoch loop whose set_epoch call is in a function of another module."
     valid = (
         """\
 import torch.distributed as dist
@@ -88,11 +97,10 @@ for epoch in range(10):
             """\
 import torch.distributed as dist
 from torch.utils.data import DataLoader, DistributedSampler
-import ddpify.runtime as ddpify
 
 loader = DataLoader(dataset, batch_size=8, sampler=DistributedSampler(dataset))
 for epoch in range(10):
-    ddpify.set_epoch(loader, epoch)
+    loader.sampler.set_epoch(epoch)
     for batch in loader:
         step(batch)
 """,
@@ -110,11 +118,10 @@ for t in range(args.epochs):  # the range bound counts epochs, whatever the vari
             """\
 import torch.distributed as dist
 from torch.utils.data import DataLoader, DistributedSampler
-import ddpify.runtime as ddpify
 
 loader = DataLoader(dataset, sampler=DistributedSampler(dataset))
 for t in range(args.epochs):  # the range bound counts epochs, whatever the variable's name
-    ddpify.set_epoch(loader, t)
+    loader.sampler.set_epoch(t)
     for batch in loader:
         step(batch)
 """,
@@ -139,7 +146,6 @@ for epoch in range(10):
             """\
 import torch.distributed as dist
 from torch.utils.data import DataLoader, DistributedSampler
-import ddpify.runtime as ddpify
 
 loader = DataLoader(probe_set, sampler=DistributedSampler(probe_set))
 train_loader = DataLoader(train_set, sampler=DistributedSampler(train_set))
@@ -151,8 +157,66 @@ def train_one_epoch(model, data):
 
 
 for epoch in range(10):
-    ddpify.set_epoch(train_loader, epoch)
+    train_loader.sampler.set_epoch(epoch)
     train_one_epoch(model, train_loader)
+""",
+        ),
+        Invalid(
+            """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+train_sampler = None
+if args.distributed:
+    train_sampler = DistributedSampler(train_set)
+train_loader = DataLoader(train_set, batch_size=8, shuffle=(train_sampler is None), sampler=train_sampler)
+for epoch in range(args.epochs):
+    for batch in train_loader:
+        step(batch)
+""",
+            """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+train_sampler = None
+if args.distributed:
+    train_sampler = DistributedSampler(train_set)
+train_loader = DataLoader(train_set, batch_size=8, shuffle=(train_sampler is None), sampler=train_sampler)
+for epoch in range(args.epochs):
+    if train_sampler is not None:
+        train_sampler.set_epoch(epoch)
+    for batch in train_loader:
+        step(batch)
+""",
+        ),
+        Invalid(
+            """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+if opt["dist"]:
+    train_sampler = DistributedSampler(train_set, shuffle=True)
+    train_loader = DataLoader(train_set, batch_size=8, sampler=train_sampler)
+else:
+    train_loader = DataLoader(train_set, batch_size=8, shuffle=True)
+for epoch in range(1000000):
+    for batch in train_loader:
+        step(batch)
+""",
+            """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+if opt["dist"]:
+    train_sampler = DistributedSampler(train_set, shuffle=True)
+    train_loader = DataLoader(train_set, batch_size=8, sampler=train_sampler)
+else:
+    train_loader = DataLoader(train_set, batch_size=8, shuffle=True)
+for epoch in range(1000000):
+    if hasattr(train_loader.sampler, "set_epoch"):
+        train_loader.sampler.set_epoch(epoch)
+    for batch in train_loader:
+        step(batch)
 """,
         ),
     )
@@ -162,6 +226,7 @@ for epoch in range(10):
         self._loaders: list[str] = []  # variables holding a loader with a DistributedSampler
         self._plain: set[str] = set()  # variables holding a loader without one
         self._samplers: set[str] = set()
+        self._sampler_of: dict[str, cst.BaseExpression] = {}  # loader -> its sampler= value
 
     def visit_Module(self, node: cst.Module) -> None:
         """The samplers and loaders of the whole file first: an epoch loop may come before the
@@ -176,8 +241,34 @@ for epoch in range(10):
             assert isinstance(call, cst.Call)
             if self._has_distributed_sampler(call):
                 self._loaders.append(target)
+                self._sampler_of.setdefault(target, _keyword(call, "sampler"))  # type: ignore[arg-type]
             elif self.qualified(call) & names.DATALOADER:
                 self._plain.add(target)
+
+    def _set_epoch(self, loader: str, epoch: str) -> str:
+        """The plain set_epoch statement for ``loader``'s sampler, guarded where the sampler may
+        be missing (None, or a loader built without one) in a single-process run."""
+        sampler = self._sampler_of.get(loader)
+        if sampler is not None and is_simple_reference(sampler):
+            name = code(sampler)
+            values = [(s, v) for s, v in self.file.analysis.source.assignments.get(name, [])]
+            if values and all(isinstance(v, cst.Call) and self.qualified(v) & _SAMPLER for _, v in values):
+                if not any(self._conditional(s) for s, _ in values) and loader not in self._plain:
+                    return f"{name}.set_epoch({epoch})"
+            elif values and all(isinstance(v, cst.Call) and self.qualified(v) & _SAMPLER or _is_none(v) for _, v in values):
+                return f"if {name} is not None:\n    {name}.set_epoch({epoch})"
+        elif sampler is not None and loader not in self._plain:
+            return f"{loader}.sampler.set_epoch({epoch})"
+        return f'if hasattr({loader}.sampler, "set_epoch"):\n    {loader}.sampler.set_epoch({epoch})'
+
+    def _conditional(self, statement: cst.CSTNode) -> bool:
+        """Under an ``if`` (or ``try``) of its function: the name may be unbound on some path."""
+        for ancestor in self.ancestors(statement):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Module)):
+                return False
+            if isinstance(ancestor, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
+                return True
+        return False
 
     def _has_distributed_sampler(self, call: cst.Call) -> bool:
         for arg in call.args:
@@ -203,6 +294,22 @@ for epoch in range(10):
         if not chosen and any(key in self._plain for key in iterated):
             return  # it iterates a loader without a DistributedSampler
         if chosen and isinstance(original_node.body, cst.IndentedBlock):
-            self.report(original_node, replacement=functools.partial(rewrites.with_set_epoch, original_node, chosen))
+            calls = [self._set_epoch(key, code(original_node.target)) for key in chosen]
+            self.report(original_node, replacement=functools.partial(_with_first, original_node, calls))
         else:
             self.report(original_node)  # which loader it reads is not visible here
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _is_none(value: cst.BaseExpression | None) -> bool:
+    return isinstance(value, cst.Name) and value.value == "None"
+
+
+def _with_first(loop: cst.For, statements: list[str]) -> cst.For:
+    """``loop`` with ``statements`` at the top of its body."""
+    assert isinstance(loop.body, cst.IndentedBlock)
+    parsed = [cst.parse_statement(text + "\n") for text in statements]
+    return loop.with_changes(body=loop.body.with_changes(body=[*parsed, *loop.body.body]))

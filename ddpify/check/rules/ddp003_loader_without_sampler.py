@@ -4,9 +4,11 @@ import functools
 
 import libcst as cst
 
+from ddpify.analysis.ranks import Branch
 from ddpify.check.rule import Invalid, Rule
 from ddpify.check.script import is_data_parallel, is_iterable_dataset, iterable_dataset_classes
-from ddpify.convert import rewrites
+from ddpify.convert import names, rewrites
+from ddpify.tree.cstutil import of_types
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...): positions 3 and 4.
 _SAMPLER_POSITION = 3
@@ -70,6 +72,18 @@ from torch.utils.data import DataLoader
 dist.init_process_group("nccl")
 train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
 model = DDP(model)
+"""
+        ),
+        Invalid(
+            """\
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader
+import ddpify.runtime as ddpify
+
+dist.init_process_group("nccl")
+train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
+model = DDP(model)
 """,
             """\
 import torch.distributed as dist
@@ -102,6 +116,8 @@ model = DDP(model)
         fact = self.file.facts.loaders.get(node)
         if fact is None or fact.role != "train" or self._has_sampler(node):
             return
+        if self.file.analysis.context.branch(node) is Branch.SINGLE_PROCESS or self._alternative(node):
+            return  # the loader of the run without a process group
         dataset = _dataset(node)
         if dataset is not None and is_iterable_dataset(self, dataset, self._classes, self._values):
             return
@@ -109,8 +125,26 @@ model = DDP(model)
         self.report(
             node,
             message=f"training loader {label} ({fact.reason}) has no distributed sampler: every rank iterates the whole dataset",
-            replacement=functools.partial(rewrites.distributed_loader, node, per_process_batch=True),
+            replacement=functools.partial(rewrites.distributed_loader, node, per_process_batch=True)
+            if self.file.already_converted
+            else None,
         )
+
+    def _alternative(self, node: cst.Call) -> bool:
+        """The other branch of an ``if`` around this loader builds one with a sampler: this is
+        the single-process alternative (``if opt["dist"]: ... sampler=... else: DataLoader(...)``)."""
+        child: cst.CSTNode = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                return False
+            if isinstance(ancestor, cst.If):
+                other = ancestor.orelse if child is ancestor.body else ancestor.body if child is ancestor.orelse else None
+                if other is not None and any(
+                    self.qualified(c) & names.DATALOADER and self._has_sampler(c) for c in of_types(other, cst.Call)
+                ):
+                    return True
+            child = ancestor
+        return False
 
     def _has_sampler(self, call: cst.Call) -> bool:
         positional = [a for a in call.args if a.keyword is None and not a.star]

@@ -2,8 +2,15 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.context import Process
+from ddpify.analysis.ranks import RankSelection
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.writes import per_rank_path
 from ddpify.convert import names, rewrites
+from ddpify.tree.cstutil import is_method_call, of_types
+
+# Where one process per node (or one in all) loads: cuda:0 is its own GPU, no N copies pile up.
+_ONE_PER_GPU0 = frozenset({RankSelection.MAIN, RankSelection.LOCAL_MAIN, RankSelection.NONE})
 
 
 class LoadWithoutMapLocation(Rule):
@@ -13,10 +20,20 @@ class LoadWithoutMapLocation(Rule):
     why = (
         "A checkpoint remembers the device its tensors were saved from. Loaded without "
         "`map_location`, every rank puts them on cuda:0, so GPU 0 fills up with N copies and may run "
-        "out of memory (pytorch/examples#969). The fix adds `map_location=ddpify.device()`, the "
-        "process's own device, as the converter does."
+        'out of memory (pytorch/examples#969). Load to the CPU (`map_location="cpu"`), or to the '
+        "process's own GPU. Not reported: a load that runs on one process only (rank 0, once per "
+        "node, the process that calls `mp.spawn`, the single-process branch), a file that names the "
+        "rank (each rank reads back the file it saved from its own GPU), and a load whose sibling "
+        "branch maps while this one deliberately does not (the one-process-per-node branch of "
+        "pytorch/examples imagenet, where `args.gpu is None`)."
     )
     fix = "safe"
+    fix_notes = (
+        'The fix adds `map_location="cpu"`. It is safe where the loaded object goes straight into '
+        "`load_state_dict(...)`, which copies every tensor onto the parameter's own device; elsewhere "
+        "it is unsafe, because code that uses the loaded tensors directly would now get CPU tensors."
+    )
+    false_positives = "A load of a file whose tensors were saved from the CPU (nothing lands on a GPU)."
     valid = (
         """\
 import torch
@@ -30,8 +47,39 @@ import torch.distributed as dist
 
 state = torch.load("ckpt.pt", {"cuda:0": "cuda:1"})
 """,
+        """\
+import torch
+import torch.distributed as dist
+
+if args.gpu is None:  # one process per node drives every GPU: keep the saved devices
+    checkpoint = torch.load(args.resume)
+else:
+    checkpoint = torch.load(args.resume, map_location=f"cuda:{args.gpu}")
+""",
+        """\
+import torch
+import torch.distributed as dist
+
+rank = dist.get_rank()
+torch.save(queue, f"queue{rank}.pth")  # a file per rank, saved from this rank's GPU
+queue = torch.load(f"queue{rank}.pth")
+""",
     )
     invalid = (
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+
+model.load_state_dict(torch.load("ckpt.pt"))
+""",
+            """\
+import torch
+import torch.distributed as dist
+
+model.load_state_dict(torch.load("ckpt.pt", map_location="cpu"))
+""",
+        ),
         Invalid(
             """\
 import torch
@@ -42,15 +90,60 @@ state = torch.load("ckpt.pt")
             """\
 import torch
 import torch.distributed as dist
-import ddpify.runtime as ddpify
 
-state = torch.load("ckpt.pt", map_location=ddpify.device())
+state = torch.load("ckpt.pt", map_location="cpu")
 """,
         ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.qualified(node) & names.TORCH_LOAD:
-            fixed = rewrites.with_map_location(node)
-            if fixed is not None:
-                self.report(node, replacement=fixed)
+        if not self.qualified(node) & names.TORCH_LOAD or _maps(node):
+            return
+        context = self.file.analysis.context
+        if context.selection(node) in _ONE_PER_GPU0 or context.process(node) is Process.PARENT:
+            return
+        if per_rank_path(self, node) or self._sibling_maps(node):
+            return
+        fixed = _with_cpu_location(node)
+        self.report(node, replacement=fixed, safety="safe" if self._into_load_state_dict(node) else "unsafe")
+
+    def _sibling_maps(self, node: cst.Call) -> bool:
+        """The other branch of an ``if`` around this load loads with a map_location."""
+        child: cst.CSTNode = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                return False
+            if isinstance(ancestor, cst.If):
+                other = ancestor.orelse if child is ancestor.body else ancestor.body if child is ancestor.orelse else None
+                if other is not None and any(
+                    isinstance(c, cst.Call) and self.qualified(c) & names.TORCH_LOAD and _maps(c) for c in of_types(other, cst.Call)
+                ):
+                    return True
+            child = ancestor
+        return False
+
+    def _into_load_state_dict(self, node: cst.Call) -> bool:
+        """``m.load_state_dict(torch.load(p))`` or ``m.load_state_dict(torch.load(p)["model"])``."""
+        current: cst.CSTNode = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.Subscript) and ancestor.value is current:
+                current = ancestor
+                continue
+            if isinstance(ancestor, cst.Arg):
+                current = ancestor
+                continue
+            return isinstance(ancestor, cst.Call) and is_method_call(ancestor, "load_state_dict") and current in ancestor.args
+        return False
+
+
+def _maps(call: cst.Call) -> bool:
+    return (
+        len([a for a in call.args if a.keyword is None]) >= 2
+        or rewrites.has_keyword(call, "map_location")
+        or any(a.star for a in call.args)
+    )
+
+
+def _with_cpu_location(call: cst.Call) -> cst.Call:
+    location = rewrites.keyword("map_location", cst.SimpleString('"cpu"'))
+    return call.with_changes(args=rewrites.fix_commas([*call.args, location]))

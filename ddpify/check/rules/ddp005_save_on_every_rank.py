@@ -1,11 +1,12 @@
 from __future__ import annotations
 
-import functools
-
 import libcst as cst
 
-from ddpify.check.rule import Invalid, Rule
-from ddpify.convert import names, rewrites
+from ddpify.check import fixes
+from ddpify.check.rule import Fixability, Invalid, Rule
+from ddpify.check.writes import is_buffer, per_rank_path, save_destination
+from ddpify.convert import names
+from ddpify.tree.cstutil import code, of_types
 
 
 class SaveOnEveryRank(Rule):
@@ -16,14 +17,23 @@ class SaveOnEveryRank(Rule):
     why = (
         "Every process executes the script, so an unguarded `torch.save` writes the checkpoint N "
         "times concurrently; files end up truncated or corrupt (NVIDIA/apex#886) and the others "
-        "may read a half-written file. The fix uses `ddpify.save`: rank 0 writes atomically and the "
-        "other ranks wait at a barrier, as the converter does. A save that runs on some ranks only is "
-        "fine: under a rank test (`if rank == 0:`, `if master_process:`, `if args.rank % ngpus_per_node "
-        "== 0:`), after an early exit (`if rank != 0: return`), in a function every call of which is so "
-        "guarded, or in the process that calls `mp.spawn`; so is a save to a path that names the rank "
-        '(`f"model_rank{rank}.pt"`), one file per rank.'
+        "may read a half-written file. Save on global rank 0 only. A save that runs on some ranks "
+        "only is fine: under a rank test (`if rank == 0:`, `if master_process:`, `if args.rank % "
+        "ngpus_per_node == 0:`), after an early exit (`if rank != 0: return`), in a function every "
+        "call of which is so guarded, or in the process that calls `mp.spawn`; so is a save to a "
+        'path that names the rank (`f"model_rank{rank}.pt"`, one file per rank) and a save into an '
+        "in-memory buffer (`io.BytesIO()`)."
     )
     fix = "safe"
+    fix_notes = (
+        "The fix puts the statement under `if not dist.is_initialized() or dist.get_rank() == 0:` "
+        "(just `dist.get_rank() == 0` in the distributed branch): no collective is added, so it cannot "
+        "hang ranks that never reach it, and a single-process run still saves. It is unsafe when code "
+        "after the save in the same function reads the file back or names its path (a `torch.load`, "
+        "`shutil.copyfile(filename, ...)`): the other ranks would then use the file without waiting "
+        "for rank 0 to finish it."
+    )
+    false_positives = "A save whose caller in another module runs it on one rank only; a path made per rank in another module."
     valid = (
         """\
 import torch
@@ -31,12 +41,6 @@ import torch.distributed as dist
 
 if dist.get_rank() == 0:
     torch.save(model.state_dict(), "model.pt")
-""",
-        """\
-import torch
-import ddpify.runtime as ddpify
-
-ddpify.save(ddpify.unwrap(model).state_dict(), "model.pt")
 """,
         """\
 import torch
@@ -86,6 +90,14 @@ import torch.distributed as dist
 
 torch.save(model.state_dict(), f"model_rank{dist.get_rank()}.pt")  # a file per rank
 """,
+        """\
+import io
+import torch
+import torch.distributed as dist
+
+buffer = io.BytesIO()
+torch.save(model.state_dict(), buffer)  # into memory, then broadcast: no file
+""",
     )
     invalid = (
         Invalid(
@@ -98,9 +110,9 @@ torch.save(model.module.state_dict(), "model.pt")
             """\
 import torch
 import torch.distributed as dist
-import ddpify.runtime as ddpify
 
-ddpify.save(model.module.state_dict(), "model.pt")
+if not dist.is_initialized() or dist.get_rank() == 0:
+    torch.save(model.module.state_dict(), "model.pt")
 """,
         ),
         Invalid(
@@ -120,16 +132,33 @@ save(model)  # this call is on every rank
             """\
 import torch
 import torch.distributed as dist
-import ddpify.runtime as ddpify
 
 
 def save(model):
-    ddpify.save(model.state_dict(), "model.pt")
+    if not dist.is_initialized() or dist.get_rank() == 0:
+        torch.save(model.state_dict(), "model.pt")
 
 
 if dist.get_rank() == 0:
     save(model)
 save(model)  # this call is on every rank
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model)
+torch.save(model.module.state_dict(), "model.pt")
+""",
+            """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model)
+if not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0:
+    torch.save(model.module.state_dict(), "model.pt")
 """,
         ),
     )
@@ -138,5 +167,28 @@ save(model)  # this call is on every rank
         if not self.qualified(node) & names.TORCH_SAVE:
             return
         context = self.file.analysis.context
-        if context.every_rank(node) and not context.tagged_per_rank(node):  # f"model_rank{rank}.pt": a file per rank
-            self.report(node, replacement=functools.partial(rewrites.rank_zero_save, node))
+        if not context.every_rank(node) or per_rank_path(self, node):  # f"model_rank{rank}.pt": a file per rank
+            return
+        destination = save_destination(node)
+        if destination is None or is_buffer(self, destination):
+            return  # torch.save(state, io.BytesIO()): memory, no file
+        guard = fixes.rank_zero_guard(self.file, node, self.parent)
+        if guard is None:
+            self.report(node)
+            return
+        line, build, imports = guard
+        self.report(node, replacement=build, target=line, imports=imports, safety=self._safety(node, line, destination))
+
+    def _safety(self, node: cst.Call, line: cst.SimpleStatementLine, destination: cst.BaseExpression) -> Fixability:
+        """Unsafe when something after the save in its function reads the file back or names its
+        path (``shutil.copyfile(filename, ...)``): the other ranks would no longer wait for it."""
+        source = self.file.analysis.source
+        scope = source.enclosing_function(node) or self.file.module
+        after = source.line(line)
+        path = code(destination)
+        for statement in source.of_types_in(scope, cst.SimpleStatementLine):
+            if source.line(statement) <= after:
+                continue
+            if path in code(statement) or any(self.qualified(c) & names.TORCH_LOAD for c in of_types(statement, cst.Call)):
+                return "unsafe"
+        return "safe"

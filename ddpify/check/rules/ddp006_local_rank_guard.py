@@ -4,10 +4,10 @@ import functools
 
 import libcst as cst
 
-from ddpify.analysis.ranks import RankSelection
-from ddpify.check.rule import Invalid, Rule, short
-from ddpify.check.writes import singleton_io
-from ddpify.convert import rewrites
+from ddpify.analysis.ranks import Branch, RankSelection
+from ddpify.check import fixes
+from ddpify.check.rule import Import, Invalid, Rule, short
+from ddpify.check.writes import SAVE_FUNCTIONS, is_save_call, singleton_io
 from ddpify.tree.cstutil import of_types
 
 
@@ -21,21 +21,29 @@ class LocalRankGuard(Rule):
         '`args.local_rank in [-1, 0]`, `os.environ["LOCAL_RANK"] == "0"`) is true once per '
         "node. On one node that is the same as rank 0, which is why the bug survives testing; on "
         "several nodes every node's first process writes the checkpoint, opens a wandb run or a "
-        "SummaryWriter and prints, so shared files are written concurrently and get corrupted "
+        "SummaryWriter, so shared files are written concurrently and get corrupted "
         "(NVIDIA/apex#886) and runs are duplicated. PyTorch's own examples show both: "
         "multigpu_torchrun.py guards with `gpu_id == 0`, multinode.py with `global_rank == 0`. "
-        "Test the global rank instead: `dist.get_rank() == 0` or `ddpify.is_main_process()`. "
-        "A local-rank guard stays right for per-node work such as downloading to a node-local disk, "
-        "so only guards around saves, loggers and prints are reported. Once-per-node tests are "
-        "`local_rank == 0`, `args.local_rank < 1`, `not args.local_rank`, "
+        "Test the global rank instead: `dist.get_rank() == 0`. A local-rank guard stays right for "
+        "per-node work such as downloading to a node-local disk, so only guards around saves and "
+        "loggers are reported (a print guarded that way is one line per node: not worth a report). "
+        "Once-per-node tests are `local_rank == 0`, `args.local_rank < 1`, `not args.local_rank`, "
         '`int(os.environ.get("LOCAL_RANK", -1)) in [-1, 0]`, `accelerator.is_local_main_process`, '
-        "`rank % ngpus_per_node == 0` (pytorch/examples imagenet), `args.gpu == 0` in a script that spawns "
-        "its workers, and variables or helpers of the file that hold such a test. The fix tests "
-        "`ddpify.is_main_process()` instead (only the local-rank part of a compound test changes), "
-        "exactly as the converter does; it is unsafe because a guard that also holds per-node "
-        "work (a download to local disk) would then do that work on one node only."
+        "`rank % ngpus_per_node == 0` (pytorch/examples imagenet), `args.gpu == 0` in a script that "
+        "spawns its workers, and variables or helpers of the file that hold such a test. A "
+        "`torch.save` that runs once per node through its callers or an early exit "
+        "(`if args.rank % ngpus_per_node != 0: return`) is reported at the save."
     )
+    default = True
     fix = "unsafe"
+    fix_notes = (
+        "The fix replaces the local-rank part of the test (only that part: `and epoch % 5 == 0` "
+        "stays) by `(not dist.is_initialized() or dist.get_rank() == 0)`, which is also true in a "
+        "single-process run. It is unsafe because a guard that also holds per-node work (a download "
+        "to local disk) would then do that work on one node only. A save reported through its "
+        "callers gets no fix: the guard to change is elsewhere."
+    )
+    false_positives = "A guard around a write to node-local storage (per-node work) that also logs."
     valid = (
         """\
 import torch
@@ -53,15 +61,14 @@ local_rank = int(os.environ["LOCAL_RANK"])
 if local_rank == 0:
     download_dataset("/local/scratch")  # per-node work: the local rank is right here
 if local_rank == 0 and dist.get_rank() == 0:
-    print("training starts")
+    torch.save(model.state_dict(), "model.pt")
 """,
         """\
-import torch
-import ddpify.runtime as ddpify
+import torch.distributed as dist
 
-if args.local_rank != -1:
-    torch.cuda.set_device(args.local_rank)
-ddpify.save(ddpify.unwrap(model).state_dict(), "model.pt")
+is_master = local_rank == 0
+if is_master:
+    print("epoch done")  # once per node: a line per node, not worth a report
 """,
     )
     invalid = (
@@ -76,9 +83,8 @@ if args.local_rank in [-1, 0]:
             fixed="""\
 import torch
 import torch.distributed as dist
-import ddpify.runtime as ddpify
 
-if ddpify.is_main_process():
+if not dist.is_initialized() or dist.get_rank() == 0:
     torch.save(model.module.state_dict(), "model.pt")
 """,
         ),
@@ -95,27 +101,9 @@ if os.environ["LOCAL_RANK"] == "0":
 import os
 import torch.distributed as dist
 from torch.utils.tensorboard import SummaryWriter
-import ddpify.runtime as ddpify
 
-if ddpify.is_main_process():
+if not dist.is_initialized() or dist.get_rank() == 0:
     writer = SummaryWriter("runs")
-""",
-        ),
-        Invalid(
-            """\
-import torch.distributed as dist
-
-is_master = local_rank == 0
-if is_master:
-    print("epoch done")
-""",
-            fixed="""\
-import torch.distributed as dist
-import ddpify.runtime as ddpify
-
-is_master = local_rank == 0
-if ddpify.is_main_process():
-    print("epoch done")
 """,
         ),
         Invalid(
@@ -129,9 +117,8 @@ if args.local_rank < 1 and epoch % 5 == 0:
             fixed="""\
 import torch
 import torch.distributed as dist
-import ddpify.runtime as ddpify
 
-if ddpify.is_main_process() and epoch % 5 == 0:
+if (not dist.is_initialized() or dist.get_rank() == 0) and epoch % 5 == 0:
     torch.save(model.module.state_dict(), f"epoch{epoch}.pt")
 """,
         ),
@@ -154,17 +141,39 @@ mp.spawn(main_worker, nprocs=2, args=(2, args))
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import ddpify.runtime as ddpify
 
 
 def main_worker(gpu, ngpus_per_node, args):
     args.rank = args.rank * ngpus_per_node + gpu
-    if ddpify.is_main_process():
+    if not dist.is_initialized() or dist.get_rank() == 0:
         save_checkpoint({"epoch": 1}, is_best)
 
 
 mp.spawn(main_worker, nprocs=2, args=(2, args))
 """,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def checkpoint(state, args, ngpus_per_node):
+    if args.rank % ngpus_per_node != 0:
+        return
+    torch.save(state, "checkpoint.pth")  # every node's first GPU writes the shared file
+
+
+def main_worker(gpu, ngpus_per_node, args):
+    args.rank = args.node * ngpus_per_node + gpu
+    dist.init_process_group("nccl", rank=args.rank, world_size=args.world_size)
+    checkpoint({"epoch": 1}, args, ngpus_per_node)
+
+
+if __name__ == "__main__":
+    mp.spawn(main_worker, nprocs=2, args=(2, args))
+"""
         ),
     )
 
@@ -176,17 +185,45 @@ mp.spawn(main_worker, nprocs=2, args=(2, args))
         if not what:
             return
         parts = rank_tests.local_main_parts(node.test)  # what the converter rewrites, too
+        replacement = None
+        imports: tuple[Import, ...] = ()
+        if parts:
+            dist, imports = fixes.dist_reference(self.file)
+            distributed_only = self.file.analysis.context.branch(node) is Branch.DISTRIBUTED
+            test = fixes.main_process_test(dist, distributed_only=distributed_only)
+            replacement = functools.partial(fixes.with_parts_replaced, node.test, parts, test)
         self.report(
             node.test,
             message=f"`{short(node.test)}` tests the local rank: on a multi-node run local rank 0 of every node runs {', '.join(what)}; test the global rank",
-            replacement=functools.partial(rewrites.main_process_parts, node.test, parts) if parts else None,
+            replacement=replacement,
+            imports=imports,
+        )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """A save that runs once per node through its callers or an early exit (the guard is
+        not an ``if`` around it that ``visit_If`` reports): every node writes the same file."""
+        if not is_save_call(self, node) or not self.qualified(node) & SAVE_FUNCTIONS:
+            return
+        context = self.file.analysis.context
+        if context.selection(node) is not RankSelection.LOCAL_MAIN or context.tagged_per_rank(node):
+            return
+        test = context.restriction(node)
+        guard = self.parent(test) if test is not None else None
+        if isinstance(guard, cst.If) and guard.test is test and self._guarded_io(guard.body):
+            return  # that `if` is reported itself
+        where = f"`{short(test)}`" if test is not None else "its callers"
+        self.report(
+            node,
+            message=f"{short(node.func)}(...) runs once per node ({where} tests the local rank): on a multi-node run every node writes the same file; test the global rank",
         )
 
     def _guarded_io(self, body: cst.BaseSuite) -> list[str]:
+        """What the guarded code writes once per job; a print alone is not worth a report (one
+        line per node)."""
         found: list[str] = []
         for call in of_types(body, cst.Call):
             assert isinstance(call, cst.Call)
             what = singleton_io(self, call)
-            if what and what not in found:
+            if what and what != "print" and what not in found:
                 found.append(what)
         return found

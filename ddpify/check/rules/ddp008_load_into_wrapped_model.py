@@ -4,10 +4,9 @@ import functools
 
 import libcst as cst
 
+from ddpify.check import fixes
+from ddpify.check.checkpoints import Checkpoints, Load, checkpoints
 from ddpify.check.rule import Invalid, Rule
-from ddpify.check.wraps import wrap_sites, wrapped_state_dict_saves, wrapped_when
-from ddpify.convert import rewrites
-from ddpify.tree.cstutil import code, is_method_call
 
 
 class LoadIntoWrappedModel(Rule):
@@ -20,14 +19,24 @@ class LoadIntoWrappedModel(Rule):
         "plain model (or with `model.module.state_dict()`) into the wrapper fails with "
         '"Missing key(s) in state_dict: module.features...", and a checkpoint saved from the '
         "wrapper fails the other way round when loaded into the plain model before wrapping "
-        '(pytorch/pytorch#3805 "unexpected key module.features..."). Which of the two a given '
-        "checkpoint file holds is not visible in the code, so load through a helper that accepts "
-        "both: the fix writes `ddpify.load_state_dict(model, state)`, which loads into the "
-        "unwrapped model and strips a `module.` prefix when every key has one, exactly as the "
-        "converter does. Flagged: loads into a name that holds the wrap at that point, and loads "
-        "into the plain model in a script that saves the wrapper's own state_dict (DDP007)."
+        '(pytorch/pytorch#3805 "unexpected key module.features..."); with `strict=False` either '
+        "one silently loads nothing. Reported: a load into the wrapper when this script saves the "
+        "plain model's state, or saves nothing (the file comes from elsewhere), or wraps the model "
+        "only in some runs (the keys then depend on how the checkpoint was made); and a load into "
+        "the plain model of the checkpoint entry this script saves from the wrapper. Not reported: "
+        "a resume checkpoint saved and loaded through a wrapper that is always there, exported "
+        "plain weights loaded into the plain model before the wrap, and loads whose code strips "
+        "the `module.` prefix itself."
     )
+    default = True
     fix = "safe"
+    fix_notes = (
+        "Only a load into an always-present wrapper is fixed, to `model.module.load_state_dict(...)`: "
+        "safe when this script saves the plain model's state (the fix makes load and save agree), "
+        "unsafe when the checkpoint comes from elsewhere (its layout is not visible). Other cases get "
+        "no fix: the key layout to change is the save's (DDP007)."
+    )
+    false_positives = "A load into the wrapper of a file written by another script through its wrapper."
     valid = (
         """\
 import torch
@@ -38,18 +47,28 @@ model.module.load_state_dict(torch.load("model.pt", map_location="cpu"))
 """,
         """\
 import torch
-import ddpify.runtime as ddpify
+from torch.nn.parallel import DistributedDataParallel as DDP
 
-ddpify.load_state_dict(model, torch.load("model.pt", map_location=ddpify.device()))
-model = ddpify.prepare_model(model)
-optimizer.load_state_dict(state["optimizer"])
+model.load_state_dict(torch.load("pretrained.pt", map_location="cpu"))  # plain model, plain file
+model = DDP(model)
 """,
         """\
 import torch
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-model.load_state_dict(torch.load("pretrained.pt", map_location="cpu"))  # plain model, plain file
+model = DDP(model, device_ids=[local_rank])  # always wrapped
+ckpt = torch.load("checkpoint.pth", map_location="cpu")
+model.load_state_dict(ckpt["model"])  # the same 'module.' keys it saves below
+torch.save({"model": model.state_dict()}, "checkpoint.pth")
+""",
+        """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+state = torch.load(args.resume, map_location="cpu")["model"]
+model.load_state_dict({k.removeprefix("module."): v for k, v in state.items()})
 model = DDP(model)
+torch.save({"model": model.state_dict()}, "checkpoint.pth")
 """,
     )
     invalid = (
@@ -60,14 +79,31 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 model = DDP(model, device_ids=[local_rank])
 model.load_state_dict(torch.load("model.pt", map_location="cpu"))
+torch.save(model.module.state_dict(), "model.pt")
 """,
             """\
 import torch
 from torch.nn.parallel import DistributedDataParallel as DDP
-import ddpify.runtime as ddpify
 
 model = DDP(model, device_ids=[local_rank])
-ddpify.load_state_dict(model, torch.load("model.pt", map_location="cpu"))
+model.module.load_state_dict(torch.load("model.pt", map_location="cpu"))
+torch.save(model.module.state_dict(), "model.pt")
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model, device_ids=[local_rank])
+model.load_state_dict(torch.load(args.pretrained, map_location="cpu"))
+""",
+            """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model, device_ids=[local_rank])
+model.module.load_state_dict(torch.load(args.pretrained, map_location="cpu"))
 """,
         ),
         Invalid(
@@ -84,47 +120,40 @@ def main():
     train(model)
     if dist.get_rank() == 0:
         torch.save({"model": model.state_dict()}, "last.pt")
-""",
-            """\
-import torch
-import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel as DDP
-import ddpify.runtime as ddpify
-
-
-def main():
-    if resume:
-        ddpify.load_state_dict(model, torch.load("last.pt", map_location="cpu")["model"], strict=False)
-    model = DDP(model)
-    train(model)
-    if dist.get_rank() == 0:
-        torch.save({"model": model.state_dict()}, "last.pt")
-""",
+"""
         ),
     )
 
-    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(file)
-        self._sites: dict[str, list[cst.Assign]] = {}
-        self._saves_wrapped: set[str] = set()
-
     def visit_Module(self, node: cst.Module) -> None:
-        self._sites = wrap_sites(self, node)
-        self._saves_wrapped = {
-            code(call.func.value)  # type: ignore[attr-defined]
-            for call in wrapped_state_dict_saves(self, node, self._sites)
-        }
+        found = checkpoints(self)
+        for load in found.loads:
+            if load.helper or load.aware:
+                continue
+            if load.wrapped:
+                self._into_wrapper(found, load)
+            elif any(save.wrapped and found.paired(save, load) for save in found.saves):
+                self.report(
+                    load.call,
+                    message=f"{load.model}.load_state_dict on the plain model, but this script saves that checkpoint from the DDP wrapper ('module.' keys): resuming fails",
+                )
 
-    def visit_Call(self, node: cst.Call) -> None:
-        if not is_method_call(node, "load_state_dict") or not node.args:
+    def _into_wrapper(self, found: Checkpoints, load: Load) -> None:
+        saves = found.saves_of(load.model)
+        if not found.always.get(load.model, False):
+            message = (
+                f"{load.model}.load_state_dict while {load.model} is wrapped in DDP only in some runs: a checkpoint made "
+                "by the other kind of run has the other key layout ('module.' or not) and does not load"
+            )
+            self.report(load.call, message=message)
             return
-        model = code(node.func.value)  # type: ignore[attr-defined]
-        if model not in self._sites:
-            return
-        if wrapped_when(self, node, model, self._sites):
-            message = f"{model}.load_state_dict on the DDP-wrapped model: it expects 'module.' keys, so a plain checkpoint does not load"
-        elif model in self._saves_wrapped:
-            message = f"{model}.load_state_dict on the plain model, but this script saves {model}.state_dict() of the wrapper ('module.' keys): resuming fails"
-        else:
-            return
-        self.report(node, message=message, replacement=functools.partial(rewrites.unwrapped_load_state_dict, node))
+        if any(save.wrapped for save in saves):
+            return  # saved and loaded through the same, always-present wrapper: the keys match
+        message = f"{load.model}.load_state_dict on the DDP-wrapped model: it expects 'module.' keys, so a plain checkpoint does not load"
+        safety = "safe" if saves else "unsafe"
+        self.report(load.call, message=message, replacement=functools.partial(_into_module, load.call), safety=safety)
+
+
+def _into_module(call: cst.Call) -> cst.Call:
+    func = call.func
+    assert isinstance(func, cst.Attribute)
+    return call.with_changes(func=func.with_changes(value=fixes.unwrapped(func.value, always_wrapped=True)))

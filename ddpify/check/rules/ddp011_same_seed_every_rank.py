@@ -7,6 +7,7 @@ import libcst as cst
 
 from ddpify.check.rule import Invalid, Rule, short
 from ddpify.check.script import is_data_parallel
+from ddpify.check.seeds import family, seeds
 from ddpify.convert import names, rewrites
 from ddpify.tree.cstutil import code, of_types
 
@@ -27,31 +28,33 @@ class SameSeedEveryRank(Rule):
         "larger effective batch was meant to average over; this is why DETR seeds with "
         "`args.seed + utils.get_rank()` (facebookresearch/detr#297, huggingface/transformers#37932). "
         "Seeding with `seed + rank` from the start is not right either: models initialised from "
-        "the RNG, or datasets generated from it, must be identical on every rank. "
-        "`ddpify.seed(torch.manual_seed, seed)` does both: the same seed on every rank until "
-        "training starts, then `seed + rank` on ranks > 0. The fix (unsafe: random streams on ranks "
-        "> 0 change) rewrites the call to it, as the converter does. Seeds whose expression mentions "
-        "a rank (also through one variable, or through every caller of a `set_seed(seed)` helper) "
-        "are not flagged."
+        "the RNG, or datasets generated from it, must be identical on every rank; seed per rank "
+        "once the models exist. Not reported: seeds that differ per rank (a rank in the expression, "
+        "also through a variable or every caller of a `set_seed(seed)` helper, or a number drawn "
+        "from an RNG that was seeded per rank or not at all: `torch.manual_seed(np.random.randint(...))` "
+        "after `np.random.seed(seed * world_size + rank)`), and seeds of an RNG the script never "
+        "uses afterwards (`np.random.seed(0)` in a script that draws nothing from NumPy; "
+        "`torch.manual_seed(0)` in a script with no dropout, random augmentation, DataLoader "
+        "workers or torch random draws)."
     )
+    default = True
     fix = "unsafe"
+    fix_notes = (
+        "In a script that already uses ddpify.runtime the fix writes `ddpify.seed(torch.manual_seed, "
+        "seed)` (the same seed until training starts, then `seed + rank` on ranks > 0); it is unsafe "
+        "because random streams on ranks > 0 change. Hand-written scripts get no fix: where the "
+        "models are built relative to the seed decides whether `seed + rank` is right."
+    )
+    false_positives = (
+        "Randomness consumed only in another module that the script's calls do not name (a dataset class with its own augmentation)."
+    )
     valid = (
         """\
 import torch
 import torch.distributed as dist
 
 torch.manual_seed(args.seed + dist.get_rank())
-""",
-        """\
-import random
-
-import numpy as np
-import torch
-import ddpify.runtime as ddpify
-
-ddpify.seed(torch.manual_seed, 42)
-ddpify.seed(np.random.seed, 42)
-ddpify.seed(random.seed, 42)
+loader = torch.utils.data.DataLoader(dataset, num_workers=4, sampler=torch.utils.data.DistributedSampler(dataset))
 """,
         """\
 import numpy as np
@@ -63,6 +66,7 @@ def set_seed(seed):
 
 
 set_seed(args.seed + dist.get_rank())
+mask = np.random.rand(16) > 0.5
 """,
         """\
 import os
@@ -76,6 +80,27 @@ if ddp:
 else:
     seed_offset = 0
 torch.manual_seed(1337 + seed_offset)
+x = torch.randn(4, 4)
+""",
+        """\
+import numpy as np
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+np.random.seed((seed * dist.get_world_size() + dist.get_rank()) % (1 << 31))
+torch.manual_seed(np.random.randint(1 << 31))  # drawn from a per-rank RNG
+noise = torch.randn(8)
+""",
+        """\
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+torch.manual_seed(0)  # identical initial weights; nothing random happens afterwards
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 4))
+for x, y in fixed_batches:
+    torch.nn.functional.mse_loss(model(x), y).backward()
 """,
     )
     invalid = (
@@ -86,15 +111,8 @@ import torch.distributed as dist
 
 dist.init_process_group("nccl")
 torch.manual_seed(args.seed)
-""",
-            """\
-import torch
-import torch.distributed as dist
-import ddpify.runtime as ddpify
-
-dist.init_process_group("nccl")
-ddpify.seed(torch.manual_seed, args.seed)
-""",
+model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.1))
+"""
         ),
         Invalid(
             """\
@@ -107,19 +125,8 @@ dist.init_process_group("gloo")
 SEED = 0
 random.seed(SEED)
 np.random.seed(SEED)
-""",
-            """\
-import random
-
-import numpy as np
-import torch.distributed as dist
-import ddpify.runtime as ddpify
-
-dist.init_process_group("gloo")
-SEED = 0
-ddpify.seed(random.seed, SEED)
-ddpify.seed(np.random.seed, SEED)
-""",
+crop = random.randint(0, 32), np.random.rand()
+"""
         ),
         Invalid(
             """\
@@ -128,6 +135,18 @@ import torch.distributed as dist
 
 dist.init_process_group("nccl")
 torch.manual_seed(args.seed + args.lora_rank)  # a LoRA rank is no process rank
+loader = torch.utils.data.DataLoader(dataset, num_workers=8)
+"""
+        ),
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+import ddpify.runtime as ddpify
+
+dist.init_process_group("nccl")
+torch.manual_seed(args.seed)
+noise = torch.randn(4)
 """,
             """\
 import torch
@@ -135,7 +154,8 @@ import torch.distributed as dist
 import ddpify.runtime as ddpify
 
 dist.init_process_group("nccl")
-ddpify.seed(torch.manual_seed, args.seed + args.lora_rank)  # a LoRA rank is no process rank
+ddpify.seed(torch.manual_seed, args.seed)
+noise = torch.randn(4)
 """,
         ),
     )
@@ -151,18 +171,21 @@ ddpify.seed(torch.manual_seed, args.seed + args.lora_rank)  # a LoRA rank is no 
         if not self._active or not self.qualified(node) & names.SEED_FUNCTIONS or not node.args or any(a.star for a in node.args):
             return
         seed = node.args[0].value
-        if self._per_rank(node, seed):
-            return
+        rngs = seeds(self)
+        seeded = family(self, node)
+        if self._per_rank(node, seed) or seeded is None or not rngs.consumed(seeded, node):
+            return  # per rank, or an RNG nothing in the script draws from after all
         self.report(
             node,
             message=f"{short(node.func)}({short(seed)}) gives every rank the same seed: augmentation, dropout and worker RNG streams repeat on all ranks",
-            replacement=functools.partial(rewrites.seeded, node),
+            replacement=functools.partial(rewrites.seeded, node) if self.file.already_converted else None,
         )
 
     def _per_rank(self, call: cst.Call, seed: cst.BaseExpression) -> bool:
         """The seed differs between ranks (``seed + rank``, also through a variable or a
-        ``set_seed(seed)`` parameter) or between processes (a DataLoader worker's seed)."""
-        if self.file.analysis.rank_tests.depends_on_rank(seed) or _PER_PROCESS.search(code(seed)):
+        ``set_seed(seed)`` parameter; a draw from an RNG seeded per rank or not at all) or
+        between processes (a DataLoader worker's seed)."""
+        if seeds(self).varies_per_process(seed) or _PER_PROCESS.search(code(seed)):
             return True
         return any(self._parameter_seeded_per_rank(call, name.value) for name in of_types(seed, cst.Name))  # type: ignore[attr-defined]
 
@@ -179,6 +202,6 @@ ddpify.seed(torch.manual_seed, args.seed + args.lora_rank)  # a LoRA rank is no 
         for caller in source.call_sites(function):
             for position, arg in enumerate(caller.args):
                 matches = arg.keyword.value == parameter if arg.keyword is not None else position == index
-                if matches and (self.file.analysis.rank_tests.depends_on_rank(arg.value) or _PER_PROCESS.search(code(arg.value))):
+                if matches and (seeds(self).varies_per_process(arg.value) or _PER_PROCESS.search(code(arg.value))):
                     return True
         return False

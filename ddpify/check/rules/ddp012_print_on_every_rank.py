@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-import functools
-
 import libcst as cst
 
+from ddpify.check import fixes
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
+from ddpify.tree.cstutil import code, is_simple_reference
 
 
 class PrintOnEveryRank(Rule):
@@ -15,14 +15,26 @@ class PrintOnEveryRank(Rule):
     severity = "note"
     why = (
         "Each process prints, so logs repeat N times and tqdm bars overwrite one another "
-        "(tqdm/tqdm#1294). Print on rank 0: `ddpify.print(...)`, and give progress bars "
-        "`disable=not ddpify.is_main_process()`, as the converter does. Not reported: output under a "
+        "(tqdm/tqdm#1294). Print on global rank 0 only, and disable progress bars on the other "
+        "ranks. Not reported: output under a "
         "rank test or after an early exit (also at every call of the function it is in), in the process "
         "that calls `mp.spawn` before the workers start, `print` after `builtins.print` was replaced on "
         "the other ranks (`setup_for_distributed(is_master)`, as DETR/DeiT/MAE do), and lines that name "
-        'their rank (`print(f"[GPU{rank}] ...")`): one per rank is what they mean.'
+        'their rank (`print(f"[GPU{rank}] ...")`) or pass `force=True` to such a replaced print: '
+        "one per rank is what they mean."
     )
     fix = "safe"
+    fix_notes = (
+        "The fix puts the print statement under `if not dist.is_initialized() or dist.get_rank() == 0:` "
+        "and gives a tqdm bar `disable=(dist.is_initialized() and dist.get_rank() != 0)` (or-ed with its "
+        "own `disable=`): plain PyTorch, no collective, and a single-process run prints as before. A "
+        "print inside a larger expression gets no fix."
+    )
+    false_positives = (
+        "One-off start-up or configuration lines (technically repeated, rarely worth a change), and "
+        "prints silenced by an override installed in another module under a name the analysis does "
+        "not know."
+    )
     valid = (
         """\
 import torch.distributed as dist
@@ -96,6 +108,12 @@ def main_worker(gpu, ngpus_per_node, args):
     if args.rank % ngpus_per_node == 0:
         log("epoch done")  # every call of log() is guarded
 """,
+        """\
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+print("loading shard", force=True)  # the project's own print override, forced onto every rank
+""",
     )
     invalid = (
         Invalid(
@@ -106,9 +124,9 @@ print("epoch done")
 """,
             """\
 import torch.distributed as dist
-import ddpify.runtime as ddpify
 
-ddpify.print("epoch done")
+if not dist.is_initialized() or dist.get_rank() == 0:
+    print("epoch done")
 """,
         ),
         Invalid(
@@ -122,9 +140,8 @@ for batch in tqdm(loader):
             """\
 import torch.distributed as dist
 from tqdm import tqdm
-import ddpify.runtime as ddpify
 
-for batch in tqdm(loader, disable=not ddpify.is_main_process()):
+for batch in tqdm(loader, disable=(dist.is_initialized() and dist.get_rank() != 0)):
     pass
 """,
         ),
@@ -144,11 +161,11 @@ if __name__ == "__main__":
             """\
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import ddpify.runtime as ddpify
 
 
 def worker(rank, world_size):
-    ddpify.print("epoch done")  # each worker prints it
+    if not dist.is_initialized() or dist.get_rank() == 0:
+        print("epoch done")  # each worker prints it
 
 
 if __name__ == "__main__":
@@ -166,9 +183,31 @@ if __name__ == "__main__":
         if not context.every_rank(node) or context.tagged_per_rank(node):
             return
         if printing:
-            if not context.print_silenced(node):
-                self.report(node, replacement=functools.partial(rewrites.rank_zero_print, node))
+            if context.print_silenced(node) or any(a.keyword is not None and a.keyword.value == "force" for a in node.args):
+                return  # rank 0 only already, or forced onto every rank by the script's own print
+            guard = fixes.rank_zero_guard(self.file, node, self.parent)
+            if guard is None:
+                self.report(node)
+                return
+            line, build, imports = guard
+            self.report(node, replacement=build, target=line, imports=imports)
             return
-        quiet = rewrites.quiet_progress_bar(node)
+        dist, imports = fixes.dist_reference(self.file)
+        quiet = _quiet_progress_bar(node, f"({dist}.is_initialized() and {dist}.get_rank() != 0)")
         if quiet is not None:
-            self.report(node, replacement=quiet)
+            self.report(node, replacement=quiet, imports=imports)
+
+
+def _quiet_progress_bar(call: cst.Call, others: str) -> cst.Call | None:
+    """``tqdm(...)`` shown on rank 0 only; None if its ``disable=`` already asks for the rank."""
+    args = list(call.args)
+    for index, arg in enumerate(args):
+        if arg.keyword is not None and arg.keyword.value == "disable":
+            if "rank" in code(arg.value) or "main_process" in code(arg.value):
+                return None
+            original = code(arg.value) if is_simple_reference(arg.value) else f"({code(arg.value)})"
+            args[index] = arg.with_changes(value=fixes.expression(f"{original} or {others}"))
+            break
+    else:
+        args.append(rewrites.keyword("disable", fixes.expression(others)))
+    return call.with_changes(args=rewrites.fix_commas(args))

@@ -85,14 +85,7 @@ import torch.distributed as dist
 from torch.utils.tensorboard import SummaryWriter
 
 writer = SummaryWriter(log_dir="runs/exp")
-""",
-            """\
-import torch.distributed as dist
-from torch.utils.tensorboard import SummaryWriter
-import ddpify.runtime as ddpify
-
-writer = ddpify.rank_zero(SummaryWriter)(log_dir="runs/exp")
-""",
+"""
         ),
         Invalid(
             """\
@@ -102,16 +95,7 @@ import wandb
 wandb.init(project="toy")
 for step in range(10):
     wandb.log({"step": step})
-""",
-            """\
-import torch.distributed as dist
-import wandb
-import ddpify.runtime as ddpify
-
-ddpify.rank_zero(wandb.init)(project="toy")
-for step in range(10):
-    ddpify.rank_zero(wandb.log)({"step": step})
-""",
+"""
         ),
         Invalid(
             """\
@@ -121,6 +105,22 @@ import torch.distributed as dist
 with mlflow.start_run():
     mlflow.log_metric("loss", 0.1)
 """
+        ),
+        Invalid(
+            """\
+import torch.distributed as dist
+from torch.utils.tensorboard import SummaryWriter
+import ddpify.runtime as ddpify
+
+writer = SummaryWriter(log_dir="runs/exp")
+""",
+            """\
+import torch.distributed as dist
+from torch.utils.tensorboard import SummaryWriter
+import ddpify.runtime as ddpify
+
+writer = ddpify.rank_zero(SummaryWriter)(log_dir="runs/exp")
+""",
         ),
     )
 
@@ -146,7 +146,7 @@ with mlflow.start_run():
         self.report(
             node,
             message=f"{what} runs on every rank: N {'runs' if 'wandb' in what else 'event files'} for one training",
-            replacement=functools.partial(rewrites.rank_zero_factory, node),
+            replacement=functools.partial(rewrites.rank_zero_factory, node) if self.file.already_converted else None,
         )
 
     def _logger(self, node: cst.Call) -> str | None:

@@ -4,9 +4,9 @@ import re
 
 import libcst as cst
 
-from ddpify.check.calls import callee_name, every_call, nodes, runtime_function
+from ddpify.check.calls import callee_name, dist_function, every_call, nodes, runtime_function
 from ddpify.check.rule import Invalid, Rule
-from ddpify.check.script import has_reduction
+from ddpify.check.script import REDUCTION_HELPER, REDUCTIONS, has_reduction
 from ddpify.convert import names
 from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
 
@@ -35,7 +35,9 @@ class UnreducedEvalMetrics(Rule):
         "ddpify's converter does. The rule looks for a loop over a loader whose sampler is a "
         "DistributedSampler (or a `ddpify.distributed_loader`), directly or through a function "
         "parameter, with no backward/step inside and `+=` into correct/total/loss-like names, in a file "
-        "that calls no all_reduce/reduce/all_gather/gather. Report only: where to reduce is a decision."
+        "that calls no all_reduce/reduce/all_gather/gather; or, in a file that reduces other values "
+        "(the training loss), in a function where neither it, the functions it calls nor its callers "
+        "reduce anything."
     )
     valid = (
         """\
@@ -90,6 +92,38 @@ for x, y in train_loader:  # a training loop: its loss is this rank's running lo
             """\
 import torch
 import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def train_one_epoch(model, loader, optimizer):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        dist.all_reduce(loss.detach())  # the training loss is reduced...
+
+
+def validate(model, loader):
+    val_loss = 0.0
+    with torch.no_grad():
+        for x, y in loader:
+            val_loss += criterion(model(x), y).item()
+    return val_loss / len(loader)  # ...this shard's validation loss is not
+
+
+val_loader = DataLoader(val_set, batch_size=64, sampler=DistributedSampler(val_set, shuffle=False))
+for epoch in range(10):
+    train_one_epoch(model, train_loader, optimizer)
+    loss = validate(model, val_loader)
+    if dist.get_rank() == 0:
+        print(f"epoch {epoch}: val loss {loss:.3f}")
+"""
+        ),
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
 from torch.utils.data import DataLoader
 from torch.utils.data.distributed import DistributedSampler
 
@@ -128,8 +162,7 @@ print(test_loss / len(test_loader))
         self._training_functions: set[str] = set()  # functions of the file that call backward/step
 
     def visit_Module(self, node: cst.Module) -> None:
-        if has_reduction(self, node):
-            return
+        reduces = has_reduction(self, node)
         sharded = self._sharded_loaders(node)
         if not sharded:
             return
@@ -141,12 +174,71 @@ print(test_loss / len(test_loader))
         }
         for loop in nodes(node, cst.For):
             loader = self._sharded_iterable(loop, sharded, parameters)
-            if loader is not None and self._is_metric_loop(loop):
+            if loader is None or not self._is_metric_loop(loop):
+                continue
+            if not reduces:
                 self.report(
                     loop,
                     f"evaluation loop over {loader} accumulates metrics of this rank's shard only, and nothing in "
                     "the script reduces them across ranks: sum the counts with dist.all_reduce before dividing",
                 )
+            elif self._unreduced_here(loop):
+                self.report(
+                    loop,
+                    f"evaluation loop over {loader} accumulates metrics of this rank's shard only: the script reduces "
+                    "other values, but neither this function nor its callers reduce these; sum them with "
+                    "dist.all_reduce before they are printed or compared",
+                )
+
+    def _unreduced_here(self, loop: cst.For) -> bool:
+        """The loop's function, the functions it calls and the functions that call it reduce
+        nothing (the file's reductions are elsewhere: the training loss, a helper's barrier)."""
+        source = self.file.analysis.source
+        function = source.enclosing_function(loop)
+        if function is None:
+            return False  # module-level: the file's reductions may well be these
+        related = self._callees(function)
+        for site in self.file.analysis.context.call_sites(function):
+            caller = source.enclosing_function(site)
+            if caller is None:
+                if self._module_level_reduces():
+                    return False
+                continue
+            related.add(caller)
+        return not any(self._reduces(f) for f in related)
+
+    def _module_level_reduces(self) -> bool:
+        """Module-level code (outside functions) reduces something; asked once per file."""
+        memo = self.file.memo
+        if "module-level-reduces" not in memo:
+            source = self.file.analysis.source
+            memo["module-level-reduces"] = any(
+                self._is_reduction(call)  # type: ignore[arg-type]
+                for call in source.of_types(cst.Call)
+                if source.enclosing_function(call) is None
+            )
+        return bool(memo["module-level-reduces"])
+
+    def _callees(self, function: cst.FunctionDef) -> set[cst.FunctionDef]:
+        """``function`` and this file's functions it calls, transitively."""
+        source = self.file.analysis.source
+        found: set[cst.FunctionDef] = set()
+        todo = [function]
+        while todo:
+            current = todo.pop()
+            if current in found:
+                continue
+            found.add(current)
+            for call in source.of_types_in(current.body, cst.Call):
+                todo.extend(source.functions.get(callee_name(call) or "", []))  # type: ignore[arg-type]
+        return found
+
+    def _reduces(self, function: cst.FunctionDef) -> bool:
+        return any(self._is_reduction(call) for call in self.file.analysis.source.of_types_in(function, cst.Call))  # type: ignore[arg-type]
+
+    def _is_reduction(self, call: cst.Call) -> bool:
+        name = callee_name(call)
+        return dist_function(self, call) in REDUCTIONS or (name is not None and bool(REDUCTION_HELPER.search(name)))
 
     # ------------------------------------------------------------ which loaders are sharded
     def _sharded_loaders(self, module: cst.Module) -> set[str]:

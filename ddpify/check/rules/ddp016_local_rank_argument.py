@@ -1,12 +1,44 @@
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
-from ddpify.check.rule import Invalid, Rule
+from ddpify.check import fixes
+from ddpify.check.rule import Import, Invalid, Rule
 from ddpify.convert import names, rewrites
 from ddpify.tree.cstutil import code, is_method_call
 
 _LAUNCH = "torch.distributed.launch"
+_VERSION = re.compile(r"version", re.I)
+
+
+def _plain_local_rank_argument(call: cst.Call, os_name: str) -> cst.Call | None:
+    """Both spellings, and LOCAL_RANK from the environment as the default (argparse converts a
+    string default with ``type=``; the original default stays for a run without a launcher)."""
+    flags = [a for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+    spelled = {a.value.evaluated_value for a in flags}  # type: ignore[union-attr]
+    args = list(call.args)
+    insert_at = max(args.index(a) for a in flags) + 1
+    for flag in [f for f in names.LOCAL_RANK_FLAGS if f not in spelled]:
+        args.insert(insert_at, cst.Arg(cst.SimpleString(f'"{flag}"')))
+    typed = any(a.keyword is not None and a.keyword.value == "type" and code(a.value) == "int" for a in args)
+    index = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "default"), None)
+    original = args[index].value if index is not None else cst.Name("None")
+    if "LOCAL_RANK" not in code(original):
+        if typed:
+            value = f'{os_name}.environ.get("LOCAL_RANK", {code(original)})'
+        elif isinstance(original, cst.Integer) or (
+            isinstance(original, cst.UnaryOperation) and isinstance(original.expression, cst.Integer)
+        ):
+            value = f'int({os_name}.environ.get("LOCAL_RANK", {code(original)}))'
+        else:
+            return None
+        if index is None:
+            args.append(rewrites.keyword("default", cst.parse_expression(value)))
+        else:
+            args[index] = args[index].with_changes(value=cst.parse_expression(value))
+    return call.with_changes(args=rewrites.fix_commas(args))
 
 
 class LocalRankArgument(Rule):
@@ -21,14 +53,25 @@ class LocalRankArgument(Rule):
         "(huggingface/pytorch-image-models#1728). Its successor `torchrun` passes nothing at all: "
         "the local rank is in the LOCAL_RANK environment variable, so `args.local_rank` keeps its "
         "default (-1) and the script believes it is not distributed, or puts every rank on the same "
-        "GPU. The fix accepts both spellings and makes the default read LOCAL_RANK under a launcher "
-        "(`default=ddpify.local_rank_argument(-1)`), exactly as the converter does, so the script "
-        "works under torchrun, the old launcher and as a single process. Strings that tell users "
+        "GPU. Accept both spellings and default to LOCAL_RANK. Not reported: an argument declared "
+        "only for the torch version whose launcher passes it (`if PYTORCH_MAJOR_VERSION == 1:`), "
+        "and one that already has both spellings and reads LOCAL_RANK. Strings that tell users "
         "to start the script with `python -m torch.distributed.launch` are reported too (use "
-        "`torchrun --nproc_per_node=N`), without a fix, except in scripts that use ddpify.runtime, "
-        "whose converted `--local_rank` argument works under either launcher."
+        "`torchrun --nproc_per_node=N`), except in scripts that use ddpify.runtime, whose converted "
+        "`--local_rank` argument works under either launcher."
     )
     fix = "safe"
+    fix_notes = (
+        'The fix adds the missing spelling (`"--local_rank", "--local-rank"`) and makes the default '
+        'read the environment: `default=os.environ.get("LOCAL_RANK", -1)` with `type=int` (argparse '
+        "converts a string default), `int(os.environ.get(...))` without it; the original default stays "
+        "for a run without a launcher, so a single-process run does what it did. `import os` is added "
+        "if missing. Mentions of the old launcher get no fix."
+    )
+    false_positives = (
+        "A dead compatibility argument in a script that reads LOCAL_RANK itself and documents "
+        "torchrun: only the deprecated launcher on torch 2 would trip over it (noise)."
+    )
     valid = (
         """\
 import argparse
@@ -42,11 +85,24 @@ local_rank = int(os.environ["LOCAL_RANK"])
 """,
         """\
 import argparse
-import ddpify.runtime as ddpify
+import os
+import torch.distributed as dist
 
 parser = argparse.ArgumentParser()
-# filled in by torch.distributed.launch; unused on a single GPU
-parser.add_argument("--local_rank", "--local-rank", type=int, default=ddpify.local_rank_argument(-1))
+parser.add_argument("--local_rank", "--local-rank", type=int, default=os.environ.get("LOCAL_RANK", -1))
+""",
+        """\
+import argparse
+import os
+import torch
+import torch.distributed as dist
+
+PYTORCH_MAJOR_VERSION = int(torch.__version__.split(".")[0])
+parser = argparse.ArgumentParser()
+if PYTORCH_MAJOR_VERSION == 1:
+    parser.add_argument("--local_rank", type=int, required=True)  # torch 1.x launch passes it
+args, _ = parser.parse_known_args()
+local_rank = args.local_rank if PYTORCH_MAJOR_VERSION == 1 else int(os.environ["LOCAL_RANK"])
 """,
         '''\
 """Also runs as: python -m torch.distributed.launch --nproc_per_node=2 train.py"""
@@ -69,10 +125,28 @@ parser.add_argument("--local_rank", type=int, default=-1)
             """\
 import argparse
 import torch.distributed as dist
-import ddpify.runtime as ddpify
+import os
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--local_rank", "--local-rank", type=int, default=ddpify.local_rank_argument(-1))
+parser.add_argument("--local_rank", "--local-rank", type=int, default=os.environ.get("LOCAL_RANK", -1))
+""",
+        ),
+        Invalid(
+            """\
+import argparse
+import os
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", default=0)
+""",
+            """\
+import argparse
+import os
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", "--local-rank", default=int(os.environ.get("LOCAL_RANK", 0)))
 """,
         ),
         Invalid(
@@ -86,22 +160,41 @@ import torch.distributed as dist
     def visit_Call(self, node: cst.Call) -> None:
         if not is_method_call(node, "add_argument") or not node.args:
             return
-        fixed = rewrites.local_rank_argument(node)
-        if fixed is None:
-            return
         spelled = [
             a.value.evaluated_value
             for a in node.args
             if a.keyword is None and isinstance(a.value, cst.SimpleString) and a.value.evaluated_value in names.LOCAL_RANK_FLAGS
         ]
+        if not spelled:
+            return
         default = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "default"), None)
         if "--local-rank" in spelled and default is not None and "LOCAL_RANK" in code(default):
             return  # torch>=2 launch spelling, and torchrun's environment as the default: both work
+        if self._version_gated(node):
+            return  # declared for the torch version whose launcher passes it; LOCAL_RANK on the others
+        if self.file.already_converted:
+            replacement = rewrites.local_rank_argument(node)
+            imports: tuple[Import, ...] = ()
+            if replacement is None:
+                return  # ddpify.local_rank_argument(...) reads LOCAL_RANK under either launcher
+        else:
+            os_name, imports = fixes.reference(self.file, "os")
+            replacement = _plain_local_rank_argument(node, os_name)
         self.report(
             node,
             message=f"{' / '.join(spelled)} command-line argument: torchrun passes LOCAL_RANK in the environment, not as an argument, and torch>=2 launch passes --local-rank",
-            replacement=fixed,
+            replacement=replacement,
+            imports=imports if replacement is not None else (),
         )
+
+    def _version_gated(self, node: cst.Call) -> bool:
+        """Under ``if PYTORCH_MAJOR_VERSION == 1:`` / ``if torch.__version__ < "2":``."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            if isinstance(ancestor, cst.If) and _VERSION.search(code(ancestor.test)):
+                return True
+        return False
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if self.file.already_converted:

@@ -5,7 +5,7 @@ import functools
 import libcst as cst
 
 from ddpify.check.rule import Invalid, Rule, short
-from ddpify.check.script import is_data_parallel, pins_device_per_rank
+from ddpify.check.script import INIT_PROCESS_GROUP, is_data_parallel, pins_device_per_rank
 from ddpify.convert import names, rewrites
 from ddpify.tree.cstutil import is_simple_reference, of_types
 
@@ -22,15 +22,21 @@ class CudaWithoutRankDevice(Rule):
         'of memory or NCCL stops with "Duplicate GPU detected" (NVIDIA/Megatron-LM#661), and '
         "the other GPUs idle. The DDP docstring asks each process to own one GPU through "
         "CUDA_VISIBLE_DEVICES or `torch.cuda.set_device(i)`, and pytorch/examples PR #1142 added "
-        "exactly those calls. The fix names the process's own device, `ddpify.device()` "
-        "(cuda:LOCAL_RANK, or cpu without CUDA), exactly as the converter does: `.cuda()` becomes "
-        '`.to(ddpify.device())`, `torch.device("cuda")` and `"cuda:0"` become `ddpify.device()`. '
-        "Not flagged: scripts that call `torch.cuda.set_device(...)`, enter `torch.cuda.device(...)`, "
-        "set CUDA_VISIBLE_DEVICES in code, call a project helper such as `init_distributed_mode`, or "
-        "use ddpify.runtime; and devices computed from a rank (`.cuda(local_rank)`, "
+        "exactly those calls: call `torch.cuda.set_device(local_rank)` right after "
+        "`init_process_group`. Not flagged: scripts that call `torch.cuda.set_device(...)`, enter "
+        "`torch.cuda.device(...)`, set CUDA_VISIBLE_DEVICES in code, call a project helper such as "
+        "`init_distributed_mode` or `<distributed module>.init()`, use ddpify.runtime, or do not "
+        "create the process group themselves (the code that does sets the device, as EDM's "
+        "`torch_utils.distributed.init()`); and devices computed from a rank (`.cuda(local_rank)`, "
         '`f"cuda:{local_rank}"`).'
     )
-    fix = "safe"
+    fix = None
+    fix_notes = (
+        "No automatic fix: which expression holds the local rank (an argument, LOCAL_RANK, the "
+        "spawn index) depends on how the script is launched, and moving some tensors but not "
+        "others would put them on different GPUs."
+    )
+    false_positives = "A device set by code of another module that this file calls under another name."
     valid = (
         """\
 import os
@@ -68,19 +74,7 @@ device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 model = DDP(model.cuda())
 for x, y in loader:
     x, y = x.cuda(non_blocking=True), y.to("cuda:0")
-""",
-            """\
-import torch
-import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel as DDP
-import ddpify.runtime as ddpify
-
-dist.init_process_group("nccl")
-device = torch.device(ddpify.device() if torch.cuda.is_available() else "cpu")
-model = DDP(model.to(ddpify.device()))
-for x, y in loader:
-    x, y = x.to(ddpify.device(), non_blocking=True), y.to(ddpify.device())
-""",
+"""
         ),
         Invalid(
             """\
@@ -90,16 +84,7 @@ import torch.distributed as dist
 dist.init_process_group("nccl")
 device = "cuda:0"
 buffer = torch.zeros(4, device="cuda")
-""",
-            """\
-import torch
-import torch.distributed as dist
-import ddpify.runtime as ddpify
-
-dist.init_process_group("nccl")
-device = ddpify.device()
-buffer = torch.zeros(4, device=ddpify.device())
-""",
+"""
         ),
     )
 
@@ -108,7 +93,22 @@ buffer = torch.zeros(4, device=ddpify.device())
         self._active = False
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._active = is_data_parallel(self, node) and not self.file.already_converted and not pins_device_per_rank(self, node)
+        self._active = (
+            is_data_parallel(self, node)
+            and not self.file.already_converted
+            and not pins_device_per_rank(self, node)
+            and self._creates_process_group(node)
+        )
+
+    def _creates_process_group(self, node: cst.Module) -> bool:
+        """The file creates the process group itself (``init_process_group``, or spawns the
+        workers that will): otherwise another file sets the group up, and with it the device, so
+        a bare "cuda" here is that device (EDM's ``training_loop(device=torch.device("cuda"))``)."""
+        if self.file.analysis.source.spawned:
+            return True
+        return any(
+            self.qualified(call) & INIT_PROCESS_GROUP for call in self.file.analysis.source.calls_by_callee.get("init_process_group", [])
+        )
 
     # ------------------------------------------------------------ calls
     def visit_Call(self, node: cst.Call) -> None:

@@ -34,12 +34,21 @@ class AccumulationWithoutNoSync(Rule):
         "backward alone does not help (baidu-baige/LoongForge#163). Reported where an optimizer's "
         "`step()` sits under an `if` whose test uses `%` inside a loop that calls `backward()` every "
         "iteration, in a script that wraps a model in DDP and never mentions `no_sync` (nor `ddpify.sync_gradients`, "
-        "which the converter inserts, nor Accelerate's `accumulate`). The fix is the converter's: the "
-        "loop body runs under `with ddpify.sync_gradients(model, when=<the step test>):`, i.e. "
-        "`no_sync()` on the micro-batches that do not step (same gradients, one all-reduce per step); "
-        "it is offered where the converter can plan it (a `for` loop, one trained model) and the "
-        "step test reads no name the loop body rebinds (`step += 1` would make `when=` stale)."
+        "which the converter inserts, nor Accelerate's `accumulate`); and where a loss scaler does "
+        "the backward and steps only every k-th call (`loss_scaler(loss, optimizer, "
+        "update_grad=(idx + 1) % k == 0)`, the timm/Swin `NativeScaler`)."
     )
+    default = True
+    fix_notes = (
+        'The fix runs the loop body under `with model.no_sync() if hasattr(model, "no_sync") and not '
+        "(<the step test>) else contextlib.nullcontext():` (the converter's `ddpify.sync_gradients` in a "
+        "script that uses ddpify.runtime): `no_sync()` on the micro-batches that do not step, the same "
+        "gradients, one all-reduce per step, and a plain model (single process) runs as before. It is "
+        "offered where the converter can plan it (a `for` loop, one trained model) and the step test "
+        "reads no name the loop body rebinds (`step += 1` would make the test stale); the loss-scaler "
+        "form gets no fix."
+    )
+    false_positives = "A loop whose accumulation is handled inside a helper of another module."
     valid = (
         """\
 import contextlib
@@ -100,12 +109,12 @@ for i, (x, y) in enumerate(loader):
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
-import ddpify.runtime as ddpify
+import contextlib
 
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 model = DDP(model, device_ids=[rank])
 for i, (x, y) in enumerate(loader):
-    with ddpify.sync_gradients(model, when=(i + 1) % accumulation_steps == 0):
+    with model.no_sync() if hasattr(model, "no_sync") and not ((i + 1) % accumulation_steps == 0) else contextlib.nullcontext():
         loss = criterion(model(x), y) / accumulation_steps
         loss.backward()
         if (i + 1) % accumulation_steps == 0:
@@ -127,6 +136,19 @@ for x, y in loader:
     step += 1
     if step % accumulation_steps == 0:  # decided by a value the body computes: no automatic fix
         optimizer.step()
+        optimizer.zero_grad()
+"""
+        ),
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+
+model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+for idx, (samples, targets) in enumerate(data_loader):
+    loss = criterion(model(samples), targets) / accumulation_steps
+    grad_norm = loss_scaler(loss, optimizer, parameters=model.parameters(), update_grad=(idx + 1) % accumulation_steps == 0)
+    if (idx + 1) % accumulation_steps == 0:
         optimizer.zero_grad()
 """
         ),
@@ -162,7 +184,31 @@ for x, y in loader:
                     self.report(boundary, message)
                 elif loop not in fixed:
                     fixed.add(loop)
-                    self.report(loop, message, replacement=functools.partial(rewrites.synced_accumulation, loop, *plan))
+                    if self.file.already_converted:
+                        self.report(loop, message, replacement=functools.partial(rewrites.synced_accumulation, loop, *plan))
+                    else:
+                        self.report(
+                            loop,
+                            message,
+                            replacement=functools.partial(_synced, loop, *plan),
+                            imports=(("contextlib", None),),
+                        )
+        self._scaler_accumulation(node)
+
+    def _scaler_accumulation(self, module: cst.Module) -> None:
+        """``loss_scaler(loss, optimizer, update_grad=(i + 1) % k == 0)`` in a loop: the scaler
+        does the backward on every call and the step on every k-th."""
+        for call in self.file.analysis.source.of_types(cst.Call):
+            assert isinstance(call, cst.Call)
+            update = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "update_grad"), None)
+            if update is None or not has_binary_operator(update, cst.Modulo) or self._loop_of(call) is None:
+                continue
+            self.report(
+                call,
+                f"gradient accumulation through `{code(call.func)}(..., update_grad={code(update)})` without no_sync(): "
+                "the backward of every micro-step all-reduces gradients; run the non-final micro-steps in "
+                "`with model.no_sync():`",
+            )
 
     def _mentions_no_sync(self, module: cst.Module) -> bool:
         return any(n.value in _SYNC_CONTROL for n in nodes(module, cst.Name))
@@ -226,3 +272,14 @@ def _rebound_in(loop: Loop, test: cst.BaseExpression) -> bool:
         for target in targets:
             bound.update(n.value for n in of_types(target, cst.Name))  # type: ignore[attr-defined]
     return bool(read & bound)
+
+
+def _synced(loop: cst.For, model: str, when: str) -> cst.For:
+    """The loop body under ``no_sync()`` except on the micro-batch that steps, in plain PyTorch
+    (a model without ``no_sync``, a single-process run, syncs as before)."""
+    assert isinstance(loop.body, cst.IndentedBlock)
+    header = f'with {model}.no_sync() if hasattr({model}, "no_sync") and not ({when}) else contextlib.nullcontext():\n    pass\n'
+    block = cst.parse_statement(header)
+    assert isinstance(block, cst.With) and isinstance(block.body, cst.IndentedBlock)
+    inner = block.with_changes(body=block.body.with_changes(body=loop.body.body))
+    return loop.with_changes(body=loop.body.with_changes(body=[inner]))

@@ -6,6 +6,7 @@ import re
 import libcst as cst
 
 from ddpify.analysis.context import is_main_guard
+from ddpify.check import fixes
 from ddpify.check.calls import runtime_function
 from ddpify.check.places import scope_of, start
 from ddpify.check.rule import Invalid, Rule
@@ -27,11 +28,17 @@ class ModuleOfMaybeUnwrapped(Rule):
         "`ddpify.prepare_model`, which returns the plain model in a single-process run, the same line "
         "raises `AttributeError: ... has no attribute 'module'` in the runs that skipped the wrap "
         "(VectorSpaceLab/OmniGen#71 patched `model.module.save_pretrained` for exactly this). "
-        "`ddpify.unwrap(model)` returns the inner module when there is a wrapper and the model itself "
-        "otherwise. The fix replaces `model.module` by `ddpify.unwrap(model)`, as the converter does. "
-        "Uses under the wrap's own condition (or an isinstance/hasattr test) are not reported."
+        '`getattr(model, "module", model)` returns the inner module when there is a wrapper and the '
+        "model itself otherwise. Uses under the wrap's own condition (or an isinstance/hasattr test) "
+        "are not reported."
     )
     fix = "safe"
+    fix_notes = (
+        'The fix replaces `model.module` by `getattr(model, "module", model)` (by '
+        "`ddpify.unwrap(model)` in a script that uses ddpify.runtime): the same object where the wrap "
+        "happened, the plain model where it did not."
+    )
+    false_positives = "A wrap whose condition always holds where the `.module` runs, in a way the analysis cannot see."
     valid = (
         """\
 import torch.distributed as dist
@@ -73,11 +80,10 @@ torch.save(model.module.state_dict(), "model.pt")
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
-import ddpify.runtime as ddpify
 
 if world_size > 1:
     model = DDP(model, device_ids=[rank])
-torch.save(ddpify.unwrap(model).state_dict(), "model.pt")
+torch.save(getattr(model, "module", model).state_dict(), "model.pt")
 """,
         ),
         Invalid(
@@ -118,8 +124,10 @@ ddpify.unwrap(model).generate(prompt)
         self.report(
             node,
             f"{name}.module where {name} is not always wrapped (line {start(self, risky[0].statement)[0]}): "
-            f"AttributeError when it is not; use ddpify.unwrap({name})",
-            replacement=functools.partial(rewrites.unwrapped, node.value),
+            f'AttributeError when it is not; use getattr({name}, "module", {name})',
+            replacement=functools.partial(rewrites.unwrapped, node.value)
+            if self.file.already_converted
+            else functools.partial(fixes.unwrapped, node.value, always_wrapped=False),
         )
 
     def _is_target(self, node: cst.Attribute) -> bool:

@@ -4,6 +4,7 @@ import functools
 
 import libcst as cst
 
+from ddpify.analysis.ranks import Branch
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names, rewrites
 
@@ -21,26 +22,45 @@ class DataParallelInDdpScript(Rule):
         "and the GIL limits it; PyTorch's own DataParallel docstring recommends "
         "DistributedDataParallel 'even if there is only a single node'. Inside a DDP process it is "
         "worse: each of the N processes replicates onto every visible GPU, and a DataParallel model "
-        "must not be wrapped in DDP. The fix removes it — `nn.DataParallel(model)` becomes `model` and "
-        "`data_parallel(module, input)` becomes `module(input)` — with the converter's own rewrites; "
-        "`model = nn.DataParallel(model)` is left as the harmless `model = model`. It is unsafe "
-        "because code may rely on the wrapper (`model.module`, `device_ids`, `isinstance` tests)."
+        "must not be wrapped in DDP. Not reported: DataParallel in the branch that runs without a "
+        "process group (`else:` of `if args.distributed:`, `if RANK == -1 and device_count() > 1:`), "
+        "a single-process fallback that never meets DDP."
     )
     fix = "unsafe"
+    fix_notes = (
+        "Where the DataParallel runs in the distributed branch only, the fix removes it: "
+        "`nn.DataParallel(model)` becomes `model`, `data_parallel(module, input)` becomes "
+        "`module(input)` (`model = nn.DataParallel(model)` is left as the harmless `model = model`). "
+        "It is unsafe because code may rely on the wrapper (`model.module`, `device_ids`, `isinstance` "
+        "tests). Elsewhere there is no fix: removing it would change what a single-process run does."
+    )
+    false_positives = "A fallback branch whose test the analysis cannot read as single-process (a config flag)."
     valid = (
-        """\
-import torch.nn as nn
-import ddpify.runtime as ddpify
-
-model = ddpify.prepare_model(model)
-# unwrap DataParallel so the checkpoint loads into a plain model
-state = ddpify.unwrap(model).state_dict() if isinstance(model, nn.DataParallel) else model.state_dict()
-""",
         """\
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 model = DDP(model.to(rank), device_ids=[rank])
+""",
+        """\
+import os
+import torch
+import torch.distributed as dist
+
+RANK = int(os.getenv("RANK", "-1"))
+if RANK == -1 and torch.cuda.device_count() > 1:
+    model = torch.nn.DataParallel(model)  # run without a launcher: the single-process fallback
+if RANK != -1:
+    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[int(os.environ["LOCAL_RANK"])])
+""",
+        """\
+import torch
+import torch.distributed as dist
+
+if args.distributed:
+    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[args.gpu])
+else:
+    model = torch.nn.DataParallel(model).cuda()
 """,
     )
     invalid = (
@@ -50,37 +70,59 @@ import torch.distributed as dist
 import torch.nn as nn
 
 model = nn.DataParallel(Net()).to(device)
-""",
-            """\
-import torch.distributed as dist
-import torch.nn as nn
-
-model = Net().to(device)
-""",
+"""
         ),
         Invalid(
             """\
 import torch.distributed as dist
 import torch.nn as nn
 
-output = nn.parallel.data_parallel(netG, noise, range(ngpu))
+if dist.is_initialized():
+    output = nn.parallel.data_parallel(netG, noise, range(ngpu))
 """,
             """\
 import torch.distributed as dist
 import torch.nn as nn
 
-output = netG(noise)
+if dist.is_initialized():
+    output = netG(noise)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+
+if args.distributed:
+    dist.init_process_group("nccl")
+    model = torch.nn.DataParallel(model).cuda()
+""",
+            """\
+import torch
+import torch.distributed as dist
+
+if args.distributed:
+    dist.init_process_group("nccl")
+    model = model.cuda()
 """,
         ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified(node)
-        if qualified & names.DATAPARALLEL and node.args and not node.args[0].star:
-            self.report(node, replacement=functools.partial(rewrites.without_dataparallel, node))
-        elif _DATA_PARALLEL_FUNCTION in qualified and len(node.args) >= 2 and not any(a.star for a in node.args[:2]):
+        dataparallel = bool(qualified & names.DATAPARALLEL and node.args and not node.args[0].star)
+        function = _DATA_PARALLEL_FUNCTION in qualified and len(node.args) >= 2 and not any(a.star for a in node.args[:2])
+        if not dataparallel and not function:
+            return
+        branch = self.file.analysis.context.branch(node)
+        if branch is Branch.SINGLE_PROCESS:
+            return  # the fallback of a run without a process group: it never meets DDP
+        fixable = branch is Branch.DISTRIBUTED
+        if dataparallel:
+            self.report(node, replacement=functools.partial(rewrites.without_dataparallel, node) if fixable else None)
+        else:
             self.report(
                 node,
                 "data_parallel(module, input) in a DDP script: DistributedDataParallel replaces it",
-                replacement=functools.partial(rewrites.without_data_parallel_function, node),
+                replacement=functools.partial(rewrites.without_data_parallel_function, node) if fixable else None,
             )

@@ -29,6 +29,7 @@ class RankAsymmetricCollective(Rule):
         "Guards count wherever they are: around the call, as an early exit above it "
         "(`if rank != 0: return`), or around every call of the function it is in."
     )
+    default = True
     valid = (
         """\
 import torch

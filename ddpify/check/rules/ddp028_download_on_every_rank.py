@@ -77,15 +77,7 @@ import torch.distributed as dist
 from torchvision import datasets
 
 train_set = datasets.CIFAR10(root="./data", train=True, download=True)
-""",
-            """\
-import torch.distributed as dist
-from torchvision import datasets
-import ddpify.runtime as ddpify
-
-with ddpify.main_process_first():
-    train_set = datasets.CIFAR10(root="./data", train=True, download=True)
-""",
+"""
         ),
         Invalid(
             """\
@@ -118,6 +110,23 @@ from torchvision import datasets
 for batch in datasets.MNIST("data", train=False, download=True):
     pass
 """
+        ),
+        Invalid(
+            """\
+import torch.distributed as dist
+from torchvision import datasets
+import ddpify.runtime as ddpify
+
+train_set = datasets.CIFAR10(root="./data", train=True, download=True)
+""",
+            """\
+import torch.distributed as dist
+from torchvision import datasets
+import ddpify.runtime as ddpify
+
+with ddpify.main_process_first():
+    train_set = datasets.CIFAR10(root="./data", train=True, download=True)
+""",
         ),
     )
 
@@ -155,7 +164,11 @@ for batch in datasets.MNIST("data", train=False, download=True):
         if statement is not None and statement in self.file.facts.downloads:  # the converter's own choice
             if statement not in self._fixed:
                 self._fixed.add(statement)
-                self.report(statement, message, replacement=functools.partial(rewrites.downloaded_once, statement))
+                self.report(
+                    statement,
+                    message,
+                    replacement=functools.partial(rewrites.downloaded_once, statement) if self.file.already_converted else None,
+                )
         else:
             self.report(node, message)
 

@@ -1,0 +1,168 @@
+"""Fixes in plain PyTorch, for hand-written DDP code that does not use ``ddpify.runtime``.
+
+A fix here never adds a dependency on ddpify: it uses what the script already imports
+(``torch.distributed`` under whatever name the file gives it; an ``import`` is added only for
+a standard module or torch itself), never adds a collective, and keeps a single-process run
+doing what it did (``not dist.is_initialized() or dist.get_rank() == 0`` is true there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ddpify.analysis.ranks import Branch
+from ddpify.check.rule import Import
+from ddpify.tree.cstutil import code
+
+if TYPE_CHECKING:
+    from ddpify.check.file_info import FileInfo
+
+DIST = "torch.distributed"
+
+
+def with_imports(module: cst.Module, imports: Sequence[Import]) -> cst.Module:
+    """``module`` with ``import m`` / ``import m as a`` added where missing (libcst's
+    ``AddImportsVisitor``, which keeps an import that is already there)."""
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    context = CodemodContext()
+    for name, asname in imports:
+        AddImportsVisitor.add_needed_import(context, name, asname=asname)
+    return AddImportsVisitor(context).transform_module(module)
+
+
+def _module_imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
+    """The imports at the top level of the module (also under ``try:`` / ``if``)."""
+    found: list[cst.Import | cst.ImportFrom] = []
+    todo: list[cst.CSTNode] = list(module.body)
+    while todo:
+        statement = todo.pop(0)
+        if isinstance(statement, cst.SimpleStatementLine):
+            found.extend(s for s in statement.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+        elif isinstance(statement, (cst.Try, cst.If)) and isinstance(statement.body, cst.IndentedBlock):
+            todo.extend(statement.body.body)
+    return found
+
+
+def imported_as(module: cst.Module, dotted: str) -> str | None:
+    """The name under which ``dotted`` (``torch.distributed``, ``os``) is reachable at module
+    level: ``dist`` for ``import torch.distributed as dist``, ``torch.distributed`` for
+    ``import torch``; None when it is not."""
+    parent, _, last = dotted.rpartition(".")
+    found: str | None = None
+    for node in _module_imports(module):
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                name = code(alias.name)
+                asname = code(alias.asname.name) if alias.asname is not None else None
+                if name == dotted:
+                    return asname or dotted
+                if asname is None and dotted.startswith(name + "."):
+                    found = found or dotted  # `import torch`: torch.distributed
+                if asname is not None and dotted.startswith(name + "."):
+                    found = found or asname + dotted[len(name) :]
+        elif isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative and parent:
+            if code(node.module) == parent and not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    if code(alias.name) == last:
+                        return code(alias.asname.name) if alias.asname is not None else last
+    return found
+
+
+def reference(file: FileInfo, dotted: str, alias: str | None = None) -> tuple[str, tuple[Import, ...]]:
+    """How a fix names module ``dotted`` in this file (``dist`` for torch.distributed, ``os``),
+    and the import it needs, if any (``import torch.distributed as dist``). Once per file."""
+    key = f"reference:{dotted}"
+    if key not in file.memo:
+        name = imported_as(file.module, dotted)
+        if name is not None:
+            file.memo[key] = (name, ())
+        elif alias is not None and alias not in file.analysis.source.names_by_value:
+            file.memo[key] = (alias, ((dotted, alias),))
+        else:
+            file.memo[key] = (dotted, ((dotted, None),))  # the alias means something else here
+    return file.memo[key]  # type: ignore[return-value]
+
+
+def dist_reference(file: FileInfo) -> tuple[str, tuple[Import, ...]]:
+    return reference(file, DIST, "dist")
+
+
+def main_process_test(dist: str, *, distributed_only: bool = False) -> str:
+    """Global rank 0, and the single process (where no group exists) unless the code runs in
+    the distributed branch only."""
+    if distributed_only:
+        return f"{dist}.get_rank() == 0"
+    return f"not {dist}.is_initialized() or {dist}.get_rank() == 0"
+
+
+def expression(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
+def guarded(statement: cst.BaseStatement, test: str) -> cst.If:
+    """``statement`` under ``if <test>:``, where the statement was (its comments stay above)."""
+    guard = cst.parse_statement(f"if {test}:\n    pass\n")
+    assert isinstance(guard, cst.If) and isinstance(guard.body, cst.IndentedBlock)
+    return guard.with_changes(
+        leading_lines=statement.leading_lines,
+        body=guard.body.with_changes(body=[statement.with_changes(leading_lines=())]),
+    )
+
+
+def statement_of(call: cst.Call, parent) -> cst.SimpleStatementLine | None:  # type: ignore[no-untyped-def]
+    """The statement line that is nothing but ``call`` (``torch.save(...)``, ``print(...)``),
+    the one a guard can wrap; None for a call inside an expression or a line with several."""
+    expr = parent(call)
+    if not isinstance(expr, cst.Expr) or expr.value is not call:
+        return None
+    line = parent(expr)
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    return line
+
+
+def rank_zero_guard(
+    file: FileInfo, call: cst.Call, parent: Callable[[cst.CSTNode], cst.CSTNode | None]
+) -> tuple[cst.SimpleStatementLine, Callable[[], cst.CSTNode], tuple[Import, ...]] | None:
+    """The statement that is just ``call``, a builder that puts it under a global-rank-0 guard,
+    and the import the guard needs; None when the call is part of a larger statement."""
+    line = statement_of(call, parent)
+    if line is None:
+        return None
+    dist, imports = dist_reference(file)
+    test = main_process_test(dist, distributed_only=file.analysis.context.branch(call) is Branch.DISTRIBUTED)
+    return line, lambda: guarded(line, test), imports
+
+
+def unwrapped(model: cst.BaseExpression, *, always_wrapped: bool) -> cst.BaseExpression:
+    """``model.module`` where the model is always wrapped, else ``getattr(model, "module", model)``
+    (the plain model of a single-process run has no ``.module``)."""
+    text = code(model)
+    if always_wrapped:
+        return expression(f"{text}.module")
+    return expression(f'getattr({text}, "module", {text})')
+
+
+def with_parts_replaced(test: cst.BaseExpression, parts: Sequence[tuple[str, ...]], replacement: str) -> cst.BaseExpression:
+    """``test`` with each part at a path (``("left",)``, ``RankTests.local_main_parts``) replaced
+    by ``replacement`` (parenthesised inside a larger expression); the rest stays."""
+    if () in parts:
+        new = expression(replacement)
+        if test.lpar:
+            return new.with_changes(lpar=test.lpar, rpar=test.rpar)
+        return new
+    changes: dict[str, cst.BaseExpression] = {}
+    for field in ("left", "right", "expression"):
+        inner = [path[1:] for path in parts if path and path[0] == field]
+        if inner:
+            part = getattr(test, field)
+            if () in inner and " or " in replacement and not part.lpar:
+                changes[field] = expression(f"({replacement})")
+            else:
+                changes[field] = with_parts_replaced(part, inner, replacement)
+    return test.with_changes(**changes)
