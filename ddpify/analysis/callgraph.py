@@ -176,7 +176,7 @@ class CallGraph:
             and not _decorated(function, "staticmethod")
         )
 
-    def own(self, function: cst.FunctionDef, kind: type) -> list[cst.CSTNode]:
+    def own(self, function: cst.FunctionDef, kind: type[cst.CSTNode]) -> list[cst.CSTNode]:
         """Nodes of ``kind`` that ``function``'s own run evaluates (not nested definitions')."""
         key = (function, kind)
         found = self._own.get(key)

@@ -15,6 +15,7 @@ import libcst as cst
 
 from ddpify.analysis.ranks import Branch
 from ddpify.check.rule import Import
+from ddpify.tree import cstutil
 from ddpify.tree.cstutil import code
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def guarded(statement: cst.BaseStatement, test: str) -> cst.If:
     guard = cst.parse_statement(f"if {test}:\n    pass\n")
     assert isinstance(guard, cst.If) and isinstance(guard.body, cst.IndentedBlock)
     return guard.with_changes(
-        leading_lines=statement.leading_lines,
+        leading_lines=cstutil.leading_lines(statement),
         body=guard.body.with_changes(body=[statement.with_changes(leading_lines=())]),
     )
 

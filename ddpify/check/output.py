@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from ddpify import __version__
 from ddpify.findings import Finding
@@ -98,7 +99,7 @@ def sarif(findings: Sequence[Finding]) -> dict:
     ]
     results = []
     for f in findings:
-        result = {
+        result: dict[str, Any] = {
             "ruleId": f.code,
             "level": _SARIF_LEVEL[severity_of(f.code)],
             "message": {"text": f.message},

@@ -85,9 +85,10 @@ def check_paths(paths: Sequence[Path], options: Options, progress: Progress | No
             source, notebook = _read(path)
             if notebook is not None:
                 notebooks[index] = notebook
-            settled, task = _prepare(path, source, notebook is None, options, cache)
+            prepared: tuple[CheckResult | str | None, _Task | None] = _prepare(path, source, notebook is None, options, cache)
         except DdpifyError as error:
-            settled, task = str(error), None
+            prepared = str(error), None
+        settled, task = prepared
         if task is None:
             slots[index] = settled
             done += 1
@@ -95,8 +96,8 @@ def check_paths(paths: Sequence[Path], options: Options, progress: Progress | No
                 progress(done, total)
         else:
             tasks.append((index, task))
-    for index, answer in _run(tasks, options):
-        slots[index] = answer
+    for index, computed in _run(tasks, options):
+        slots[index] = computed
         done += 1
         if progress is not None:
             progress(done, total)

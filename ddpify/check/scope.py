@@ -44,7 +44,7 @@ def is_distributed_script(module: cst.Module) -> bool:
         if isinstance(node, cst.Import):
             if any(_is_distributed(code(alias.name)) for alias in node.names):
                 return True
-        elif node.module is not None and not node.relative:
+        elif isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
             base = code(node.module)
             if _is_distributed(base):
                 return True

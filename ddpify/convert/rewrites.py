@@ -13,6 +13,7 @@ import libcst as cst
 
 from ddpify import snippets
 from ddpify.convert import names
+from ddpify.tree import cstutil
 from ddpify.tree.cstutil import code, is_simple_reference, single_statement
 
 RT = "ddpify"  # the name converted scripts import the runtime as
@@ -229,7 +230,7 @@ def local_rank_argument(call: cst.Call) -> cst.Call | None:
     """``add_argument("--local_rank", default=-1)`` → both spellings and a launcher-aware
     default; None when there is nothing to change."""
     flags = [a for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
-    spelled = {a.value.evaluated_value for a in flags}  # type: ignore[union-attr]
+    spelled = {a.value.evaluated_value for a in flags if isinstance(a.value, cst.SimpleString)}
     if not spelled & set(names.LOCAL_RANK_FLAGS):
         return None
     args = list(call.args)
@@ -254,7 +255,7 @@ def downloaded_once(statement: cst.SimpleStatementLine) -> cst.With:
     block = snippets.statement("main_process_first", rt=RT)
     assert isinstance(block, cst.With) and isinstance(block.body, cst.IndentedBlock)
     return block.with_changes(
-        leading_lines=statement.leading_lines,
+        leading_lines=cstutil.leading_lines(statement),
         body=block.body.with_changes(body=[statement.with_changes(leading_lines=())]),
     )
 
@@ -265,7 +266,7 @@ def main_process_only(statement: cst.BaseStatement) -> cst.If:
     guard = snippets.statement("main_process_only", rt=RT)
     assert isinstance(guard, cst.If) and isinstance(guard.body, cst.IndentedBlock)
     return guard.with_changes(
-        leading_lines=statement.leading_lines,
+        leading_lines=cstutil.leading_lines(statement),
         body=guard.body.with_changes(body=[statement.with_changes(leading_lines=())]),
     )
 

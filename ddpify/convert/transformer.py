@@ -20,6 +20,7 @@ from ddpify.convert import collectives, names, rewrites
 from ddpify.convert.facts import Facts
 from ddpify.convert.rewrites import RT
 from ddpify.findings import Change, ManualItem
+from ddpify.tree import cstutil
 from ddpify.tree.cstutil import attribute_name, code, is_simple_reference
 from ddpify.tree.qualified_names import BindingProvider
 
@@ -118,7 +119,7 @@ class ConvertTransformer(cst.CSTTransformer):
     def _annotated(self, original_node: cst.CSTNode, statement: cst.BaseStatement) -> cst.BaseStatement:
         """``# ddpify: why -> what to do`` above the statement an item is about (once)."""
         line = self.line(original_node)
-        present = {c.comment.value for c in statement.leading_lines if c.comment is not None}
+        present = {c.comment.value for c in cstutil.leading_lines(statement) if c.comment is not None}
         comments = [
             cst.EmptyLine(comment=cst.Comment(text))
             for text in dict.fromkeys(
@@ -128,7 +129,7 @@ class ConvertTransformer(cst.CSTTransformer):
         ]
         if not comments:
             return statement
-        return statement.with_changes(leading_lines=[*statement.leading_lines, *comments])
+        return statement.with_changes(leading_lines=[*cstutil.leading_lines(statement), *comments])
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
         accumulation = self.facts.accumulation.get(original_node)

@@ -204,7 +204,7 @@ class EpochDataLoader(DataLoader):
         self.next_epoch = 0
 
     def __iter__(self) -> Any:
-        targets = []
+        targets: list[Any] = []
         for candidate in (self.sampler, self.batch_sampler):
             has_set_epoch = callable(getattr(candidate, "set_epoch", None))
             if has_set_epoch and all(candidate is not seen for seen in targets):
@@ -364,7 +364,8 @@ def _is_default_sampler(loader: DataLoader, kind: type) -> bool:
     if type(sampler) is not kind or getattr(sampler, "data_source", None) is not loader.dataset:
         return False
     if kind is RandomSampler:
-        return not sampler.replacement and sampler._num_samples is None and sampler.generator is loader.generator
+        random: Any = sampler
+        return not random.replacement and random._num_samples is None and random.generator is loader.generator
     return True
 
 
@@ -402,7 +403,7 @@ def set_epoch(loader: Any, epoch: int) -> None:
         loader.next_epoch = epoch
         return
     for attr in ("sampler", "batch_sampler"):
-        target: Optional[Any] = getattr(loader, attr, None)
+        target: Any = getattr(loader, attr, None)
         if callable(getattr(target, "set_epoch", None)):
             target.set_epoch(epoch)
             return

@@ -50,7 +50,7 @@ def _expand_host(pattern: str, text: str) -> list[str]:
     close_at = pattern.index("]", open_at)
     prefix, body, rest = pattern[:open_at], pattern[open_at + 1 : close_at], pattern[close_at + 1 :]
     suffixes = _expand_host(rest, text)
-    hosts = []
+    hosts: list[str] = []
     for item in body.split(","):
         for number in _expand_range(item.strip(), text):
             hosts.extend(prefix + number + suffix for suffix in suffixes)

@@ -118,8 +118,8 @@ class NullObject:
     def __enter__(self) -> NullObject:
         return self
 
-    def __exit__(self, *exc_info: Any) -> bool:
-        return False
+    def __exit__(self, *exc_info: Any) -> None:
+        return None
 
     def __iter__(self) -> Iterator[Any]:
         return iter(())

@@ -91,7 +91,7 @@ def setup(timeout_s: Optional[float] = None) -> None:
 
     # srun and mpirun name no rendezvous; every rank derives the same one (see _rendezvous).
     os.environ.update(rendezvous_defaults(launcher, env, os.environ))
-    kwargs: dict[str, timedelta] = {}
+    kwargs: dict[str, Any] = {}
     if timeout_s is not None:
         kwargs["timeout"] = timedelta(seconds=timeout_s)
     dist.init_process_group(

@@ -402,3 +402,10 @@ def is_simple_reference(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Name):
         return True
     return isinstance(node, cst.Attribute) and is_simple_reference(node.value)
+
+
+def leading_lines(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
+    """The blank and comment lines above a statement (every concrete statement has them;
+    ``BaseStatement`` does not declare them)."""
+    assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    return statement.leading_lines

@@ -169,7 +169,12 @@ def install(rec: Recorder) -> None:
     base.__init__ = iter_init  # type: ignore[method-assign]
     base._reset = reset  # type: ignore[method-assign]
     base._next_index = next_index  # type: ignore[method-assign]
-    rec.at_exit.append(lambda: [close(p, complete=False) for p in list(open_passes.values())])
+
+    def close_all() -> None:
+        for p in list(open_passes.values()):
+            close(p, complete=False)
+
+    rec.at_exit.append(close_all)
 
     original_dataset_init = TensorDataset.__init__
     datasets = [0]

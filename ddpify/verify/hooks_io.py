@@ -149,7 +149,7 @@ def _install_lines(rec: Recorder) -> None:
         stream = kwargs.get("file")
         if stream is not None and stream not in (sys.stdout, sys.stderr):
             return
-        frame = sys._getframe(1)
+        frame: Any = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename.startswith(os.path.dirname(_RUNTIME_DIR)):
             frame = frame.f_back  # ddpify.print: the line that called it
         if frame is None or not is_user_file(frame.f_code.co_filename) or not rec.here():

@@ -95,14 +95,14 @@ def writes(records: Records) -> Row:
             site = next(iter(per_rank.values()))["site"]
             problems.append(f"{os.path.basename(path)} opened for writing on ranks {sorted(per_rank)} ({site})")
     tagged = 0
-    for site, per_rank in sorted(lines.items()):
-        if len(per_rank) < 2:
+    for site, texts in sorted(lines.items()):
+        if len(texts) < 2:
             continue
-        if _tagged(per_rank):
+        if _tagged(texts):
             tagged += 1
             continue
-        each = "/".join(str(counts[r].get(site, "?")) for r in sorted(per_rank))
-        problems.append(f"{kinds[site]} at {site} on ranks {sorted(per_rank)} ({each} lines), e.g. {per_rank[min(per_rank)][:60]!r}")
+        each = "/".join(str(counts[r].get(site, "?")) for r in sorted(texts))
+        problems.append(f"{kinds[site]} at {site} on ranks {sorted(texts)} ({each} lines), e.g. {texts[min(texts)][:60]!r}")
     if problems:
         return Row("writes", FAIL, "; ".join(problems))
     extra = f", {tagged} tagged per rank" if tagged else ""

@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ddpify.errors import DdpifyError
 from ddpify.verify import launch, records, verdict
@@ -47,7 +48,7 @@ def verify(
     try:
         runnable, converted = launch.prepare(script, folder)
         script_dir = script.resolve().parent if converted else None
-        options = {"steps": steps, "timeout": timeout, "quiet": quiet, "script_dir": script_dir}
+        options: dict[str, Any] = {"steps": steps, "timeout": timeout, "quiet": quiet, "script_dir": script_dir}
         outcome = launch.launch(runnable, args, nproc=nproc, records=folder / "records", **options)
         found = records.load(folder / "records", nproc)
         if not found.started():

@@ -6,7 +6,7 @@ import libcst as cst
 
 from ddpify.check import fixes
 from ddpify.check.checkpoints import Checkpoints, Load, checkpoints
-from ddpify.check.rule import Invalid, Rule
+from ddpify.check.rule import Fixability, Invalid, Rule
 
 
 class LoadIntoWrappedModel(Rule):
@@ -149,7 +149,7 @@ def main():
         if any(save.wrapped for save in saves):
             return  # saved and loaded through the same, always-present wrapper: the keys match
         message = f"{load.model}.load_state_dict on the DDP-wrapped model: it expects 'module.' keys, so a plain checkpoint does not load"
-        safety = "safe" if saves else "unsafe"
+        safety: Fixability = "safe" if saves else "unsafe"
         self.report(load.call, message=message, replacement=functools.partial(_into_module, load.call), safety=safety)
 
 

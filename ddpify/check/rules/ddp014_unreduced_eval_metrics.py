@@ -314,7 +314,7 @@ print(test_loss / len(test_loader))
             assert isinstance(augmented, cst.AugAssign)
             if not isinstance(augmented.operator, cst.AddAssign):
                 continue
-            target = augmented.target
+            target: cst.BaseExpression = augmented.target
             while isinstance(target, cst.Subscript):
                 target = target.value
             text = target.attr.value if isinstance(target, cst.Attribute) else code(target)

@@ -111,9 +111,9 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
             labels.append(target)
             for loader in self._loaders_of.get(target, []):
                 labels.extend(filter(None, [assigned_to(self, loader), _dataset(loader)]))
-        loader = self._loader_receiving(call)
-        if loader is not None:
-            labels.extend(filter(None, [assigned_to(self, loader), _dataset(loader)]))
+        receiving = self._loader_receiving(call)
+        if receiving is not None:
+            labels.extend(filter(None, [assigned_to(self, receiving), _dataset(receiving)]))
         dataset = _dataset(call)
         if dataset is not None:
             labels.append(dataset)

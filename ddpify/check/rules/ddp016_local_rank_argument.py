@@ -17,7 +17,7 @@ def _plain_local_rank_argument(call: cst.Call, os_name: str) -> cst.Call | None:
     """Both spellings, and LOCAL_RANK from the environment as the default (argparse converts a
     string default with ``type=``; the original default stays for a run without a launcher)."""
     flags = [a for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
-    spelled = {a.value.evaluated_value for a in flags}  # type: ignore[union-attr]
+    spelled = {a.value.evaluated_value for a in flags if isinstance(a.value, cst.SimpleString)}
     args = list(call.args)
     insert_at = max(args.index(a) for a in flags) + 1
     for flag in [f for f in names.LOCAL_RANK_FLAGS if f not in spelled]:

@@ -182,7 +182,7 @@ for idx, (samples, targets) in enumerate(data_loader):
                     plan = None  # `when=` is evaluated before the body changes what the test reads
                 if plan is None:
                     self.report(boundary, message)
-                elif loop not in fixed:
+                elif isinstance(loop, cst.For) and loop not in fixed:  # a plan is only made for a For
                     fixed.add(loop)
                     if self.file.already_converted:
                         self.report(loop, message, replacement=functools.partial(rewrites.synced_accumulation, loop, *plan))

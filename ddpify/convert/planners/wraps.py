@@ -13,6 +13,7 @@ forward), models kept in a container, and models whose last placement is unknown
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 import libcst as cst
 
@@ -75,9 +76,9 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     if spelling is None:  # Trainer(Net(), ...): first named where the call keeps it (self.model = model)
         statement, spelling = _kept_by_callee(recording, model, statement)
     block = recording.parent(statement) if statement is not None else None
-    body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+    body: list[cst.CSTNode] = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
     if spelling is None or statement not in body:
-        line = recording.line(placement.statement)
+        line = recording.line(cast(cst.CSTNode, placement.statement))  # not None: checked above
         _hold(recording, facts, model, key, f"{key} has no name after line {line}, where it is on its final device and loaded")
         return None
     name = code(spelling)
