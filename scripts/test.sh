@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: lint and type checks, unit, golden, CLI and real torchrun (CPU, gloo)
+# The whole test suite: lint (ruff), type check (mypy, configured in pyproject.toml), unit, golden, CLI and real torchrun (CPU, gloo)
 # tests, then the declared libcst floor. Extra arguments go to pytest (and skip the checks
 # around it), e.g. `bash scripts/test.sh -k golden`.
 source "$(dirname "$0")/env.sh"
@@ -9,5 +9,6 @@ if [ "$#" -gt 0 ]; then
 fi
 ruff check ddpify
 ruff format --check ddpify
+mypy
 python -m pytest -n "${DDPIFY_TEST_WORKERS:-2}" -q
 bash scripts/libcst_floor.sh
