@@ -47,7 +47,9 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     metavar="CODES",
     help="Only these codes or prefixes (comma-separated, repeatable); default: the default rules, DDP: every rule.",
 )
-@click.option("--extend-select", multiple=True, metavar="CODES", help="Also these codes or prefixes (opt-in rules), on top of the selection.")
+@click.option(
+    "--extend-select", multiple=True, metavar="CODES", help="Also these codes or prefixes (opt-in rules), on top of the selection."
+)
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
 @click.option("--output-format", type=click.Choice(["text", "json", "github", "sarif"]), default="text", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
