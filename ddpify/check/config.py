@@ -8,7 +8,8 @@
     [tool.ddpify.per-file-ignores]
     "tests/*" = ["DDP005", "DDP012"]
 
-Command-line --select/--extend-select/--ignore take precedence over those of the file. A key or a
+Command-line --select replaces the file's select and extend-select; --extend-select and
+--ignore add to the file's. A key or a
 rule code that does not exist is an error with the nearest valid one, never silently ignored:
 a misspelt ``ignore`` would otherwise turn every rule back on without a word.
 """

@@ -153,7 +153,8 @@ def _prepare(
     """A result settled without the engine, or the task for it."""
     config = find_config(path)
     select = options.select or config.select
-    extend = options.extend_select or config.extend_select
+    # as ruff: a --select on the command line replaces the file's whole selection
+    extend = (*options.extend_select, *(() if options.select else config.extend_select))
     ignore = (*options.ignore, *config.ignore, *config.ignored_for(path))
     key = None
     if cache is not None:

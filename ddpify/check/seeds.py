@@ -123,12 +123,26 @@ class Seeds:
         return bool(seed.args) and self.varies_per_process(seed.args[0].value, depth=1)
 
     def consumed(self, seeded: str, seed: cst.Call) -> bool:
-        """Whether the script uses the RNG it seeds: draws from it (other than to make this
-        seed), or, for torch, runs dropout, random augmentation or DataLoader workers."""
+        """Whether the script draws from the RNG it seeds while it trains: in a loop, or in
+        another function than the seed's (a per-step augmentation helper); for torch also
+        dropout, random augmentation or DataLoader workers. Draws at set-up next to the seed
+        (a synthetic dataset, a split) want the same numbers on every rank."""
         inside = set(of_types(seed, cst.Call))
-        if any(d not in inside for d in self.draws.get(seeded, [])):
-            return True
+        home = self.source.enclosing_function(seed)
+        for draw in self.draws.get(seeded, []):
+            if draw in inside:
+                continue
+            if self.source.enclosing_function(draw) is not home or self._in_loop(draw):
+                return True
         return seeded == "torch" and self.torch_consumers
+
+    def _in_loop(self, node: cst.CSTNode) -> bool:
+        for ancestor in self.source.ancestors(node):
+            if isinstance(ancestor, (cst.For, cst.While)):
+                return True
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return False
+        return False
 
 
 def seeds(rule: Rule) -> Seeds:

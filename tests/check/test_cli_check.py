@@ -30,6 +30,8 @@ if dist.get_rank() == 0:
 dist.destroy_process_group()
 """
 SINGLE_GPU = "import torch\nprint(torch.zeros(1).cuda())\n"
+# DDP004 and DDP005 are opt-in rules: the projects below turn them on in their configuration.
+OPT_IN = '[tool.ddpify]\nextend-select = ["DDP004", "DDP005"]\n'
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -38,6 +40,7 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text(OPT_IN)
     (tmp_path / "buggy.py").write_text(BUGGY)
     (tmp_path / "clean.py").write_text(CLEAN)
     (tmp_path / "single.py").write_text(SINGLE_GPU)
@@ -91,18 +94,35 @@ def test_exit_zero_and_statistics(project: Path) -> None:
     assert [l.split()[:2] for l in stats.stdout.splitlines()] == [["1", "DDP004"], ["1", "DDP005"]]
 
 
-def test_fix_rewrites_and_diff_does_not(project: Path) -> None:
+def test_default_rules_extend_select_and_select_all(project: Path) -> None:
+    (project / "pyproject.toml").unlink()
+    assert run("buggy.py", cwd=project).stdout == "All checks passed.\n"  # DDP004/DDP005 are opt-in
+    extended = run("buggy.py", "--extend-select", "DDP004", cwd=project)
+    assert "DDP004" in extended.stdout and "DDP005" not in extended.stdout
+    everything = run("buggy.py", "--select", "DDP", cwd=project)
+    assert "DDP004" in everything.stdout and "DDP005" in everything.stdout and "DDP030" not in everything.stdout
+    assert run("buggy.py", "--extend-select", "DDP99", cwd=project).returncode == 2
+
+
+def test_fix_rewrites_in_plain_pytorch_and_diff_does_not(project: Path) -> None:
     diff = run("buggy.py", "--diff", cwd=project)
-    assert diff.returncode == 1 and "+state = torch.load(\"ckpt.pt\", map_location=ddpify.device())" in diff.stdout
+    assert diff.returncode == 1 and "+if not dist.is_initialized() or dist.get_rank() == 0:" in diff.stdout
+    assert "map_location" not in diff.stdout  # that fix is unsafe here: `state` is used directly
     assert (project / "buggy.py").read_text() == BUGGY
     fixed = run("buggy.py", "--fix", cwd=project)
-    assert fixed.returncode == 0, fixed.stdout
+    assert fixed.returncode == 1, fixed.stdout  # the unsafe DDP004 fix is left
+    assert "DDP004" in fixed.stdout and "1 more fixable with --unsafe-fixes" in fixed.stdout
     text = (project / "buggy.py").read_text()
-    assert "import ddpify.runtime as ddpify" in text and "ddpify.save(state" in text
+    assert "ddpify" not in text and '    torch.save(state, "copy.pt")' in text
+    unsafe = run("buggy.py", "--fix", "--unsafe-fixes", cwd=project)
+    assert unsafe.returncode == 0, unsafe.stdout
+    text = (project / "buggy.py").read_text()
+    assert 'torch.load("ckpt.pt", map_location="cpu")' in text and "ddpify" not in text
     assert run("buggy.py", cwd=project).returncode == 0
 
 
 def test_noqa_on_any_line_of_a_multiline_statement(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(OPT_IN)
     (tmp_path / "s.py").write_text(
         "import torch\nimport torch.distributed as dist\n"
         "torch.save(\n    {},  # noqa: DDP005\n    'x.pt',\n)\n"
@@ -117,13 +137,15 @@ def test_noqa_on_any_line_of_a_multiline_statement(tmp_path: Path) -> None:
 def test_output_formats(project: Path) -> None:
     data = json.loads(run("buggy.py", "--output-format", "json", cwd=project).stdout)
     assert [(d["code"], d["line"], d["column"]) for d in data] == [("DDP004", 5, 9), ("DDP005", 6, 1)]
+    assert [d["severity"] for d in data] == ["warning", "error"]
     github = run("buggy.py", "--output-format", "github", cwd=project).stdout.splitlines()
     assert github[0].startswith("::warning title=DDP004,file=buggy.py,line=5,col=9::")
+    assert github[1].startswith("::error title=DDP005,file=buggy.py,line=6,col=1::")  # the rule's severity, as in SARIF
 
 
 def test_config_found_upwards_with_per_file_ignores_and_exclude(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.ddpify]\nignore = ["DDP005"]\nexclude = ["vendor"]\n'
+        '[tool.ddpify]\nextend-select = ["DDP004", "DDP005"]\nignore = ["DDP005"]\nexclude = ["vendor"]\n'
         '[tool.ddpify.per-file-ignores]\n"legacy/*" = ["DDP004"]\n'
     )
     for folder in ("src", "legacy", "vendor"):
@@ -142,7 +164,7 @@ def test_gitignored_files_are_skipped(tmp_path: Path) -> None:
     (tmp_path / "generated").mkdir()
     (tmp_path / "generated" / "train.py").write_text(BUGGY)
     (tmp_path / "train.py").write_text(BUGGY)
-    result = run(".", cwd=tmp_path)
+    result = run(".", "--extend-select", "DDP004", cwd=tmp_path)
     assert "train.py:5:9" in result.stdout and "generated" not in result.stdout
 
 
@@ -152,5 +174,9 @@ def test_rules_and_rule_commands(tmp_path: Path) -> None:
     assert codes == sorted(codes) and "DDP001" in codes and len(codes) >= 5
     explained = subprocess.run([sys.executable, "-m", "ddpify", "rule", "ddp004"], capture_output=True, text=True, timeout=60)
     assert explained.returncode == 0 and "map_location" in explained.stdout and "```python" in explained.stdout
+    for heading in ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Known false positives"):
+        assert f"### {heading}" in explained.stdout
+    assert "(opt-in)" in explained.stdout.splitlines()[0] and "--extend-select DDP004" in explained.stdout
+    assert "default " in listing.stdout and "opt-in " in listing.stdout
     unknown = subprocess.run([sys.executable, "-m", "ddpify", "rule", "DDP999"], capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2

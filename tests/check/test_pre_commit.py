@@ -13,8 +13,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-BUGGY = "import torch\nimport torch.distributed as dist\n\nstate = torch.load('ckpt.pt')\n"
-CLEAN = "import torch\nimport torch.distributed as dist\n\nstate = torch.load('ckpt.pt', map_location='cpu')\n"
+# DDP001 (a default rule): the epoch loop never calls set_epoch.
+BUGGY = (
+    "import torch.distributed as dist\nfrom torch.utils.data import DataLoader, DistributedSampler\n\n"
+    "loader = DataLoader(data, sampler=DistributedSampler(data))\nfor epoch in range(3):\n    for batch in loader:\n        pass\n"
+)
+CLEAN = BUGGY.replace("for epoch in range(3):\n", "for epoch in range(3):\n    loader.sampler.set_epoch(epoch)\n")
 
 
 def _git(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -49,7 +53,7 @@ def test_try_repo_refuses_a_staged_ddp_bug(tmp_path: Path, hook_repo: tuple[Path
     result = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo[0]), "ddpify-check"],
                             cwd=repo, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "train.py:4:9: DDP004" in result.stdout
+    assert "train.py:5:1: DDP001" in result.stdout
 
 
 def test_installed_hook_guards_commits_without_torch(tmp_path: Path, hook_repo: tuple[Path, str], env: dict[str, str]) -> None:
@@ -63,7 +67,7 @@ def test_installed_hook_guards_commits_without_torch(tmp_path: Path, hook_repo: 
     env = {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"}
 
     refused = _git("commit", "-m", "bug", cwd=repo, env=env)
-    assert refused.returncode != 0 and "DDP004" in refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "DDP001" in refused.stdout + refused.stderr
     (repo / "train.py").write_text(CLEAN)
     _git("add", "train.py", cwd=repo)
     accepted = _git("commit", "-m", "fixed", cwd=repo, env=env)

@@ -70,6 +70,7 @@ def engine_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def _options(tmp_path: Path, **changes) -> Options:  # type: ignore[no-untyped-def]
+    changes.setdefault("select", ("DDP",))  # every rule: DDP004/DDP005/DDP012 are opt-in
     return Options(cache_dir=tmp_path / "cache", jobs=1, **changes)
 
 
@@ -177,7 +178,7 @@ def test_fix_runs_the_engine_when_the_cache_knows_of_a_fix(project: Path, tmp_pa
     check_paths([project / "buggy.py"], _options(tmp_path))
     outcome = check_paths([project / "buggy.py"], _options(tmp_path, fix=True))
     assert outcome.results[0].fixed is not None
-    assert "map_location" in (project / "buggy.py").read_text()
+    assert "dist.get_rank() == 0" in (project / "buggy.py").read_text()
 
 
 def test_cached_syntax_errors_are_never_results(project: Path, tmp_path: Path) -> None:
@@ -189,7 +190,7 @@ def test_cached_syntax_errors_are_never_results(project: Path, tmp_path: Path) -
 
 def test_cli_uses_the_cache_dir_from_the_environment(project: Path, tmp_path: Path) -> None:
     env = {**os.environ, "DDPIFY_CACHE_DIR": str(tmp_path / "envcache")}
-    command = [sys.executable, "-m", "ddpify", "check", "buggy.py"]
+    command = [sys.executable, "-m", "ddpify", "check", "--select", "DDP", "buggy.py"]
     first = subprocess.run(command, cwd=project, capture_output=True, text=True, env=env, timeout=120)
     assert list((tmp_path / "envcache").rglob("*.json"))
     second = subprocess.run(command, cwd=project, capture_output=True, text=True, env=env, timeout=120)
@@ -209,8 +210,8 @@ def test_pool_gives_the_outcome_of_one_process(project: Path, tmp_path: Path) ->
     for i in range(4):
         (project / f"more_{i}.py").write_text(BUGGY.replace("copy.pt", f"copy_{i}.pt"))
     (project / "broken.py").write_text(BROKEN)
-    one = check_paths([project], Options(cache=False, jobs=1))
-    two = check_paths([project], Options(cache=False, jobs=2))
+    one = check_paths([project], Options(cache=False, jobs=1, select=("DDP",)))
+    two = check_paths([project], Options(cache=False, jobs=2, select=("DDP",)))
     assert _findings(two) == _findings(one)
     assert [r.path for r in two.results] == [r.path for r in one.results]
     assert two.errors == one.errors and len(one.errors) == 1
@@ -282,7 +283,7 @@ def _many_files(folder: Path, count: int = 30) -> None:
 
 def test_piped_output_has_no_progress_bar(tmp_path: Path) -> None:
     _many_files(tmp_path / "many")
-    result = subprocess.run([sys.executable, "-m", "ddpify", "check", "--no-cache", "-j", "1", "many"], cwd=tmp_path,
+    result = subprocess.run([sys.executable, "-m", "ddpify", "check", "--no-cache", "--select", "DDP", "-j", "1", "many"], cwd=tmp_path,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 1
     assert "\r" not in result.stderr and "\x1b" not in result.stderr and "files" not in result.stderr
@@ -312,7 +313,7 @@ def test_terminal_shows_a_progress_bar(tmp_path: Path) -> None:
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
-        process = subprocess.Popen([sys.executable, "-m", "ddpify", "check", "--no-cache", "-j", "1", "many"], cwd=tmp_path,
+        process = subprocess.Popen([sys.executable, "-m", "ddpify", "check", "--no-cache", "--select", "DDP", "-j", "1", "many"], cwd=tmp_path,
                                    stdout=subprocess.PIPE, stderr=terminal, text=True)
         stdout, _ = process.communicate(timeout=300)
     finally:

@@ -17,6 +17,7 @@ DDP_SCRIPT = "import torch\nimport torch.distributed as dist\n\nstate = torch.lo
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "train.py").write_text(DDP_SCRIPT)
+    (tmp_path / "pyproject.toml").write_text('[tool.ddpify]\nextend-select = ["DDP004"]\n')  # an opt-in rule
     return tmp_path
 
 

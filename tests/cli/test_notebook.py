@@ -165,13 +165,13 @@ BUGGY_CELLS = (
 def test_check_reports_findings_at_cell_and_line(cli, tmp_path: Path) -> None:
     _notebook(tmp_path / "nb.ipynb", *BUGGY_CELLS, kinds=("markdown",))
     before = (tmp_path / "nb.ipynb").read_bytes()
-    result = cli("check", "--no-cache", "nb.ipynb", cwd=tmp_path)
+    result = cli("check", "--no-cache", "--select", "DDP", "nb.ipynb", cwd=tmp_path)  # DDP004/DDP030 are opt-in
     assert result.returncode == 1, result.stderr
     assert "nb.ipynb:cell_3:2:9: DDP004 torch.load without map_location" in result.stdout
     assert "nb.ipynb:cell_3:1:1: DDP030" in result.stdout
-    as_json = json.loads(cli("check", "--no-cache", "--output-format", "json", "nb.ipynb", cwd=tmp_path).stdout)
+    as_json = json.loads(cli("check", "--no-cache", "--select", "DDP", "--output-format", "json", "nb.ipynb", cwd=tmp_path).stdout)
     assert {(f["path"], f["line"], f["code"]) for f in as_json} >= {("nb.ipynb:cell_3", 2, "DDP004")}
-    fixed = cli("check", "--no-cache", "--fix", "nb.ipynb", cwd=tmp_path)  # notebooks are never rewritten
+    fixed = cli("check", "--no-cache", "--select", "DDP", "--fix", "nb.ipynb", cwd=tmp_path)  # notebooks are never rewritten
     assert fixed.returncode == 1 and "[*]" not in fixed.stdout
     assert (tmp_path / "nb.ipynb").read_bytes() == before
 
@@ -180,7 +180,7 @@ def test_check_folder_includes_notebooks_but_not_checkpoints(cli, tmp_path: Path
     _notebook(tmp_path / "nb.ipynb", *BUGGY_CELLS)
     (tmp_path / ".ipynb_checkpoints").mkdir()
     _notebook(tmp_path / ".ipynb_checkpoints" / "nb-checkpoint.ipynb", *BUGGY_CELLS)
-    result = cli("check", "--no-cache", ".", cwd=tmp_path)
+    result = cli("check", "--no-cache", "--extend-select", "DDP004", ".", cwd=tmp_path)
     assert result.returncode == 1
     assert "nb.ipynb:cell_3:2:9: DDP004" in result.stdout
     assert "checkpoint" not in result.stdout

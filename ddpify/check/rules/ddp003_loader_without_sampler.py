@@ -27,12 +27,12 @@ class LoaderWithoutSampler(Rule):
         "samples. Which loaders train is decided as the converter decides it (a name with "
         "train, or shuffle=True; val/test/eval names and shuffle=False are evaluation loaders, "
         "which ddpify deliberately leaves unsharded so metrics are exact on every rank). Loaders "
-        "with their own sampler= or batch_sampler=, and IterableDatasets, are not flagged. The "
-        "unsafe fix turns the loader into `ddpify.distributed_loader(..., per_process_batch=True)`, "
-        "which adds the distributed sampler at run time and keeps the batch size per process, as a "
-        "hand-written DDP script means it (the converter's --per-process-batch)."
+        "with their own sampler= or batch_sampler=, IterableDatasets, and the loader of the "
+        "single-process branch (the other branch builds one with a sampler) are not flagged."
     )
     fix = "unsafe"
+    fix_notes = "No fix in a hand-written script: a DistributedSampler needs a process group, which a single-process run does not have. In a script that already uses ddpify.runtime the unsafe fix writes `ddpify.distributed_loader(..., per_process_batch=True)` (the sampler added at run time, the batch size kept per process)."
+    false_positives = "A loader that only a single-process branch the analysis cannot read builds (a configuration flag), or one whose sampler is set later (`loader.sampler = ...`)."
     valid = (
         """\
 import torch.distributed as dist

@@ -27,6 +27,10 @@ class UnsyncedBatchNorm(Rule):
         "BatchNorm and wraps with DistributedDataParallel, with no SyncBatchNorm anywhere. Report only."
     )
     fix = None
+    fix_notes = "No automatic fix: whether per-GPU statistics are good enough depends on the per-GPU batch size."
+    false_positives = (
+        "BatchNorm kept per GPU on purpose (linear probing with a BatchNorm head, large per-GPU batches): noise rather than a bug."
+    )
     valid = (
         """\
 import torch.nn as nn

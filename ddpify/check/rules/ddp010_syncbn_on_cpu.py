@@ -27,6 +27,8 @@ class SyncBatchNormOnCpu(Rule):
         "already under a test that mentions cuda/nccl/gpu is not flagged. Report only."
     )
     fix = None
+    fix_notes = "No automatic fix: where the model's device is decided is the script's choice."
+    false_positives = "None known."
     valid = (
         """\
 import torch.distributed as dist

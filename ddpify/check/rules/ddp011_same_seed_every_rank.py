@@ -33,9 +33,10 @@ class SameSeedEveryRank(Rule):
         "also through a variable or every caller of a `set_seed(seed)` helper, or a number drawn "
         "from an RNG that was seeded per rank or not at all: `torch.manual_seed(np.random.randint(...))` "
         "after `np.random.seed(seed * world_size + rank)`), and seeds of an RNG the script never "
-        "uses afterwards (`np.random.seed(0)` in a script that draws nothing from NumPy; "
-        "`torch.manual_seed(0)` in a script with no dropout, random augmentation, DataLoader "
-        "workers or torch random draws)."
+        "uses while training (`np.random.seed(0)` in a script that draws nothing from NumPy in a "
+        "loop or helper; `torch.manual_seed(0)` in a script with no dropout, random augmentation, "
+        "DataLoader workers or torch random draws in a loop: a synthetic dataset drawn next to the "
+        "seed must be the same on every rank)."
     )
     default = True
     fix = "unsafe"
@@ -66,7 +67,8 @@ def set_seed(seed):
 
 
 set_seed(args.seed + dist.get_rank())
-mask = np.random.rand(16) > 0.5
+for step in range(10):
+    mask = np.random.rand(16) > 0.5
 """,
         """\
 import os
@@ -80,7 +82,8 @@ if ddp:
 else:
     seed_offset = 0
 torch.manual_seed(1337 + seed_offset)
-x = torch.randn(4, 4)
+for step in range(10):
+    x = torch.randn(4, 4)
 """,
         """\
 import numpy as np
@@ -125,7 +128,8 @@ dist.init_process_group("gloo")
 SEED = 0
 random.seed(SEED)
 np.random.seed(SEED)
-crop = random.randint(0, 32), np.random.rand()
+for batch in loader:
+    crop = random.randint(0, 32), np.random.rand()  # the same "random" crop on every rank
 """
         ),
         Invalid(
@@ -146,7 +150,8 @@ import ddpify.runtime as ddpify
 
 dist.init_process_group("nccl")
 torch.manual_seed(args.seed)
-noise = torch.randn(4)
+for step in range(100):
+    noise = torch.randn(4)
 """,
             """\
 import torch
@@ -155,7 +160,8 @@ import ddpify.runtime as ddpify
 
 dist.init_process_group("nccl")
 ddpify.seed(torch.manual_seed, args.seed)
-noise = torch.randn(4)
+for step in range(100):
+    noise = torch.randn(4)
 """,
         ),
     )

@@ -27,14 +27,13 @@ class LoggerOnEveryRank(Rule):
         '(huggingface/pytorch-image-models#1309 "--log-wandb creates multiple instances"), '
         "`SummaryWriter()` writes N event files that TensorBoard overlays, and `mlflow.start_run()` "
         "records N runs (metatensor/metatrain#733); `wandb.log` on a rank whose `wandb.init` was "
-        "guarded raises. Log from rank 0 only. The fix wraps the factory: "
-        "`ddpify.rank_zero(SummaryWriter)(...)` / `ddpify.rank_zero(wandb.init)(...)` runs it on "
-        "rank 0 and hands the other ranks a no-op object, so the rest of the code (`writer.add_scalar`) "
-        "needs no guard, exactly as the converter does. mlflow calls are reported only. Calls under a "
+        "guarded raises. Log from rank 0 only. Calls under a "
         "rank test (`if rank == 0:`, `... if is_main_process() else None`) or switched off by the rank "
         '(`wandb.init(mode="online" if rank == 0 else "disabled")`) are fine.'
     )
     fix = "safe"
+    fix_notes = "No fix in a hand-written script: guarding the factory would leave the other ranks without the object the rest of the code uses. In a script that already uses ddpify.runtime the fix writes `ddpify.rank_zero(SummaryWriter)(...)`, which hands the other ranks a no-op object."
+    false_positives = "A logger switched off on the other ranks by code of another module."
     valid = (
         """\
 import torch.distributed as dist

@@ -39,6 +39,8 @@ class UnreducedEvalMetrics(Rule):
         "(the training loss), in a function where neither it, the functions it calls nor its callers "
         "reduce anything."
     )
+    fix_notes = "No automatic fix: where to reduce is a decision."
+    false_positives = "Metrics reduced by a helper of another module whose name does not say so; evaluation code that only the main process runs on purpose."
     valid = (
         """\
 import torch

@@ -33,6 +33,8 @@ class PaddedEvalSampler(Rule):
         "name, its dataset's or its loader's name says val/test/eval/dev, or it has shuffle=False in a "
         "loader not named for training. Report only."
     )
+    fix_notes = "No automatic fix."
+    false_positives = "Evaluators that merge predictions by sample id (the DETR-family COCO evaluator), which removes the padding duplicates; scripts that accept the padding knowingly (a printed warning)."
     valid = (
         """\
 import torch.distributed as dist

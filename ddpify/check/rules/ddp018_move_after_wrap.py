@@ -32,6 +32,8 @@ class MoveAfterWrap(Rule):
         "device_ids only when its model is built in that function by a class constructor without a "
         "device argument and moved nowhere in the file."
     )
+    fix_notes = "No automatic fix."
+    false_positives = "None known."
     valid = (
         """\
 import torch.distributed as dist

@@ -32,6 +32,8 @@ class ParamsChangedAfterWrap(Rule):
         "and `load_state_dict` after the wrap inside a rank guard. Loading the same checkpoint on every "
         "rank after the wrap (the DDP tutorial does it) keeps the replicas equal and is not reported."
     )
+    fix_notes = "No automatic fix."
+    false_positives = "An initialiser that draws no random numbers, applied on every rank."
     valid = (
         """\
 import torch

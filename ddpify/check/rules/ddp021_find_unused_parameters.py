@@ -26,6 +26,8 @@ class FindUnusedParameters(Rule):
         "`static_graph=True` gives the same safety after the first iteration without the per-step "
         "cost. Information only: whether parameters go unused is a property of the model."
     )
+    fix_notes = "No automatic fix: whether parameters go unused is a property of the model."
+    false_positives = "Models that really skip parameters in some forwards (the flag is then required)."
     valid = (
         """\
 import torch.distributed as dist

@@ -30,6 +30,8 @@ class RankAsymmetricCollective(Rule):
         "(`if rank != 0: return`), or around every call of the function it is in."
     )
     default = True
+    fix_notes = "No automatic fix: which ranks should take part is the script's decision."
+    false_positives = "A collective on a subgroup that contains only the guarded ranks."
     valid = (
         """\
 import torch

@@ -32,6 +32,8 @@ class SpawnOutsideMainGuard(Rule):
         "Reported: a spawn at module level, and a module-level call of a function that (directly or "
         "through other functions of the file) spawns."
     )
+    fix_notes = "No automatic fix."
+    false_positives = "None known."
     valid = (
         """\
 import torch.distributed as dist

@@ -25,6 +25,8 @@ class MissingDestroyProcessGroup(Rule):
         "the init at module level): a library module's `init_distributed()` helper leaves the "
         "teardown to its caller."
     )
+    fix_notes = "No automatic fix."
+    false_positives = "At process exit the only effect is PyTorch's warning: mostly noise on real scripts."
     valid = (
         """\
 import torch.distributed as dist

@@ -39,6 +39,8 @@ class WorkersPerCpuCount(Rule):
         "(directly or through a variable) with no division by the processes per node. "
         "`ddpify.distributed_loader` caps num_workers at the process's share of the cores by itself."
     )
+    fix_notes = "No automatic fix."
+    false_positives = "A node that runs one process only."
     valid = (
         """\
 import os

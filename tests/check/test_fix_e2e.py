@@ -1,0 +1,109 @@
+"""``ddpify check --fix`` on a hand-written DDP script, then the fixed script trained for real
+under torchrun (2 CPU processes, gloo): it must still finish (a fix that put a barrier where
+only rank 0 runs would hang it), depend on nothing new (no ddpify import), and resume the
+weights it saved (a fix that changed the checkpoint's keys under a ``strict=False`` resume
+would silently restore nothing). The safe fixes and the unsafe ones are checked separately,
+each copy trained twice; the two copies run side by side to keep the test short."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+pytestmark = pytest.mark.torchrun
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "tests" / "check" / "data" / "handwritten_ddp.py"
+TIMEOUT_S = 150  # a hang shows up as a timeout, not as a stuck test run
+LAUNCHER_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK")
+
+
+def _check(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run(
+        [sys.executable, "-m", "ddpify", "check", "--no-cache", "--select", "DDP", *args, "train.py"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _launch(folder: Path, *args: str) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
+    env.update(CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "train.py", "--out", ".", *args]
+    return subprocess.Popen(
+        command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+
+
+def _finish(runs: dict[str, subprocess.Popen]) -> dict[str, str]:
+    """Each launch's output; a launch that does not end in time (a hang) fails the test."""
+    outputs: dict[str, str] = {}
+    for name, proc in runs.items():
+        try:
+            output, _ = proc.communicate(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            for other in runs.values():
+                if other.poll() is None:
+                    os.killpg(other.pid, signal.SIGKILL)
+            pytest.fail(f"the fixed script ({name}) hangs: no end after {TIMEOUT_S}s")
+        assert proc.returncode == 0, f"the fixed script ({name}) failed:\n{output}"
+        outputs[name] = output
+    return outputs
+
+
+def _ranks(folder: Path) -> list[dict]:
+    return [json.loads((folder / f"rank{r}.json").read_text()) for r in range(2)]
+
+
+def test_fixed_script_finishes_adds_no_import_and_resumes_its_weights(tmp_path: Path) -> None:
+    copies = {"safe": tmp_path / "safe", "unsafe": tmp_path / "unsafe"}
+    for name, folder in copies.items():
+        folder.mkdir()
+        shutil.copy(SCRIPT, folder / "train.py")
+        fixed = _check("--fix", *(["--unsafe-fixes"] if name == "unsafe" else []), cwd=folder)
+        assert "Fixed 1 file." in fixed.stdout, fixed.stdout + fixed.stderr
+
+    texts = {name: (folder / "train.py").read_text() for name, folder in copies.items()}
+    original = SCRIPT.read_text()
+    for name, text in texts.items():
+        assert "ddpify" not in text, f"the {name} fixes made the script depend on ddpify"
+        assert "train_sampler.set_epoch(epoch)" in text  # DDP001
+        assert '"--local_rank", "--local-rank"' in text and 'os.environ.get("LOCAL_RANK", -1)' in text  # DDP016
+        assert "if not dist.is_initialized() or dist.get_rank() == 0:\n            print(" in text  # DDP012
+        # untouched: the helper's save (its caller is guarded; a barrier there would hang) and
+        # the wrapper's state_dict (the strict=False resume loads it back through the wrapper)
+        assert "def save_checkpoint(state, path):\n    torch.save(state, path)\n" in text
+        assert '"model": model.state_dict()' in text and 'model.load_state_dict(ckpt["model"], strict=False)' in text
+    assert "torch.load(path)\n" in texts["safe"]  # DDP004's fix is unsafe here: `ckpt` is used directly
+    assert 'torch.load(path, map_location="cpu")' in texts["unsafe"]
+    assert texts["safe"] != original
+
+    first = _finish({name: _launch(folder) for name, folder in copies.items()})
+    saved = {}
+    for name, folder in copies.items():
+        assert first[name].count("epoch 0 done") == 1, "the print guard lets rank 0 print alone"
+        for rank, record in enumerate(_ranks(folder)):
+            assert record["local_rank"] == rank  # --local_rank now defaults to torchrun's LOCAL_RANK
+            assert record["orders"][0] != record["orders"][1]  # set_epoch: a new order each epoch
+        saved[name] = torch.load(folder / "checkpoint.pth", map_location="cpu")["model"]
+
+    _finish({name: _launch(folder, "--resume") for name, folder in copies.items()})
+    for name, folder in copies.items():
+        for record in _ranks(folder):
+            assert record["missing"] == [] and record["unexpected"] == []
+            assert set(record["resumed"]) == set(saved[name])
+            for key, value in saved[name].items():
+                assert torch.allclose(torch.tensor(record["resumed"][key]), value), f"{name}: {key} was not resumed"
