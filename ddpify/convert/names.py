@@ -103,7 +103,6 @@ LIBRARY_MODULES = frozenset(
 LOCAL_RANK_FLAGS = ("--local_rank", "--local-rank")
 # Tests that select one process: `rank == 0`, `is_main_process()`, `args.local_rank in [-1, 0]`...
 # Superseded by ddpify.analysis.rank_tests; only facts.py and side_effects.py still read it.
-RANK_TEST = re.compile(r"rank|is_main_process|is_master|master_process|main_process|is_primary|gpu_id\s*==\s*0|global_zero", re.I)
 
 
 def is_optimizer(qualified: set[str]) -> bool:

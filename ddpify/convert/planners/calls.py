@@ -10,6 +10,7 @@ import sys
 import libcst as cst
 from libcst.metadata import QualifiedNameSource
 
+from ddpify.analysis.ranks import RankSelection
 from ddpify.convert import names
 from ddpify.convert.record import Recording
 from ddpify.tree.cstutil import callee_name, code
@@ -68,5 +69,6 @@ def project_helper(recording: Recording, call: cst.Call) -> str | None:
 
 
 def behind_rank_test(recording: Recording, node: cst.CSTNode) -> bool:
-    """Inside an ``if`` on the rank (``if rank == 0:``), test included."""
-    return any(isinstance(a, cst.If) and names.RANK_TEST.search(code(a.test)) for a in recording.ancestors(node))
+    """Only some ranks run it: a rank test around it (any spelling, ``ddpify.analysis.rank_tests``),
+    an early exit above it, or every caller of its function behind one (``analysis.context``)."""
+    return recording.analysis.context.selection(node) is not RankSelection.ALL

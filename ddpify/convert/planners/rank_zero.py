@@ -16,6 +16,7 @@ import sys
 import libcst as cst
 from libcst.metadata import QualifiedNameSource
 
+from ddpify.analysis.ranks import RankSelection
 from ddpify.convert import names
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.record import Recording
@@ -148,15 +149,9 @@ def must_run_everywhere(recording: Recording, facts: Facts, node: cst.CSTNode) -
 
 
 def already_guarded(recording: Recording, node: cst.CSTNode) -> bool:
-    """Inside an ``if`` on the rank (``if rank == 0:``, ``if ddpify.is_main_process():``)."""
-    child = node
-    for ancestor in recording.ancestors(node):
-        if isinstance(ancestor, cst.If) and child is not ancestor.test and names.RANK_TEST.search(code(ancestor.test)):
-            return True
-        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
-            return False
-        child = ancestor
-    return False
+    """Only some ranks run it (``if rank == 0:``, ``if ddpify.is_main_process():``, an early
+    exit, or callers behind a rank test): ``ddpify.analysis.context`` decides, as for the linter."""
+    return recording.analysis.context.selection(node) is not RankSelection.ALL
 
 
 def on_rank_zero_only(recording: Recording, facts: Facts, node: cst.CSTNode) -> bool:
