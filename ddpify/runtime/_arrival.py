@@ -26,7 +26,7 @@ import torch.distributed as dist
 
 from ._guard import GuardError
 
-__all__ = ["arrive", "check_visible", "mark_ended", "defer_exit_marker"]
+__all__ = ["arrive", "check_visible", "mark_ended", "defer_exit_marker", "use_group_timeout"]
 
 BARRIER_TIMEOUT_ENV_VAR = "DDPIFY_BARRIER_TIMEOUT"
 DEFAULT_TIMEOUT_S = 1800.0  # torch's default timeout of a gloo or nccl group
@@ -39,7 +39,15 @@ _HINTS = {
     "ddpify.main_process_first": "enter it on every rank",
 }
 # The group the sequence counts barriers of, the store, and how this process marks its end.
-_state: dict[str, Any] = {"world": None, "generation": 0, "sequence": 0, "store": None, "exit_hook": False, "deferred": False}
+_state: dict[str, Any] = {
+    "world": None,
+    "generation": 0,
+    "sequence": 0,
+    "store": None,
+    "exit_hook": False,
+    "deferred": False,
+    "timeout": None,
+}
 
 
 def _store() -> Any:
@@ -59,12 +67,19 @@ def _namespace() -> str:
 
 
 def barrier_timeout() -> float:
-    """DDPIFY_BARRIER_TIMEOUT seconds, else torch's default group timeout."""
+    """DDPIFY_BARRIER_TIMEOUT seconds, else the group's timeout given to ``setup`` (argument or
+    DDPIFY_INIT_TIMEOUT), else torch's default: a slow rank is never failed sooner than the
+    plain barrier would have failed it."""
     raw = os.environ.get(BARRIER_TIMEOUT_ENV_VAR, "").strip()
     try:
-        return float(raw) if raw else DEFAULT_TIMEOUT_S
+        return float(raw) if raw else (_state["timeout"] or DEFAULT_TIMEOUT_S)
     except ValueError:
         raise RuntimeError(f"ddpify: {BARRIER_TIMEOUT_ENV_VAR}={raw!r} is not a number of seconds.") from None
+
+
+def use_group_timeout(timeout_s: Optional[float]) -> None:
+    """``setup`` tells the group's timeout (None: torch's default)."""
+    _state["timeout"] = timeout_s
 
 
 def _missed(ranks: list[int], what: str, site: str) -> str:

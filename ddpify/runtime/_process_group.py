@@ -94,6 +94,7 @@ def setup(timeout_s: Optional[float] = None) -> None:
     kwargs: dict[str, Any] = {}
     if timeout_s is not None:
         kwargs["timeout"] = timedelta(seconds=timeout_s)
+    _arrival.use_group_timeout(timeout_s)
     dist.init_process_group(
         backend=backend,
         init_method="env://",

@@ -181,6 +181,16 @@ def test_a_rank_that_ended_is_named_and_a_silent_one_times_out(store: dist.HashS
         _arrival.arrive("ddpify.save", "a.py:9", timeout_s=0.3)
 
 
+def test_the_wait_for_a_slow_rank_is_never_shorter_than_the_groups_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DDPIFY_BARRIER_TIMEOUT", raising=False)
+    monkeypatch.setitem(_arrival._state, "timeout", None)
+    assert _arrival.barrier_timeout() == 1800
+    _arrival.use_group_timeout(7200)  # setup(timeout_s=7200) or DDPIFY_INIT_TIMEOUT=7200
+    assert _arrival.barrier_timeout() == 7200
+    monkeypatch.setenv("DDPIFY_BARRIER_TIMEOUT", "60")
+    assert _arrival.barrier_timeout() == 60
+
+
 def test_arrival_at_the_same_place_passes(store: dist.HashStore) -> None:
     _rank1_arrives(store, "ddpify.save at train.py:212")
     _arrival.arrive("ddpify.save", "train.py:212")
