@@ -39,6 +39,9 @@ from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
 from ddpify.tree.cstutil import attribute_name, code, keyword_value, of_types
 
+# Methods a DataLoader calls per sample or batch, possibly in its worker processes.
+_PER_SAMPLE = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__", "collate_fn", "collate"})
+
 
 def plan_existence_tests(recording: Recording, facts: Facts) -> None:
     """``if not os.path.exists(p): <download>``: the whole ``if`` under ``main_process_first``,
@@ -132,7 +135,17 @@ def _destination(call: cst.Call, qualified: set[str]) -> cst.BaseExpression | No
 
 
 def _ordered_already(recording: Recording, call: cst.Call) -> bool:
-    """Inside ``with ...main_process_first...:``: the script orders the ranks itself."""
+    """Inside ``with ...main_process_first...:`` (the script orders the ranks itself), or in a
+    dataset's code (``__getitem__`` fetching a sample, maybe in a loader worker process): each
+    rank fetches its own shard there, and a barrier per sample (in a worker) would break."""
+    function, klass = recording.owners_of(call)
+    if (
+        function is not None
+        and function.name.value in _PER_SAMPLE
+        or klass is not None
+        and any("Dataset" in code(b.value) for b in klass.bases)
+    ):
+        return True
     for ancestor in recording.ancestors(call):
         if isinstance(ancestor, cst.With) and any("main_process_first" in code(i.item) for i in ancestor.items):
             return True
