@@ -195,7 +195,7 @@ def test_cli_uses_the_cache_dir_from_the_environment(project: Path, tmp_path: Pa
     assert list((tmp_path / "envcache").rglob("*.json"))
     second = subprocess.run(command, cwd=project, capture_output=True, text=True, env=env, timeout=120)
     assert (first.returncode, first.stdout) == (second.returncode, second.stdout) == (1, first.stdout)
-    probe = "import sys, runpy; sys.argv = ['ddpify', 'check', 'buggy.py']; runpy.run_module('ddpify', run_name='__main__')"
+    probe = "import sys, runpy; sys.argv = ['ddpify', 'check', '--select', 'DDP', 'buggy.py']; runpy.run_module('ddpify', run_name='__main__')"
     hit = subprocess.run([sys.executable, "-X", "importtime", "-c", probe], cwd=project, capture_output=True, text=True, env=env, timeout=120)
     assert hit.stdout == first.stdout
     assert " libcst" not in hit.stderr, "a cache hit needs no libcst"
