@@ -84,7 +84,7 @@ class ConvertTransformer(cst.CSTTransformer):
             statement = rewrites.sharded(loader.key, per_process_batch=self.per_process_batch)
             what = f"{loader.key} is built in another file ({loader.helper}()): rebuilt with a DistributedSampler at runtime ({code(statement).strip()})"
             self._after.setdefault(loader.statement, []).append((statement, what))
-        if self.facts.main_guard is None and self.facts.setup_after is not None:
+        if self.facts.setup_after is not None:
             setup = snippets.statement("setup", rt=RT)
             self._after.setdefault(self.facts.setup_after, []).insert(
                 0, (setup, "set up the process group after the imports (torn down at exit)")

@@ -33,10 +33,12 @@ from ddpify.convert.planners import (
     checkpoints,
     downloads,
     epochs,
+    file_writes,
     handed_over,
     loaders,
     loop_shapes,
     models,
+    rank_zero_values,
     side_effects,
 )
 from ddpify.convert.record import Recording
@@ -59,6 +61,8 @@ PLANNERS: tuple[Planner, ...] = (
     side_effects.plan,  # writes on rank 0
     handed_over.report,  # functions of other files given the DDP model or a loader
     loop_shapes.plan,  # set_epoch taken back from batch loops and loaders that may not exist there
+    file_writes.plan,  # open(p, "wb+") / "a+" / "r+", Path.write_text: one rank writes
+    rank_zero_values.plan,  # values read off rank-0 objects (writer.log_dir) on every rank
 )
 
 
