@@ -35,9 +35,11 @@ from ddpify.convert.planners import (
     epochs,
     file_writes,
     handed_over,
+    interactive,
     loaders,
     loop_shapes,
     models,
+    own_methods,
     rank_zero_values,
     side_effects,
 )
@@ -63,6 +65,8 @@ PLANNERS: tuple[Planner, ...] = (
     loop_shapes.plan,  # set_epoch taken back from batch loops and loaders that may not exist there
     file_writes.plan,  # open(p, "wb+") / "a+" / "r+", Path.write_text: one rank writes
     rank_zero_values.plan,  # values read off rank-0 objects (writer.log_dir) on every rank
+    own_methods.report,  # the model's own members out of reach in another file's function
+    interactive.report,  # input() on ranks without a terminal
 )
 
 
