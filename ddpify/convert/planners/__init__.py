@@ -29,6 +29,7 @@ from collections.abc import Callable
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.planners import (
     accumulation,
+    batch_coupling,
     bootstrap,
     checkpoints,
     downloads,
@@ -67,6 +68,7 @@ PLANNERS: tuple[Planner, ...] = (
     rank_zero_values.plan,  # values read off rank-0 objects (writer.log_dir) on every rank
     own_methods.report,  # the model's own members out of reach in another file's function
     interactive.report,  # input() on ranks without a terminal
+    batch_coupling.report,  # the split batch size in another file's code; summed losses
 )
 
 
