@@ -54,6 +54,7 @@ def download_item(line: int, divergent: Divergent) -> ManualItem:
     return ManualItem(
         line,
         f"this download runs under {decision(divergent)}, which the ranks may decide differently: {divergent.reason}. "
-        "ddpify.main_process_first() (rank 0 first, the others wait) would hang the ranks that enter it",
-        f"download before the condition, under `with ddpify.main_process_first():` on every rank; {_AGREE[divergent.kind]}",
+        "ddpify.main_process_first() (rank 0 first, the others wait) would hang the ranks that enter it, so every rank "
+        "that gets here downloads at once",
+        "download before the decision, on every rank, under `with ddpify.main_process_first():` (rank 0 fetches, the others then read its files)",
     )

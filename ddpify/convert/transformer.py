@@ -88,7 +88,7 @@ class ConvertTransformer(cst.CSTTransformer):
                 "with a DistributedSampler at run time if it is a plain DataLoader (anything else comes back unchanged, with a warning)"
             )
             self._after.setdefault(loader.statement, []).append((statement, what))
-        if self.facts.main_guard is None and self.facts.setup_after is not None:
+        if self.facts.setup_after is not None:
             setup = snippets.statement("setup", rt=RT)
             self._after.setdefault(self.facts.setup_after, []).insert(
                 0, (setup, "set up the process group after the imports (torn down at exit)")
@@ -143,9 +143,12 @@ class ConvertTransformer(cst.CSTTransformer):
         keys = self.facts.set_epoch.get(original_node)
         if not keys or not isinstance(updated_node.body, cst.IndentedBlock):
             if keys:
+                epoch = code(original_node.target)
                 self.manual.append(
                     ManualItem(
-                        self.line(original_node), "one-line epoch loop", "call ddpify.set_epoch(loader, epoch) at the top of each epoch"
+                        self.line(original_node),
+                        f"the epoch loop keeps its body on the `for {epoch} in ...:` line, where ddpify.set_epoch cannot be inserted",
+                        f"put the body on its own lines and call {', '.join(f'ddpify.set_epoch({k}, {epoch})' for k in keys)} first in it",
                     )
                 )
             return updated_node
@@ -307,8 +310,9 @@ class ConvertTransformer(cst.CSTTransformer):
             self.manual.append(
                 ManualItem(
                     self.line(original),
-                    f"{fact.batch_expression} is also used at line {fact.batch_used_at} as if it were the size of every batch, "
-                    "so splitting the global batch would break that code: this loader keeps the per-process batch",
+                    f"{fact.batch_expression} is also used at line {fact.batch_used_at}, where it may stand for the length of "
+                    "every batch (a tensor size, a count); split per rank it would no longer match the batches there, so this "
+                    "loader keeps the per-process batch",
                     f"effective batch = {fact.batch_expression} x world_size: scale the learning rate, or use the real batch length there and convert again",
                 )
             )
@@ -322,8 +326,9 @@ class ConvertTransformer(cst.CSTTransformer):
             self.manual.append(
                 ManualItem(
                     self.line(original),
-                    f"{label} uses a batch_sampler",
-                    "each rank takes every world_size-th batch, so the global batch grows by world_size: scale the learning rate or the batch sampler",
+                    f"{label} takes a batch_sampler: the batches it makes are shared out whole (each rank takes every "
+                    "world_size-th batch), so world_size batches train at once: the global batch grows by world_size",
+                    "scale the learning rate, or make the batch sampler's batches world_size times smaller",
                 )
             )
         sharded = rewrites.distributed_loader(updated, per_process_batch=per_process)
@@ -352,7 +357,7 @@ class ConvertTransformer(cst.CSTTransformer):
                     self.manual.append(
                         ManualItem(
                             self.line(original),
-                            f"device comes from {code(value)}",
+                            f"torch.device({code(value)}): a value ddpify cannot read; if it names one GPU (cuda:0), every rank uses that GPU",
                             "make sure it names the local rank's GPU (ddpify.device()), not cuda:0 on every rank",
                         )
                     )

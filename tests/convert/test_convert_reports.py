@@ -82,7 +82,11 @@ def test_checkpoint_helper_of_another_file_is_guarded_and_reported():
     assert (10, "model handed to checkpoint code as ddpify.unwrap(model): the plain module, not the DDP wrapper") in whats
     assert "    if ddpify.is_main_process():\n        save_checkpoint(epoch, ddpify.unwrap(model))\n" in result.output
     assert [(item.line, item.why) for item in result.manual] == [
-        (11, "utils.save_checkpoint() writes a checkpoint in another file, and its result is used here")
+        (
+            11,
+            "utils.save_checkpoint() (another file; by its name it saves a checkpoint) runs on every rank, and its result is "
+            "used here: the statement cannot go under a rank-0 guard, the name would be unbound on the other ranks",
+        )
     ]
 
 

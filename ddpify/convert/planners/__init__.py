@@ -34,13 +34,16 @@ from collections.abc import Callable
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.planners import (
     accumulation,
+    batch_coupling,
     bootstrap,
     checkpoints,
     device_args,
     downloads,
     epochs,
     fetches,
+    file_writes,
     handed_over,
+    interactive,
     loaders,
     logs,
     loop_shapes,
@@ -48,6 +51,8 @@ from ddpify.convert.planners import (
     output_helpers,
     paths,
     random_data,
+    own_methods,
+    rank_zero_values,
     side_effects,
     sources,
 )
@@ -82,6 +87,11 @@ PLANNERS: tuple[Planner, ...] = (
     device_args.plan,  # --device options: the rank's own GPU
     handed_over.report,  # functions of other files given the DDP model or a loader
     loop_shapes.plan,  # set_epoch taken back from batch loops and loaders that may not exist there
+    file_writes.plan,  # open(p, "wb+") / "a+" / "r+", Path.write_text: one rank writes
+    rank_zero_values.plan,  # values read off rank-0 objects (writer.log_dir) on every rank
+    own_methods.report,  # the model's own members out of reach in another file's function
+    interactive.report,  # input() on ranks without a terminal
+    batch_coupling.report,  # the split batch size in another file's code; summed losses
 )
 
 

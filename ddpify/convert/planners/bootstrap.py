@@ -1,6 +1,8 @@
-"""Where the process group is set up: after the import prologue (``Facts.setup_after``), and
-``ddpify.distributed()`` around the ``if __name__ == "__main__":`` body (``Facts.main_guard``);
-neither where the script bootstraps already. Also whether the script is converted already."""
+"""Where the process group is set up: ``ddpify.distributed()`` around the ``if __name__ ==
+"__main__":`` body (``Facts.main_guard``), else ``ddpify.setup()`` after the import prologue
+(``Facts.setup_after``; also with a main guard when code before it needs the group, see
+``downloads.plan``); neither where the script bootstraps already. Also whether the script is
+converted already."""
 
 from __future__ import annotations
 
@@ -15,26 +17,24 @@ def plan(recording: Recording, facts: Facts) -> None:
     facts.already_converted = recording.imports_runtime
     if recording.bootstrapped:  # ddpify.setup() / ddpify.distributed() is there: no second one
         return
-    last_import: cst.CSTNode | None = None
-    in_prefix = True
     for statement in recording.module.body:
         if _is_main_guard(statement):
             facts.main_guard = statement  # type: ignore[assignment]
-        if not in_prefix:
-            continue
+    if facts.main_guard is None:  # with a main guard, only code that runs before it needs this (downloads.plan)
+        facts.setup_after = last_prologue_import(recording)
+
+
+def last_prologue_import(recording: Recording) -> cst.CSTNode | None:
+    """The last import of the first run of imports (statements before it, a docstring or
+    ``sys.path`` edits, are skipped): where ``ddpify.setup()`` goes, so that the code after it
+    runs inside the process group."""
+    last_import: cst.CSTNode | None = None
+    for statement in recording.module.body:
         if single_statement(statement, cst.Import, cst.ImportFrom):
             last_import = statement
-        elif last_import is not None or not _is_docstring(statement):
-            in_prefix = last_import is None
-    facts.setup_after = last_import
-
-
-def _is_docstring(line: cst.CSTNode) -> bool:
-    return (
-        isinstance(line, cst.SimpleStatementLine)
-        and single_statement(line, cst.Expr)
-        and isinstance(cst.ensure_type(line.body[0], cst.Expr).value, cst.SimpleString)
-    )
+        elif last_import is not None:
+            break
+    return last_import
 
 
 def _is_main_guard(statement: cst.CSTNode) -> bool:

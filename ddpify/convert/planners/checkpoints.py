@@ -27,11 +27,21 @@ def plan(recording: Recording, facts: Facts) -> None:
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             facts.manual.append(
                 ManualItem(
-                    recording.line(call),
-                    f"{helper}() writes a checkpoint in another file, and its result is used here",
-                    "run the write on rank 0 only (if ddpify.is_main_process():) and give it ddpify.unwrap(model)",
+                    recording.line(_statement(recording, call)),
+                    f"{helper}() (another file; by its name it saves a checkpoint) runs on every rank, and its result is used "
+                    "here: the statement cannot go under a rank-0 guard, the name would be unbound on the other ranks",
+                    f"inside {helper}(), write on rank 0 only (if ddpify.is_main_process():) and save ddpify.unwrap(model); "
+                    "return its result on every rank",
                 )
             )
             continue
         facts.rank_zero_helpers[statement] = helper
         facts.unwrapped_args.update(a for a in call.args if code(a.value) in facts.model_keys)
+
+
+def _statement(recording: Recording, node: cst.CSTNode) -> cst.CSTNode:
+    """The statement ``node`` belongs to: a report points at its first line."""
+    for ancestor in recording.ancestors(node):
+        if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return ancestor
+    return node

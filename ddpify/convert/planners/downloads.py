@@ -1,20 +1,43 @@
 """Statements that download data (``download=True``, ``.from_pretrained(...)``): every rank
-would fetch into the same folder at once, so rank 0 goes first (``Facts.downloads``)."""
+would fetch into the same folder at once, so rank 0 goes first (``Facts.downloads``).
+
+``ddpify.main_process_first()`` orders the ranks with barriers, so it needs the process group:
+a download that runs at import time (module-level code outside the ``__main__`` block, or a
+function called from there) comes before ``with ddpify.distributed():`` sets the group up, and
+would order nothing. The group is then set up right after the imports (``Facts.setup_after``;
+``ddpify.setup()`` is idempotent, so the ``__main__`` block's ``distributed()`` reuses it).
+A download under a decision the ranks may take differently (``ddpify.analysis.divergence``)
+gets no barriers at all: it is reported."""
 
 from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.context import is_main_guard
+from ddpify.convert import collectives
 from ddpify.convert.fact_types import Facts
+from ddpify.convert.planners.bootstrap import last_prologue_import
+from ddpify.convert.planners.shared_analysis import analysis
 from ddpify.convert.record import Recording
+from ddpify.findings import Change, ManualItem
 from ddpify.tree.cstutil import code
 
 
 def plan(recording: Recording, facts: Facts) -> None:
+    early: list[cst.SimpleStatementLine] = []
     for call in recording.download_calls:
         statement = _download_statement(recording, call)
-        if statement is not None:
-            facts.downloads.add(statement)
+        if statement is None:
+            continue
+        divergent = analysis(recording).context.divergent_condition(statement)
+        if divergent is not None:
+            facts.manual.append(collectives.download_item(recording.line(statement), divergent))
+            continue
+        facts.downloads.add(statement)
+        if facts.main_guard is not None and not recording.bootstrapped and _at_import_time(recording, statement):
+            early.append(statement)
+    if early:
+        _set_up_before(recording, facts, early)
 
 
 def _download_statement(recording: Recording, call: cst.Call) -> cst.SimpleStatementLine | None:
@@ -29,3 +52,39 @@ def _download_statement(recording: Recording, call: cst.Call) -> cst.SimpleState
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
             break
     return statement if isinstance(statement, cst.SimpleStatementLine) else None
+
+
+def _at_import_time(recording: Recording, node: cst.CSTNode, depth: int = 0) -> bool:
+    """Module-level code outside the ``__main__`` block, or a function called from there
+    (directly or through this file's other functions): it runs before the block sets the
+    process group up."""
+    function = recording.function_of(node)
+    if function is None:
+        return recording.owners_of(node) == (None, None) and not any(is_main_guard(a) for a in recording.ancestors(node))
+    if depth >= 3:
+        return False
+    return any(_at_import_time(recording, site, depth + 1) for site in analysis(recording).source.call_sites(function))
+
+
+def _set_up_before(recording: Recording, facts: Facts, early: list[cst.SimpleStatementLine]) -> None:
+    numbers = [str(recording.line(s)) for s in early]
+    lines = f"line {numbers[0]}" if len(numbers) == 1 else f"lines {', '.join(numbers[:-1])} and {numbers[-1]}"
+    anchor = last_prologue_import(recording)
+    if anchor is None:
+        facts.manual.append(
+            ManualItem(
+                recording.line(early[0]),
+                f"the download at {lines} runs when the module is imported, before the __main__ block sets the process "
+                "group up, so ddpify.main_process_first() orders nothing there: every rank downloads at once",
+                "call ddpify.setup() at the top of the file, before this code",
+            )
+        )
+        return
+    facts.setup_after = anchor
+    facts.changes.append(
+        Change(
+            recording.line(early[0]),
+            f"the process group is set up after the imports, not only in the __main__ block: the download at {lines} "
+            "runs at import time, and rank 0 must go first there",
+        )
+    )
