@@ -91,6 +91,7 @@ def _reads_back(recording: Recording, handle: str, region: cst.CSTNode) -> bool:
             if code(node.iter) == handle:
                 return True
             continue
+        assert isinstance(node, cst.Call)
         func = node.func
         if isinstance(func, cst.Attribute) and code(func.value) == handle and func.attr.value in _READ_METHODS:
             return True
