@@ -41,13 +41,19 @@ def analysed(recording: Recording, optimizer: cst.Call, key: str) -> Model | Non
     return None
 
 
+def already_wrapped(recording: Recording, model: Model) -> bool:
+    """Wrapped by DDP or ``ddpify.prepare_model`` already (not by DataParallel, which the
+    conversion removes)."""
+    return any(isinstance(w.node, cst.Call) and not recording.qualified(w.node.func) & DATAPARALLEL for w in model.wraps)
+
+
 def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot) -> cst.BaseExpression | None:
     """Wrap ``model`` (``Facts.model_wraps``) or hold it (``Facts.held_models``); returns the
     reference it is wrapped as, None when held or wrapped already."""
     flow = recording.analysis.models
     values = flow.values
-    if any(not (recording.qualified(w.node.func) & DATAPARALLEL) for w in model.wraps if isinstance(w.node, cst.Call)):
-        return None  # ddpify.prepare_model / DDP already: a converted script
+    if already_wrapped(recording, model):
+        return None  # ddpify.prepare_model / DDP already: a converted or distributed script
     called_parts = {b.method for b in model.bypasses} & set(model.parts)
     if called_parts and not model.forward_calls and model.class_def is None:  # engine.model(x): a part is the model
         part = f"{model.key}.{sorted(called_parts)[0]}"
