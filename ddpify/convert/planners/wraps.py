@@ -12,7 +12,7 @@ forward), models kept in a container, and models whose last placement is unknown
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -26,7 +26,7 @@ from ddpify.tree.cstutil import code, is_simple_reference
 
 UNUSED_OPTION = "find_unused_parameters=True"
 # (body, index of the statement the wrap follows, key) -> (anchor, "before" | "after")
-Spot = Callable[[list[cst.CSTNode], int, str], tuple[cst.CSTNode, str]]
+Spot = Callable[[Sequence[cst.CSTNode], int, str], tuple[cst.CSTNode, str]]
 
 
 def analysed(recording: Recording, optimizer: cst.Call, key: str) -> Model | None:
@@ -83,8 +83,9 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     block = recording.parent(statement) if statement is not None else None
     body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
     if spelling is None or statement not in body:
-        line = recording.line(placement.statement)
-        _hold(recording, facts, model, key, f"{key} has no name after line {line}, where it is on its final device and loaded")
+        _hold(
+            recording, facts, model, key, f"ddpify finds no name for {key} where it is on its final device and loaded ({placement.reason})"
+        )
         return None
     name = code(spelling)
     index = body.index(statement)
