@@ -13,6 +13,7 @@ from typing import Literal, NamedTuple
 
 import libcst as cst
 
+from ddpify.analysis import Analysis
 from ddpify.analysis.models import Model
 from ddpify.findings import Change, ManualItem
 
@@ -138,3 +139,12 @@ class Facts:
     trained: list[tuple[cst.Call, str]] = field(default_factory=list)
     # trained models left unwrapped: their loaders stay unsharded (loaders.hold_back)
     held_models: list[HeldModel] = field(default_factory=list)
+    # the shared analysis of the same module, built on first use (the recording's)
+    analysis_of: Callable[[], Analysis] | None = field(default=None, repr=False)
+
+    @property
+    def analysis(self) -> Analysis:
+        """``ddpify.analysis`` of the file these facts are about: lint rules ask it the same
+        questions the planners did, and get the same answers."""
+        assert self.analysis_of is not None, "facts made without collect_facts have no analysis"
+        return self.analysis_of()

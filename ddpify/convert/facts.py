@@ -20,7 +20,8 @@ def collect_facts(wrapper: MetadataWrapper) -> Facts:
     """The converter's read-only fact pass over ``wrapper.module``: one walk, then the planners."""
     recorder = Recorder()
     run_visitor(wrapper, recorder)
-    recorder.recording.wrapper = wrapper
-    facts = Facts()
-    planners.run(recorder.recording, facts)
+    recording = recorder.recording
+    recording.wrapper = wrapper
+    facts = Facts(analysis_of=lambda: recording.analysis)
+    planners.run(recording, facts)
     return facts

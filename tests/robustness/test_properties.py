@@ -105,6 +105,9 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for batch in loader:
         print(epoch)
+        optimizer.zero_grad()
+        model(batch.float().unsqueeze(1).cuda()).sum().backward()
+        optimizer.step()
 torch.save(model.state_dict(), "m.pt")
 """
 

@@ -54,6 +54,7 @@ def clean_runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(_seed, "_records", [])
     monkeypatch.setattr(_seed, "_switched", False)
+    monkeypatch.setattr(_seed, "_generators", {})
     monkeypatch.setattr(_data, "_announced", set())
     with torch.random.fork_rng(devices=[]):
         yield

@@ -24,9 +24,10 @@ class LoaderWithoutSampler(Rule):
         'chunk or otherwise shard the input", that is the job of a DistributedSampler. A training '
         "loader without one hands every rank the same batches, so N GPUs do the work of one, each "
         "epoch takes as long as on a single GPU, and the effective batch is N copies of the same "
-        "samples. Which loaders train is decided as the converter decides it (a name with "
-        "train, or shuffle=True; val/test/eval names and shuffle=False are evaluation loaders, "
-        "which ddpify deliberately leaves unsharded so metrics are exact on every rank). Loaders "
+        "samples. Which loaders train is decided as the converter decides it, by where their batches "
+        "go (``ddpify.analysis.dataflow``: a loop whose batch reaches backward() trains; one under "
+        "no_grad/inference_mode or after eval() evaluates, and ddpify deliberately leaves those "
+        "unsharded so metrics are exact on every rank; names and shuffle= decide nothing). Loaders "
         "with their own sampler= or batch_sampler=, IterableDatasets, and the loader of the "
         "single-process branch (the other branch builds one with a sampler) are not flagged."
     )
@@ -72,6 +73,8 @@ from torch.utils.data import DataLoader
 dist.init_process_group("nccl")
 train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
 model = DDP(model)
+for x, y in train_loader:
+    loss_fn(model(x), y).backward()
 """
         ),
         Invalid(
@@ -84,6 +87,8 @@ import ddpify.runtime as ddpify
 dist.init_process_group("nccl")
 train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
 model = DDP(model)
+for x, y in train_loader:
+    loss_fn(model(x), y).backward()
 """,
             """\
 import torch.distributed as dist
@@ -94,6 +99,8 @@ import ddpify.runtime as ddpify
 dist.init_process_group("nccl")
 train_loader = ddpify.distributed_loader(train_set, batch_size=32, shuffle=True, per_process_batch=True)
 model = DDP(model)
+for x, y in train_loader:
+    loss_fn(model(x), y).backward()
 """,
         ),
     )

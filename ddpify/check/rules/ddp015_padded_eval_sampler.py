@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.dataflow import Role
 from ddpify.check.calls import every_call, is_false, is_true, keyword_value, runtime_function
 from ddpify.check.places import assigned_to
 from ddpify.check.roles import is_eval_name, is_train_name
@@ -31,7 +32,7 @@ class PaddedEvalSampler(Rule):
         "`drop_last=True`, evaluate the remainder separately and all-reduce sums and counts, as "
         "pytorch/examples imagenet/main.py does. A sampler counts as an evaluation sampler when its "
         "name, its dataset's or its loader's name says val/test/eval/dev, or it has shuffle=False in a "
-        "loader not named for training. Report only."
+        "loader not named for training whose batches do not reach backward(). Report only."
     )
     fix_notes = "No automatic fix."
     false_positives = "Evaluators that merge predictions by sample id (the DETR-family COCO evaluator), which removes the padding duplicates; scripts that accept the padding knowingly (a printed warning)."
@@ -57,6 +58,13 @@ from torch.utils.data import DataLoader, DistributedSampler
 
 train_sampler = DistributedSampler(train_set, shuffle=False)  # data is pre-shuffled on disk
 train_loader = DataLoader(train_set, batch_size=32, sampler=train_sampler)
+""",
+        """\
+import ddpify.runtime as ddpify
+
+data = ddpify.distributed_loader(dataset, batch_size=32, shuffle=False)  # its batches reach backward(): it trains
+for x, y in data:
+    loss_fn(model(x), y).backward()
 """,
     )
     invalid = (
@@ -148,11 +156,15 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
                 call,
                 f"ddpify.distributed_loader shards the evaluation set of {target} and pads it with repeated samples, which the metrics count twice: evaluate with a plain DataLoader on every rank",
             )
-        elif is_false(keyword_value(call, "shuffle")) and not is_train_name(target):
+        elif is_false(keyword_value(call, "shuffle")) and not is_train_name(target) and not self._trains(call):
             self.report(
                 call,
                 "ddpify.distributed_loader with shuffle=False (an evaluation set?) pads the data with repeated samples, which the metrics count twice",
             )
+
+    def _trains(self, loader: cst.Call) -> bool:
+        """Its batches reach backward() (``ddpify.analysis.dataflow``): a training loader."""
+        return self.file.facts.analysis.dataflow.role_of(loader) is Role.TRAIN
 
 
 def _dataset(call: cst.Call) -> str | None:

@@ -33,9 +33,10 @@ class AccumulationWithoutNoSync(Rule):
         "non-final micro-steps inside `with model.no_sync():` — both of them: a `no_sync` around the "
         "backward alone does not help (baidu-baige/LoongForge#163). Reported where an optimizer's "
         "`step()` sits under an `if` whose test uses `%` inside a loop that calls `backward()` every "
-        "iteration, in a script that wraps a model in DDP and never mentions `no_sync` (nor `ddpify.sync_gradients`, "
-        "which the converter inserts, nor Accelerate's `accumulate`); and where a loss scaler does "
-        "the backward and steps only every k-th call (`loss_scaler(loss, optimizer, "
+        "iteration (and none under the `if`, where every optimizer of the loop steps: a GAN's `n_critic` "
+        "schedule is no accumulation), in a script that wraps a model in DDP and never mentions `no_sync` (nor "
+        "`ddpify.sync_gradients`, which the converter inserts, nor Accelerate's `accumulate`); and where a loss "
+        "scaler does the backward and steps only every k-th call (`loss_scaler(loss, optimizer, "
         "update_grad=(idx + 1) % k == 0)`, the timm/Swin `NativeScaler`)."
     )
     default = True
@@ -87,6 +88,20 @@ for i, (x, y) in enumerate(loader):
     optimizer.step()
     if i % 100 == 0:
         scheduler.step()
+""",
+        """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+generator, critic = DDP(generator), DDP(critic)
+for i, (real,) in enumerate(loader):
+    optimizer_c.zero_grad()
+    (critic(generator(z).detach()).mean() - critic(real).mean()).backward()
+    optimizer_c.step()
+    if i % n_critic == 0:  # a schedule: the generator's own backward and step
+        optimizer_g.zero_grad()
+        (-critic(generator(z)).mean()).backward()
+        optimizer_g.step()
 """,
     )
     invalid = (
@@ -169,7 +184,7 @@ for idx, (samples, targets) in enumerate(data_loader):
             if boundary is None or boundary in reported:
                 continue
             loop = self._loop_of(boundary)
-            if loop is not None and self._backward_outside(loop, boundary):
+            if loop is not None and self._backward_outside(loop, boundary) and self._only_gated_steps(loop, boundary, optimizers):
                 reported.add(boundary)
                 message = (
                     f"gradient accumulation (`{code(call)}` only when `{code(boundary.test)}`) without no_sync(): the "
@@ -250,6 +265,26 @@ for idx, (samples, targets) in enumerate(data_loader):
             if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
                 return None
         return None
+
+    def _only_gated_steps(self, loop: Loop, boundary: cst.If, optimizers: set[str]) -> bool:
+        """Accumulation, not a schedule: no backward under the gate, and no optimizer of the
+        loop's own body stepping outside it (a GAN's ``if i % n_critic == 0:`` generator step,
+        with its own backward, while the critic steps every iteration, is no accumulation)."""
+        inner = {c for nested in of_types(loop.body, cst.For, cst.While) for c in of_types(nested, cst.Call)}
+        gated = set(of_types(boundary, cst.Call))
+        own = [c for c in of_types(loop.body, cst.Call) if c not in inner]
+        if any(is_method_call(c, "backward") for c in own if c in gated):
+            return False
+        outside = [c for c in own if c not in gated and self._is_optimizer_step(c, optimizers)]
+        return all(self._exclusive(c, boundary) for c in outside)
+
+    def _exclusive(self, node: cst.CSTNode, gate: cst.If) -> bool:
+        """In the other branch of an ``if`` around both (``if k > 1: <accumulate> else: <step every time>``)."""
+        mine = set(self.ancestors(node))
+        for branch in self.ancestors(gate):
+            if isinstance(branch, cst.If) and branch in mine:
+                return (branch.body in mine) != (branch.body in set(self.ancestors(gate)))
+        return False
 
     def _backward_outside(self, loop: Loop, boundary: cst.If) -> bool:
         for call in of_types(loop.body, cst.Call):

@@ -24,7 +24,9 @@ class FindUnusedParameters(Rule):
         "in a forward (otherwise: 'Expected to have finished reduction in the prior iteration', "
         "pytorch/pytorch#43259). If the set of used parameters does not change between iterations, "
         "`static_graph=True` gives the same safety after the first iteration without the per-step "
-        "cost. Information only: whether parameters go unused is a property of the model."
+        "cost. Information only: whether parameters go unused is a property of the model. Not reported "
+        "where the model's class registers submodules its forward never uses, or its optimizer gets only "
+        "some of its parts: there the flag is needed (the converter adds it)."
     )
     fix_notes = "No automatic fix: whether parameters go unused is a property of the model."
     false_positives = "Models that really skip parameters in some forwards (the flag is then required)."
@@ -40,6 +42,23 @@ import ddpify.runtime as ddpify
 
 model = ddpify.prepare_model(model, static_graph=True)
 gan = ddpify.prepare_model(gan, find_unused_parameters=args.unused)
+""",
+        """\
+import torch
+import torch.nn as nn
+import ddpify.runtime as ddpify
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+        self.aux = nn.Linear(4, 2)  # never used by forward: the flag is needed
+
+    def forward(self, x):
+        return self.head(x)
+
+model = ddpify.prepare_model(Net(), find_unused_parameters=True)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 """,
     )
     invalid = (
@@ -58,4 +77,14 @@ model = DDP(model, device_ids=[rank], find_unused_parameters=True)
             return
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "find_unused_parameters" and is_true(arg.value):
-                self.report(arg)
+                if not self._needed(node):
+                    self.report(arg)
+
+    def _needed(self, wrap: cst.Call) -> bool:
+        """The wrapped model registers submodules its forward never uses, or its optimizer
+        gets only some of its parts (``ddpify.analysis.models``): the flag is what keeps DDP
+        from stopping at the second iteration (the converter adds it there)."""
+        if not wrap.args:
+            return False
+        model = self.file.facts.analysis.models.model_of(wrap.args[0].value)
+        return model is not None and bool(model.possibly_unused or model.parts)

@@ -6,7 +6,7 @@ test>)`` (``Facts.accumulation``).
 Skipping an all-reduce changes the maths when the schedule is not accumulation, so it takes
 evidence: in the loop's own body, a backward outside the gate (every iteration) and none
 inside it, every optimizer stepped in the loop stepped only under the gate, and those
-optimizers training one model. A GAN's ``if i % n_critic == 0:`` generator step (its own
+optimizers training one model (the one ``sync_gradients`` is given). A GAN's ``if i % n_critic == 0:`` generator step (its own
 backward under the gate, the critic's optimizer stepping every iteration) or a diffusion
 sampler's ``scheduler.step(...)`` under ``if epoch % k == 0`` is no accumulation: nothing is
 said about it.
@@ -41,8 +41,7 @@ def plan(recording: Recording, facts: Facts) -> None:
             continue
         assigned = {code(t) for s in statements for t in targets(s)}
         used = {n.value for n in of_types(gate.test, cst.Name)}
-        wrapped = {key for key, _, _ in facts.model_wraps} | set(recording.existing_wraps)
-        model = models[0] if len(models) == 1 and models[0] in wrapped else None
+        model = models[0] if len(models) == 1 else None  # sync_gradients is plain execution for a model left unwrapped
         if used & assigned or model is None:
             facts.manual.append(
                 item(

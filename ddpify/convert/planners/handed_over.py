@@ -65,10 +65,11 @@ def _handed_over(recording: Recording, facts: Facts, call: cst.Call) -> list[str
     """The trained models (once wrapped) and loaders among ``call``'s arguments, as text
     whose suffix says what to do (see _handed_over_todo)."""
     loaders = {v.key: v.role for v in facts.loader_variables}
+    held = {h.key for h in facts.held_models}  # left unwrapped: no DDP model to speak of
     handed: list[str] = []
     for arg in call.args:
         key = code(arg.value)
-        if key in facts.model_keys and not _before_wrap(recording, facts, call, key):
+        if key in facts.model_keys and key not in held and not _before_wrap(recording, facts, call, key):
             handed.append(f"{key} (the DDP model)")
         elif key in loaders:
             kind = {"train": "a sharded training", "eval": "a full evaluation"}.get(loaders[key], "an unsharded")

@@ -9,6 +9,7 @@ import libcst as cst
 
 from ddpify.analysis.dataflow import BatchSource, DataFlow, Kind
 from ddpify.analysis.dataflow import Role as SourceRole
+from ddpify.analysis.modules import DATAPARALLEL
 from ddpify.convert import names
 from ddpify.convert.fact_types import Facts, HelperLoader, LoaderFact, LoaderVariable, Role, item
 from ddpify.convert.planners import batch_lengths
@@ -300,8 +301,15 @@ def hold_back(recording: Recording, facts: Facts) -> None:
             first = items[0]
             items[0] = item(first.line, f"{first.why}; the loaders it trains on stay unsharded: {', '.join(kept)}", first.todo)
         facts.manual.extend(items)
-    if not (facts.model_wraps or recording.existing_wraps or facts.held_models):
+    if not (facts.model_wraps or recording.existing_wraps or facts.held_models or _wraps_itself(recording)):
         _hold_without_wrapped_models(recording, facts)
+
+
+def _wraps_itself(recording: Recording) -> bool:
+    """A distributed script: it gives some module to DDP (or ``ddpify.prepare_model``) itself."""
+    wrapped = recording.analysis.models.optimizers.wrapped
+    calls = [recording.parent(recording.parent(argument) or argument) for argument in wrapped]
+    return any(isinstance(c, cst.Call) and not recording.qualified(c.func) & DATAPARALLEL for c in calls)
 
 
 def _hold_without_wrapped_models(recording: Recording, facts: Facts) -> None:

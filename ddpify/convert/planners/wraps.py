@@ -12,8 +12,7 @@ forward), models kept in a container, and models whose last placement is unknown
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import cast
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -27,7 +26,7 @@ from ddpify.tree.cstutil import code, is_simple_reference
 
 UNUSED_OPTION = "find_unused_parameters=True"
 # (body, index of the statement the wrap follows, key) -> (anchor, "before" | "after")
-Spot = Callable[[list[cst.CSTNode], int, str], tuple[cst.CSTNode, str]]
+Spot = Callable[[Sequence[cst.CSTNode], int, str], tuple[cst.CSTNode, str]]
 
 
 def analysed(recording: Recording, optimizer: cst.Call, key: str) -> Model | None:
@@ -42,13 +41,19 @@ def analysed(recording: Recording, optimizer: cst.Call, key: str) -> Model | Non
     return None
 
 
+def already_wrapped(recording: Recording, model: Model) -> bool:
+    """Wrapped by DDP or ``ddpify.prepare_model`` already (not by DataParallel, which the
+    conversion removes)."""
+    return any(isinstance(w.node, cst.Call) and not recording.qualified(w.node.func) & DATAPARALLEL for w in model.wraps)
+
+
 def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot) -> cst.BaseExpression | None:
     """Wrap ``model`` (``Facts.model_wraps``) or hold it (``Facts.held_models``); returns the
     reference it is wrapped as, None when held or wrapped already."""
     flow = recording.analysis.models
     values = flow.values
-    if any(not (recording.qualified(w.node.func) & DATAPARALLEL) for w in model.wraps if isinstance(w.node, cst.Call)):
-        return None  # ddpify.prepare_model / DDP already: a converted script
+    if already_wrapped(recording, model):
+        return None  # ddpify.prepare_model / DDP already: a converted or distributed script
     called_parts = {b.method for b in model.bypasses} & set(model.parts)
     if called_parts and not model.forward_calls and model.class_def is None:  # engine.model(x): a part is the model
         part = f"{model.key}.{sorted(called_parts)[0]}"
@@ -78,8 +83,9 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     block = recording.parent(statement) if statement is not None else None
     body: list[cst.CSTNode] = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
     if spelling is None or statement not in body:
-        line = recording.line(cast(cst.CSTNode, placement.statement))  # not None: checked above
-        _hold(recording, facts, model, key, f"{key} has no name after line {line}, where it is on its final device and loaded")
+        _hold(
+            recording, facts, model, key, f"ddpify finds no name for {key} where it is on its final device and loaded ({placement.reason})"
+        )
         return None
     name = code(spelling)
     index = body.index(statement)
