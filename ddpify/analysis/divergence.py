@@ -102,6 +102,7 @@ class Divergence:
         self._decisions: dict[cst.CSTNode, Divergent | None] = {}
         self._training_functions: dict[cst.FunctionDef, bool] = {}
         self._training: dict[cst.CSTNode, bool] = {}
+        self._atom_cache: dict[tuple[cst.CSTNode, Scope], list[tuple[_Why | None, list[Key]]]] = {}
 
     # ---------------------------------------------------------------- the answers
     def why(self, expression: cst.BaseExpression) -> _Why | None:
@@ -186,17 +187,34 @@ class Divergence:
 
     # ---------------------------------------------------------------- values
     def _expression(self, expression: cst.BaseExpression, scope: Scope, tainted: dict[Key, _Why]) -> _Why | None:
-        for node in _parts(expression, self.source):
-            if isinstance(node, cst.Call):
-                why = self._call(node, tainted)
-            else:
-                key = self._key(code(node), scope)
-                why = tainted.get(key) if key is not None else None
+        for why, keys in self._atoms(expression, scope):
             if why is not None:
                 return why
+            for key in keys:
+                found = tainted.get(key)
+                if found is not None:
+                    return found
         return None
 
-    def _call(self, call: cst.Call, tainted: dict[Key, _Why]) -> _Why | None:
+    def _atoms(self, expression: cst.BaseExpression, scope: Scope) -> list[tuple[_Why | None, list[Key]]]:
+        """What ``expression`` reads, worked out once: per call, its own reason to differ (the
+        clock, a random draw) and the returns of this file's functions it runs; per reference,
+        where it lives."""
+        found = self._atom_cache.get((expression, scope))
+        if found is None:
+            found = []
+            for node in _parts(expression, self.source):
+                if isinstance(node, cst.Call):
+                    found.append((self._call(node), [(f, "<return>") for f in self._callees(node)]))
+                else:
+                    key = self._key(code(node), scope)
+                    if key is not None:
+                        found.append((None, [key]))
+            self._atom_cache[(expression, scope)] = found
+        return found
+
+    def _call(self, call: cst.Call) -> _Why | None:
+        """A call whose value differs between ranks whatever its arguments: the clock, a draw."""
         qualified = self.source.qualified(call)
         text = f"{_short(call.func)}()"
         if qualified & CLOCK:
@@ -204,10 +222,6 @@ class Divergence:
         draws = any(_draws(q) for q in qualified) or isinstance(call.func, cst.Attribute) and call.func.attr.value in _RANDOM_METHODS
         if draws and self._during_training(call, 0):
             return _Why("random", f"{text} draws random numbers while training runs, when each rank has its own seed")
-        for function in self._callees(call):
-            why = tainted.get((function, "<return>"))
-            if why is not None:
-                return why
         return None
 
     def _during_training(self, node: cst.CSTNode, depth: int) -> bool:
@@ -319,11 +333,9 @@ class Divergence:
     def tainted(self) -> dict[Key, _Why]:
         """Every divergent variable, attribute, parameter and function return of the file."""
         tainted: dict[Key, _Why] = dict(self._roots())
-        edges = [(self._key(t, s), v, s) for t, v, s in self._edges]
-        for key, value, _scope in edges:  # `is_master = rank == 0`, `seed = args.seed + rank`
-            if key is not None and key not in tainted and self.rank_tests.depends_on_rank(value):
-                tainted[key] = _Why("rank", f"`{_short(value)}` depends on the rank")
-        edges += self._returns() + self._arguments()
+        # rank dependence is not followed here: a rank test is the context's (``Context.ranks``),
+        # and ``why`` asks ``RankTests.depends_on_rank`` of the test itself, one assignment deep
+        edges = [(self._key(t, s), v, s) for t, v, s in self._edges] + self._returns() + self._arguments()
         changed = True
         while changed:
             changed = False

@@ -35,7 +35,7 @@ def plan(recording: Recording, facts: Facts) -> None:
         assert isinstance(call, cst.Call)
         factory = _rank_zero_factory(recording, facts, call)
         holder = _holder(recording, call) if factory is not None else None
-        if holder is None:
+        if factory is None or holder is None:
             continue
         key, region = holder
         for use in _value_reads(recording, key, region):
