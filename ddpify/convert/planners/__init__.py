@@ -32,6 +32,7 @@ from ddpify.convert.planners import (
     batch_coupling,
     bootstrap,
     checkpoints,
+    divergent_exits,
     downloads,
     epochs,
     file_writes,
@@ -69,6 +70,7 @@ PLANNERS: tuple[Planner, ...] = (
     own_methods.report,  # the model's own members out of reach in another file's function
     interactive.report,  # input() on ranks without a terminal
     batch_coupling.report,  # the split batch size in another file's code; summed losses
+    divergent_exits.report,  # training loops ranks may leave or run a different number of times
 )
 
 
