@@ -26,7 +26,6 @@ them), and the same at every call site of its function, transitively.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -35,30 +34,13 @@ import libcst as cst
 
 from ddpify.analysis.batches import counts
 from ddpify.analysis.dataflow import DataFlow, Role
+from ddpify.analysis.reads import CLOCK, COLLECTIVES, MUTATORS, RANDOM_METHODS, draws, exits, loop_items, paired, parts, short, targets
 from ddpify.analysis.source import Source
 from ddpify.tree.cstutil import code, is_simple_reference
 
 if TYPE_CHECKING:
     from ddpify.analysis.rank_tests import RankTests
 
-CLOCK = frozenset(
-    "time.time time.time_ns time.perf_counter time.perf_counter_ns time.monotonic time.monotonic_ns time.process_time "
-    "time.localtime time.gmtime time.ctime time.strftime timeit.default_timer datetime.datetime.now "
-    "datetime.datetime.today datetime.datetime.utcnow datetime.date.today".split()
-)
-_TORCH_RANDOM = frozenset("rand randn randint randperm rand_like randn_like randint_like multinomial bernoulli normal poisson".split())
-# in-place samplers of a tensor, whatever its name
-_RANDOM_METHODS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_"})
-# objects and seeds, not draws
-_NOT_DRAWS = frozenset(
-    {"seed", "getstate", "setstate", "default_rng", "RandomState", "Generator", "SeedSequence", "Random", "get_state", "set_state"}
-)
-# the value a call returns is the same on every rank whatever its arguments
-_COLLECTIVES = frozenset({"all_reduce", "all_gather", "all_gather_object", "broadcast", "broadcast_object_list", "all_gather_into_tensor"})
-_REDUCING_HELPER = re.compile(r"reduce|gather|broadcast|sync|all_mean|across", re.I)
-# `losses.append(loss.item())`: the receiver takes the argument
-_MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "appendleft", "push", "put", "add_", "copy_"})
-_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 _MAX_CALLER_DEPTH = 4
 
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for self.x), or the Module
@@ -102,17 +84,27 @@ class Divergence:
         self._decisions: dict[cst.CSTNode, Divergent | None] = {}
         self._training_functions: dict[cst.FunctionDef, bool] = {}
         self._training: dict[cst.CSTNode, bool] = {}
+        self._atom_cache: dict[tuple[cst.CSTNode, Scope], list[tuple[_Why | None, list[Key]]]] = {}
 
     # ---------------------------------------------------------------- the answers
     def why(self, expression: cst.BaseExpression) -> _Why | None:
         """Why ``expression`` may differ between ranks, or None when every rank computes it alike."""
         found = self._expression(expression, self._scope_of(expression), self.tainted)
         if found is None and self.rank_tests.depends_on_rank(expression):
-            return _Why("rank", f"`{_short(expression)}` depends on the rank")
+            return _Why("rank", f"`{short(expression)}` depends on the rank")
         return found
 
     def uniform(self, expression: cst.BaseExpression) -> bool:
         return self.why(expression) is None
+
+    def count_why(self, loop: cst.For | cst.While) -> _Why | None:
+        """Why ranks may run ``loop`` a different number of times: a ``while`` test, or the
+        bound of a counting ``for`` (``range(int(time.time()) % 3)``). A loop over data runs
+        alike everywhere, however its items differ: every rank's shard, and a permutation of a
+        fixed-size set, has the same length."""
+        if isinstance(loop, cst.While):
+            return self.why(loop.test)
+        return self.why(loop.iter) if counts(self.source, loop.iter) else None
 
     def decision(self, node: cst.CSTNode) -> Divergent | None:
         """The innermost decision on the way to ``node`` (here, or at a call site of its function,
@@ -158,7 +150,7 @@ class Divergence:
         elif isinstance(parent, cst.BooleanOperation) and child is parent.right:
             found = self._test(parent.left)
         elif isinstance(parent, cst.For) and child is parent.body:
-            why = self.why(parent.iter)
+            why = self.count_why(parent)
             if why is not None:
                 found = Divergent(parent, why.kind, f"it loops a per-rank number of times: {why.reason}", self.source.line(parent))
         elif isinstance(parent, cst.ExceptHandler) and child is parent.body:
@@ -179,35 +171,48 @@ class Divergence:
             if statement is child:
                 break
             if isinstance(statement, cst.If) and (
-                _exits(statement.body) or isinstance(statement.orelse, cst.Else) and _exits(statement.orelse.body)
+                exits(statement.body) or isinstance(statement.orelse, cst.Else) and exits(statement.orelse.body)
             ):
                 found = self._test(statement.test) or found
         return found
 
     # ---------------------------------------------------------------- values
     def _expression(self, expression: cst.BaseExpression, scope: Scope, tainted: dict[Key, _Why]) -> _Why | None:
-        for node in _parts(expression, self.source):
-            if isinstance(node, cst.Call):
-                why = self._call(node, tainted)
-            else:
-                key = self._key(code(node), scope)
-                why = tainted.get(key) if key is not None else None
+        for why, keys in self._atoms(expression, scope):
             if why is not None:
                 return why
+            for key in keys:
+                found = tainted.get(key)
+                if found is not None:
+                    return found
         return None
 
-    def _call(self, call: cst.Call, tainted: dict[Key, _Why]) -> _Why | None:
+    def _atoms(self, expression: cst.BaseExpression, scope: Scope) -> list[tuple[_Why | None, list[Key]]]:
+        """What ``expression`` reads, worked out once: per call, its own reason to differ (the
+        clock, a random draw) and the returns of this file's functions it runs; per reference,
+        where it lives."""
+        found = self._atom_cache.get((expression, scope))
+        if found is None:
+            found = []
+            for node in parts(expression, self.source):
+                if isinstance(node, cst.Call):
+                    found.append((self._call(node), [(f, "<return>") for f in self._callees(node)]))
+                else:
+                    key = self._key(code(node), scope)
+                    if key is not None:
+                        found.append((None, [key]))
+            self._atom_cache[(expression, scope)] = found
+        return found
+
+    def _call(self, call: cst.Call) -> _Why | None:
+        """A call whose value differs between ranks whatever its arguments: the clock, a draw."""
         qualified = self.source.qualified(call)
-        text = f"{_short(call.func)}()"
+        text = f"{short(call.func)}()"
         if qualified & CLOCK:
             return _Why("clock", f"{text} reads the clock, which differs between ranks")
-        draws = any(_draws(q) for q in qualified) or isinstance(call.func, cst.Attribute) and call.func.attr.value in _RANDOM_METHODS
-        if draws and self._during_training(call, 0):
+        drawn = any(draws(q) for q in qualified) or isinstance(call.func, cst.Attribute) and call.func.attr.value in RANDOM_METHODS
+        if drawn and self._during_training(call, 0):
             return _Why("random", f"{text} draws random numbers while training runs, when each rank has its own seed")
-        for function in self._callees(call):
-            why = tainted.get((function, "<return>"))
-            if why is not None:
-                return why
         return None
 
     def _during_training(self, node: cst.CSTNode, depth: int) -> bool:
@@ -231,6 +236,11 @@ class Divergence:
             known = any(self._during_training(site, depth + 1) for site in self.source.call_sites(function))
             self._training_functions[function] = known
         return known
+
+    def trains(self, node: cst.CSTNode) -> bool:
+        """``node`` (a loop or a function) runs a ``.backward()``, itself or through this file's
+        functions: with DDP, every pass of it all-reduces gradients with the other ranks."""
+        return self._trains(node, 0)
 
     def _trains(self, node: cst.CSTNode, depth: int) -> bool:
         """``node`` (a loop or function) runs a backward, itself or through this file's functions."""
@@ -299,31 +309,32 @@ class Divergence:
             scope = self._scope_of(node)
             pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]]
             if isinstance(node, cst.Assign):
-                pairs = [(t.target, node.value) for t in node.targets]
+                pairs = [pair for t in node.targets for pair in paired(t.target, node.value)]
             elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
                 pairs = [(node.target, node.value)] if node.value is not None else []
             elif isinstance(node, cst.For):
-                pairs = [(t, node.iter) for t in _loop_items(node)]
+                pairs = [(t, node.iter) for t in loop_items(node)]
             else:
                 assert isinstance(node, cst.WithItem)
                 pairs = [(node.asname.name, node.item)] if node.asname is not None else []
             for target, value in pairs:
-                edges.extend((name, value, scope) for name in _targets(target))
-        for name in _MUTATORS:
+                edges.extend((name, value, scope) for name in targets(target))
+        for name in MUTATORS:
             for call in self.source.calls_by_callee.get(name, []):
                 if isinstance(call.func, cst.Attribute) and is_simple_reference(call.func.value):
                     edges.extend((code(call.func.value), arg.value, self._scope_of(call)) for arg in call.args)
+        for call in self.source.calls_by_callee.get("shuffle", []):  # np.random.shuffle(order): in place
+            if call.args and is_simple_reference(call.args[0].value) and any(draws(q) for q in self.source.qualified(call)):
+                edges.append((code(call.args[0].value), call, self._scope_of(call)))
         return edges
 
     @functools.cached_property
     def tainted(self) -> dict[Key, _Why]:
         """Every divergent variable, attribute, parameter and function return of the file."""
         tainted: dict[Key, _Why] = dict(self._roots())
-        edges = [(self._key(t, s), v, s) for t, v, s in self._edges]
-        for key, value, _scope in edges:  # `is_master = rank == 0`, `seed = args.seed + rank`
-            if key is not None and key not in tainted and self.rank_tests.depends_on_rank(value):
-                tainted[key] = _Why("rank", f"`{_short(value)}` depends on the rank")
-        edges += self._returns() + self._arguments()
+        # rank dependence is not followed here: a rank test is the context's (``Context.ranks``),
+        # and ``why`` asks ``RankTests.depends_on_rank`` of the test itself, one assignment deep
+        edges = [(self._key(t, s), v, s) for t, v, s in self._edges] + self._returns() + self._arguments()
         changed = True
         while changed:
             changed = False
@@ -369,19 +380,19 @@ class Divergence:
         for batch_source in self._dataflow().sources:
             if batch_source.role is not Role.TRAIN:
                 continue
-            name = batch_source.names[0] if batch_source.names else _short(batch_source.node)
+            name = batch_source.names[0] if batch_source.names else short(batch_source.node)
             why = _Why("data", f"it is computed from the batches of {name}, which each rank draws from its own shard")
             for consumer in batch_source.consumers:
                 node, statement = consumer.node, self.source.parent(consumer.node)
                 if isinstance(node, cst.For):
                     if counts(self.source, node.iter):
                         continue  # `for i in range(n): x = get_batch()`: the batch is followed from there
-                    targets, scope = _loop_items(node), self._scope_of(node)
+                    bound, scope = loop_items(node), self._scope_of(node)
                 elif isinstance(statement, cst.Assign):
-                    targets, scope = [t.target for t in statement.targets], self._scope_of(statement)
+                    bound, scope = [t.target for t in statement.targets], self._scope_of(statement)
                 else:
                     continue
-                for key in (self._key(n, scope) for t in targets for n in _targets(t)):
+                for key in (self._key(n, scope) for t in bound for n in targets(t)):
                     if key is not None:
                         yield key, why
 
@@ -389,7 +400,7 @@ class Divergence:
         """Tensors given to a collective (``dist.all_reduce(correct)``): the same on every rank
         afterwards (followed flow-insensitively, as everything here)."""
         found: list[Key] = []
-        for name in _COLLECTIVES:
+        for name in COLLECTIVES:
             for call in self.source.calls_by_callee.get(name, []):
                 if not any(q.startswith("torch.distributed") for q in self.source.qualified(call)):
                     continue
@@ -402,86 +413,3 @@ class Divergence:
 
 
 # ---------------------------------------------------------------- helpers
-def _draws(qualified: str) -> bool:
-    """``torch.randint``, ``random.random``, ``numpy.random.choice``...: draws from a global RNG."""
-    head, _, last = qualified.rpartition(".")
-    if last in _NOT_DRAWS:
-        return False
-    if head == "torch":
-        return last in _TORCH_RANDOM
-    return head in ("random", "numpy.random")
-
-
-def _parts(expression: cst.CSTNode, source: Source) -> Iterator[cst.BaseExpression]:
-    """The calls and outermost references in ``expression``, in order, skipping what a
-    collective or a reducing helper returns (the same on every rank), lambdas, attribute names
-    and keywords."""
-    if isinstance(expression, cst.Lambda):
-        return
-    if isinstance(expression, cst.Call):
-        name = (
-            expression.func.attr.value
-            if isinstance(expression.func, cst.Attribute)
-            else expression.func.value
-            if isinstance(expression.func, cst.Name)
-            else ""
-        )
-        qualified = source.qualified(expression)
-        if any(q.startswith("torch.distributed.") for q in qualified) or name in _COLLECTIVES or _REDUCING_HELPER.search(name):
-            return
-        yield expression
-    if is_simple_reference(expression):
-        yield expression  # type: ignore[misc]
-        if isinstance(expression, cst.Attribute):
-            yield from _parts(expression.value, source)
-        return
-    for child in expression.children:
-        if isinstance(child, cst.Arg):
-            yield from _parts(child.value, source)
-        elif isinstance(child, cst.Name) and child is getattr(expression, "attr", None):
-            continue  # `.item` of `f(x).item`
-        else:
-            yield from _parts(child, source)
-
-
-def _targets(target: cst.BaseExpression) -> list[str]:
-    """The references a target binds: ``x``, ``self.best``, each element of a tuple;
-    ``hist[k]`` binds (part of) ``hist``."""
-    if is_simple_reference(target):
-        return [code(target)]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _targets(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _targets(target.value)
-    if isinstance(target, cst.Subscript) and is_simple_reference(target.value):
-        return [code(target.value)]
-    return []
-
-
-def _loop_items(loop: cst.For) -> list[cst.BaseExpression]:
-    """The targets that take a loop's items: all of them, except the counter of
-    ``enumerate(...)``, which runs alike on every rank while the items differ."""
-    iterable = loop.iter
-    if (
-        isinstance(iterable, cst.Call)
-        and isinstance(iterable.func, cst.Name)
-        and iterable.func.value == "enumerate"
-        and isinstance(loop.target, (cst.Tuple, cst.List))
-        and len(loop.target.elements) == 2
-    ):
-        return [loop.target.elements[1].value]
-    return [loop.target]
-
-
-def _exits(suite: cst.BaseSuite) -> bool:
-    body = suite.body
-    if isinstance(suite, cst.IndentedBlock):
-        if not body or not isinstance(body[-1], cst.SimpleStatementLine):
-            return False
-        body = body[-1].body
-    return bool(body) and isinstance(body[-1], _EXITS)
-
-
-def _short(node: cst.CSTNode, limit: int = 60) -> str:
-    text = " ".join(code(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -58,3 +58,26 @@ def download_item(line: int, divergent: Divergent) -> ManualItem:
         "that gets here downloads at once",
         "download before the decision, on every rank, under `with ddpify.main_process_first():` (rank 0 fetches, the others then read its files)",
     )
+
+
+_EXIT_VERBS = {"break": "stops early", "continue": "skips the rest of a step", "return": "returns early", "loop": "runs"}
+
+
+def exit_item(line: int, divergent: Divergent, exit_kind: str) -> ManualItem:
+    """A training loop left, or run, a number of times the ranks may decide differently: DDP's
+    gradient all-reduce in the next backward waits for ranks that are no longer there."""
+    if exit_kind == "loop":
+        what = f"the training loop runs as long as {decision(divergent)} says, which the ranks may decide differently"
+    else:
+        what = (
+            f"the training loop {_EXIT_VERBS[exit_kind]} ({exit_kind}) under {decision(divergent)}, which the ranks may decide differently"
+        )
+    # a metric of random minibatches (cleanRL's approx_kl) is made alike like one of a shard
+    kind = "data" if divergent.kind == "random" else divergent.kind
+    agree = _AGREE[kind] if kind != "exception" else "handle the error alike on every rank (or let it stop the job)"
+    return ManualItem(
+        line,
+        f"{what}: {divergent.reason}. Every backward through the DDP model all-reduces gradients with all ranks, so ranks "
+        "that run more steps than the others wait for them for ever (a hang)",
+        agree.replace("to keep one decision for all ranks, ", "make every rank decide alike: ", 1),
+    )

@@ -84,6 +84,12 @@ def _kinds(body: str) -> list[str | None]:
         ("for _ in range(int(time.time()) % 3):\n    mark()", "clock"),
         ("try:\n    train_epoch(model, optimizer)\nexcept RuntimeError:\n    mark()", "exception"),
         ("if dist.get_rank() == 0:\n    mark()", "rank"),
+        # the shapes of every rank's batches are alike (samplers pad the shards)
+        ("for x, y in train_loader:\n    if x.size(0) != 32 or len(y) < 32 or x.shape[1] > 3:\n        mark()", None),
+        # `a, b = f(x), g(y)`: a takes f(x) only
+        ("train_epoch(model, optimizer)\nk, noise = epoch * 2, torch.randn(3)\nif k > 4:\n    mark()", None),
+        # np.random.shuffle(order) changes `order` in place
+        ("train_epoch(model, optimizer)\norder = np.arange(10)\nnp.random.shuffle(order)\nif order[0] == 3:\n    mark()", "random"),
     ],
 )
 def test_divergent_decisions(body: str, kind: str | None) -> None:

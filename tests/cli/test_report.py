@@ -53,12 +53,12 @@ def test_written_file_is_the_one_launched(cli, script: Path) -> None:
 
 def test_annotations_cite_no_input_line_numbers(cli, script: Path) -> None:
     report = cli("train.py", "-o", "out.py", cwd=script.parent).stderr
-    assert "is also used at line 10 as if it were the size of every batch" in report  # the report keeps it
+    assert "is also used at line 10, where it may stand for the length of every batch" in report  # the report keeps it
     output = (script.parent / "out.py").read_text()
     assert cli("train.py", "--annotate", "-o", "out.py", "-q", cwd=script.parent).returncode == 0
     annotated = (script.parent / "out.py").read_text()
     comments = [line for line in annotated.splitlines() if line.lstrip().startswith("# ddpify:")]
-    assert comments and "batch_size is also used as if it were the size of every batch" in comments[0]
+    assert comments and "batch_size is also used, where it may stand for the length of every batch" in comments[0]
     assert not any(re.search(r"\bline \d+|\bL\d+\b", comment) for comment in comments), comments
     assert annotated.replace(comments[0] + "\n", "") == output  # only the comment is added
     again = cli("out.py", "--annotate", "-q", cwd=script.parent)

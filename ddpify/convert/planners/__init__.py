@@ -38,6 +38,7 @@ from ddpify.convert.planners import (
     bootstrap,
     checkpoints,
     device_args,
+    divergent_exits,
     downloads,
     epochs,
     fetches,
@@ -92,6 +93,7 @@ PLANNERS: tuple[Planner, ...] = (
     own_methods.report,  # the model's own members out of reach in another file's function
     interactive.report,  # input() on ranks without a terminal
     batch_coupling.report,  # the split batch size in another file's code; summed losses
+    divergent_exits.report,  # training loops ranks may leave or run a different number of times
 )
 
 

@@ -95,7 +95,7 @@ def _reads_back(recording: Recording, handle: str, region: cst.CSTNode) -> bool:
         func = node.func
         if isinstance(func, cst.Attribute) and code(func.value) == handle and func.attr.value in _READ_METHODS:
             return True
-        if callee_name(node) in _READERS and any(code(a.value) == handle for a in node.args):
+        if (callee_name(node) or "") in _READERS and any(code(a.value) == handle for a in node.args):
             return True
     return False
 

@@ -1,0 +1,80 @@
+"""Training loops the ranks may leave, or run, a different number of times. Once the model is
+wrapped, every backward all-reduces gradients with all ranks: a rank that breaks out of the
+loop, returns, or skips a step's backward while the others go on leaves them waiting in the
+all-reduce. Reported when the decision reads values the ranks may see differently
+(``ddpify.analysis.divergence``): cleanRL's ``if approx_kl > args.target_kl: break`` over each
+rank's own minibatches, a ``while time.time() - start < budget:`` loop, ``if loss.isnan():
+continue`` before the backward."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.convert import collectives
+from ddpify.convert.fact_types import Facts
+from ddpify.convert.planners.file_writes import recording_statement
+from ddpify.convert.planners.shared_analysis import analysis
+from ddpify.convert.record import Recording
+
+_KINDS = {cst.Break: "break", cst.Continue: "continue", cst.Return: "return"}
+
+
+def report(recording: Recording, facts: Facts) -> None:
+    if not facts.model_wraps and not recording.existing_wraps:
+        return  # no DDP model: no all-reduce to wait in
+    shared = analysis(recording)
+    divergence = shared.context.divergence
+    reported: set[int] = set()
+    for loop in shared.source.of_types(cst.For, cst.While):
+        if not divergence.trains(loop):
+            continue
+        test = loop.test if isinstance(loop, cst.While) else loop.iter  # type: ignore[union-attr]
+        why = divergence.count_why(loop)  # type: ignore[arg-type]
+        if why is not None and why.kind != "rank":
+            found = collectives.Divergent(test, why.kind, why.reason, recording.line(test))
+            _add(recording, facts, reported, loop, found, "loop")
+    for node in shared.source.of_types(cst.Break, cst.Continue, cst.Return):
+        loop = _training_loop(recording, shared, node)
+        if loop is None or (isinstance(node, cst.Continue) and not _backward_after(recording, shared, loop, node)):
+            continue
+        statement = recording_statement(recording, node)
+        found = shared.context.divergent_condition(statement)
+        if found is None or found.kind == "rank" or not _inside(recording, found.node, loop):
+            continue
+        _add(recording, facts, reported, recording_statement(recording, found.node), found, _KINDS[type(node)])
+
+
+def _add(recording: Recording, facts: Facts, reported: set[int], where: cst.CSTNode, found: collectives.Divergent, kind: str) -> None:
+    line = recording.line(where)
+    if line not in reported:
+        reported.add(line)
+        facts.manual.append(collectives.exit_item(line, found, kind))
+
+
+def _training_loop(recording: Recording, shared: object, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The innermost loop around ``node`` in its function, when that loop trains."""
+    for ancestor in recording.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        if isinstance(ancestor, (cst.For, cst.While)):
+            return ancestor if shared.context.divergence.trains(ancestor) else None  # type: ignore[attr-defined]
+    return None
+
+
+def _backward_after(recording: Recording, shared: object, loop: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """A ``continue`` that skips a backward: one comes after it in the loop's body (itself, or
+    in a function of this file it calls)."""
+    line = recording.line(node)
+    divergence = shared.context.divergence  # type: ignore[attr-defined]
+    for call in shared.source.of_types_in(loop, cst.Call):  # type: ignore[attr-defined]
+        if recording.line(call) <= line:
+            continue
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward":
+            return True
+        if any(divergence.trains(f) for f in divergence._callees(call)):
+            return True
+    return False
+
+
+def _inside(recording: Recording, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+    return any(a is loop for a in recording.ancestors(node))
