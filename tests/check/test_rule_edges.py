@@ -32,3 +32,16 @@ def test_seed_passed_per_rank_through_a_parameter() -> None:
     rule = next(r for r in ALL_RULES if r.code == "DDP011")
     findings = check_source(SEED_THROUGH_PARAMETER, rules=[rule]).findings
     assert [(f.code, f.line) for f in findings] == [("DDP011", 11)]
+
+
+def test_plain_fixes_name_torch_distributed_as_the_file_does() -> None:
+    """The rank-0 guard uses the file's own alias, or imports torch.distributed when it has none."""
+    rule = [r for r in ALL_RULES if r.code == "DDP005"]
+    aliased = "import torch\nimport torch.distributed as D\n\ntorch.save(model.state_dict(), 'm.pt')\n"
+    fixed = check_source(aliased, rules=rule, fix=True).fixed
+    assert fixed is not None and "if not D.is_initialized() or D.get_rank() == 0:\n    torch.save(" in fixed
+    bare = "from torch import save\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\nmodel = DDP(model)\nsave(model.module.state_dict(), 'm.pt')\n"
+    fixed = check_source(bare, rules=rule, fix=True).fixed
+    assert fixed is not None and "import torch.distributed as dist\n" in fixed
+    assert "if not dist.is_initialized() or dist.get_rank() == 0:\n    save(" in fixed
+    compile(fixed, "fixed.py", "exec")

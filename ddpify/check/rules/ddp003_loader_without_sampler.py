@@ -62,6 +62,16 @@ class Stream(IterableDataset):
 
 train_loader = DataLoader(Stream(), batch_size=8)
 """,
+        """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+if opt["dist"]:
+    train_sampler = DistributedSampler(train_set, shuffle=True)
+    train_loader = DataLoader(train_set, batch_size=8, sampler=train_sampler)
+else:
+    train_loader = DataLoader(train_set, batch_size=32, shuffle=True)  # the single-process run
+""",
     )
     invalid = (
         Invalid(

@@ -61,6 +61,27 @@ import torch.distributed as dist
 model = model.cuda(local_rank)
 batch = batch.to(f"cuda:{local_rank}")
 """,
+        """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def training_loop(device=torch.device("cuda")):  # the caller's setup already set this rank's GPU
+    net = DDP(build_net().to(device), device_ids=[device])
+    for batch in loader:
+        net(batch.to(device)).sum().backward()
+""",
+        """\
+import distsetup
+import torch
+import torch.distributed as dist
+
+
+def main():
+    distsetup.init()  # a project helper: init_process_group + torch.cuda.set_device(LOCAL_RANK)
+    model = torch.nn.parallel.DistributedDataParallel(build_model().cuda())
+""",
     )
     invalid = (
         Invalid(

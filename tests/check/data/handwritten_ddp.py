@@ -42,6 +42,7 @@ def main():
         result = model.load_state_dict(ckpt["model"], strict=False)
         record["missing"] = list(result.missing_keys)
         record["unexpected"] = list(result.unexpected_keys)
+        record["checkpoint"] = {k: v.tolist() for k, v in ckpt["model"].items()}  # as read from disk
         record["resumed"] = {k: v.tolist() for k, v in model.state_dict().items()}
 
     for epoch in range(args.epochs):
