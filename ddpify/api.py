@@ -8,7 +8,6 @@ import libcst as cst
 from libcst.metadata import PositionProvider, QualifiedNameProvider
 
 from ddpify import standalone as embedding
-from ddpify.analysis import Analysis
 from ddpify.convert import names, rewrites
 from ddpify.convert.facts import collect_facts
 from ddpify.convert.transformer import ConvertTransformer
@@ -40,7 +39,7 @@ def convert_source(
     if not facts.has_training_code:
         return ConversionResult(source, source)
     _refuse_distributed(wrapper, filename)
-    transformer = ConvertTransformer(facts, Analysis(wrapper), per_process_batch=per_process_batch, annotate=annotate)
+    transformer = ConvertTransformer(facts, facts.analysis, per_process_batch=per_process_batch, annotate=annotate)
     try:
         converted = wrapper.visit(transformer)
         if converted.code != source:

@@ -306,7 +306,12 @@ class Context:
     def parent_functions(self) -> set[cst.FunctionDef]:
         """Functions the launching process runs (called from module-level code, transitively)
         that no worker reaches."""
-        top = [f for call in self.source.of_types(cst.Call) if self.source.enclosing_function(call) is None for f in self._callees(call)]  # type: ignore[arg-type]
+        top = [
+            f
+            for call in self.source.of_types(cst.Call)
+            if self.source.enclosing_function(call) is None
+            for f in self.source.functions_called(call)
+        ]
         return self._reachable(top) - self.workers
 
     def _reachable(self, start: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
@@ -316,13 +321,8 @@ class Context:
             function = todo.pop()
             if function not in found:
                 found.add(function)
-                todo.extend(f for call in self.source.of_types_in(function.body, cst.Call) for f in self._callees(call))  # type: ignore[arg-type]
+                todo.extend(f for call in self.source.of_types_in(function.body, cst.Call) for f in self.source.functions_called(call))  # type: ignore[arg-type]
         return found
-
-    def _callees(self, call: cst.Call) -> list[cst.FunctionDef]:
-        func = call.func
-        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
-        return self.source.functions.get(name or "", [])
 
     def process(self, node: cst.CSTNode) -> Process:
         """The workers (code a spawn target reaches), the parent (the rest of a file that

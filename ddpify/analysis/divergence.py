@@ -196,7 +196,7 @@ class Divergence:
             found = []
             for node in parts(expression, self.source):
                 if isinstance(node, cst.Call):
-                    found.append((self._call(node), [(f, "<return>") for f in self._callees(node)]))
+                    found.append((self._call(node), [(f, "<return>") for f in self.source.functions_called(node)]))
                 else:
                     key = self._key(code(node), scope)
                     if key is not None:
@@ -252,7 +252,7 @@ class Divergence:
                 isinstance(c.func, cst.Attribute)
                 and c.func.attr.value == "backward"
                 or depth < _MAX_CALLER_DEPTH
-                and any(self._trains(f, depth + 1) for f in self._callees(c))
+                and any(self._trains(f, depth + 1) for f in self.source.functions_called(c))
                 for c in calls
             )
             self._training[node] = known
@@ -274,14 +274,6 @@ class Divergence:
 
     def _scope_of(self, node: cst.CSTNode) -> Scope:
         return self.source.enclosing_function(node) or self.source.module
-
-    def _callees(self, call: cst.Call) -> list[cst.FunctionDef]:
-        func = call.func
-        if isinstance(func, cst.Name):
-            return [f for f in self.source.functions.get(func.value, []) if self.source.enclosing_class(f) is None]
-        if isinstance(func, cst.Attribute):
-            return [f for f in self.source.functions.get(func.attr.value, []) if self.source.enclosing_class(f) is not None]
-        return []
 
     # ---------------------------------------------------------------- the fixpoint
     @functools.cached_property

@@ -95,7 +95,7 @@ class Loops:
             assert isinstance(call, cst.Call)
             if any(q.startswith("builtins.") for q in self.source.qualified(call)):
                 continue  # len(loader), print(loader)
-            if self._callees(call) and (isinstance(call.func, cst.Name) or _on_self(call)):
+            if self.source.functions_called(call) and (isinstance(call.func, cst.Name) or _on_self(call)):
                 continue  # this file's code: iterated() looks inside
             found.extend(code(a.value) for a in call.args if is_simple_reference(a.value) and not a.star)
         return list(dict.fromkeys(found))
@@ -105,13 +105,13 @@ class Loops:
         found = self._called.get(loop)
         if found is None:
             seen: dict[cst.FunctionDef, None] = {}
-            todo = [f for call in self.source.of_types_in(loop.body, cst.Call) for f in self._callees(call)]  # type: ignore[arg-type]
+            todo = [f for call in self.source.of_types_in(loop.body, cst.Call) for f in self.source.functions_called(call)]  # type: ignore[arg-type]
             while todo:
                 function = todo.pop(0)
                 if function in seen:
                     continue
                 seen[function] = None
-                todo.extend(f for call in self.source.of_types_in(function.body, cst.Call) for f in self._callees(call))  # type: ignore[arg-type]
+                todo.extend(f for call in self.source.of_types_in(function.body, cst.Call) for f in self.source.functions_called(call))  # type: ignore[arg-type]
             found = list(seen)
             self._called[loop] = found
         return found
@@ -128,22 +128,12 @@ class Loops:
                 found.extend(_items_of(node))
             if depth >= _MAX_DEPTH:
                 continue
-            for function in self._callees(node):
+            for function in self.source.functions_called(node):
                 if function in active:
                     continue
                 inner = self._iterated_in(function.body, depth + 1, active | {function})
                 found.extend(_through_parameters(inner, function, node))
         return found
-
-    def _callees(self, call: cst.Call) -> list[cst.FunctionDef]:
-        """The functions of this file ``call`` may run: ``f(...)`` a module-level or nested
-        function, ``x.f(...)`` a method."""
-        func = call.func
-        if isinstance(func, cst.Name):
-            return [f for f in self.source.functions.get(func.value, []) if self.source.enclosing_class(f) is None]
-        if isinstance(func, cst.Attribute):
-            return [f for f in self.source.functions.get(func.attr.value, []) if self.source.enclosing_class(f) is not None]
-        return []
 
 
 def _callee(call: cst.Call) -> str | None:

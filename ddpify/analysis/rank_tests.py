@@ -443,7 +443,7 @@ class RankTests:
     def _returned(self, call: cst.Call, judge: Callable[[cst.FunctionDef], object]):  # type: ignore[no-untyped-def]
         """What every function of this file that ``call`` may run returns (``get_rank()``,
         ``self.is_main()``), judged by ``judge``; None when it calls none or they disagree."""
-        functions = self._callees(call)
+        functions = self.source.functions_called(call, own_methods_only=True)
         if not functions:
             return None
         answers = []
@@ -460,14 +460,6 @@ class RankTests:
             answers.append(self._judged[key])
         first = answers[0]
         return first if all(a == first for a in answers) else None
-
-    def _callees(self, call: cst.Call) -> list[cst.FunctionDef]:
-        func = call.func
-        if isinstance(func, cst.Name):
-            return [f for f in self.source.functions.get(func.value, []) if self.source.enclosing_class(f) is None]
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
-            return [f for f in self.source.functions.get(func.attr.value, []) if self.source.enclosing_class(f) is not None]
-        return []
 
     def _returns(self, function: cst.FunctionDef) -> list[cst.Return]:
         return [

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
+from typing import Any, TypeVar, overload
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
@@ -16,6 +17,7 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvide
 from ddpify.tree import cstutil
 
 Scope = cst.Module | cst.FunctionDef
+N = TypeVar("N", bound=cst.CSTNode)
 
 
 class Source:
@@ -43,11 +45,19 @@ class Source:
     def line(self, node: cst.CSTNode) -> int:
         return self._positions[node].start.line
 
-    def of_types(self, *kinds: type) -> list[cst.CSTNode]:
+    @overload
+    def of_types(self, kind: type[N], /) -> list[N]: ...
+    @overload
+    def of_types(self, *kinds: type[cst.CSTNode]) -> list[cst.CSTNode]: ...
+    def of_types(self, *kinds: type[cst.CSTNode]) -> list[Any]:
         """Every node of these classes in the module, in source order."""
         return cstutil.of_types(self.module, *kinds)
 
-    def of_types_in(self, tree: cst.CSTNode, *kinds: type) -> list[cst.CSTNode]:
+    @overload
+    def of_types_in(self, tree: cst.CSTNode, kind: type[N], /) -> list[N]: ...
+    @overload
+    def of_types_in(self, tree: cst.CSTNode, *kinds: type[cst.CSTNode]) -> list[cst.CSTNode]: ...
+    def of_types_in(self, tree: cst.CSTNode, *kinds: type[cst.CSTNode]) -> list[Any]:
         """Every node of these classes in ``tree`` (a part of the module), in source order."""
         return cstutil.of_types(tree, *kinds)
 
@@ -104,6 +114,20 @@ class Source:
             for call in self.calls_by_callee.get(name, [])
             if isinstance(call.func, cst.Attribute if method else cst.Name) and not self._inside(call, function)
         ]
+
+    def functions_called(self, call: cst.Call, *, own_methods_only: bool = False) -> list[cst.FunctionDef]:
+        """The inverse of :meth:`call_sites`, by name alone: ``f(...)`` the file's functions
+        named ``f`` (not methods), ``x.f(...)`` its methods named ``f`` (only ``self.f`` /
+        ``cls.f`` with ``own_methods_only``). ``analysis.callgraph`` resolves receivers; this is
+        the cheap over-approximation the fixpoints (rank tests, loops, divergence) iterate on."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            return [f for f in self.functions.get(func.value, []) if self.enclosing_class(f) is None]
+        if isinstance(func, cst.Attribute):
+            if own_methods_only and not (isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")):
+                return []
+            return [f for f in self.functions.get(func.attr.value, []) if self.enclosing_class(f) is not None]
+        return []
 
     def _inside(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
         return any(a is outer for a in self.ancestors(node))

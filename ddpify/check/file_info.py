@@ -35,7 +35,7 @@ class FileInfo:
         """The converter's own analysis (loaders and their roles, trained models, epoch loops),
         so lint rules judge a script exactly as the converter would convert it."""
         if self._facts is None:
-            self._facts = collect_facts(self.wrapper)
+            self._facts = collect_facts(self.wrapper, self.analysis)
         return self._facts
 
     @property

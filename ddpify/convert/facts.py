@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from libcst.metadata import MetadataWrapper
 
+from ddpify.analysis import Analysis
 from ddpify.convert import planners
 from ddpify.convert.fact_types import Facts, HelperLoader, LoaderFact, LoaderVariable, Role
 from ddpify.convert.record import Recorder
@@ -16,12 +17,15 @@ from ddpify.tree.metadata import run_visitor
 __all__ = ["Facts", "HelperLoader", "LoaderFact", "LoaderVariable", "Role", "collect_facts"]
 
 
-def collect_facts(wrapper: MetadataWrapper) -> Facts:
-    """The converter's read-only fact pass over ``wrapper.module``: one walk, then the planners."""
+def collect_facts(wrapper: MetadataWrapper, analysis: Analysis | None = None) -> Facts:
+    """The converter's read-only fact pass over ``wrapper.module``: one walk, then the planners.
+    ``analysis``: one already built from ``wrapper`` (the linter's), so the file is analysed once."""
     recorder = Recorder()
     run_visitor(wrapper, recorder)
     recording = recorder.recording
     recording.wrapper = wrapper
+    if analysis is not None:
+        recording.share(analysis)
     facts = Facts(analysis_of=lambda: recording.analysis)
     planners.run(recording, facts)
     return facts

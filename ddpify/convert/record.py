@@ -73,6 +73,11 @@ class Recording:
         assert self.wrapper is not None, "a recording made without its wrapper has no analysis"
         return Analysis(self.wrapper)
 
+    def share(self, analysis: Analysis) -> None:
+        """Use ``analysis``, built by someone else from this recording's wrapper, as its own."""
+        assert analysis.source.module is self.module, "an analysis of another module"
+        self.__dict__["analysis"] = analysis  # what functools.cached_property would have stored
+
     # ---------------------------------------------------------------- queries
     def _metadata(self, provider: Any, node: cst.CSTNode, default: Any) -> Any:
         value = self.metadata[provider].get(node, default)

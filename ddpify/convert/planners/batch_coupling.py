@@ -21,7 +21,6 @@ import libcst as cst
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.planners.calls import HARMLESS_CALLS, project_helper
 from ddpify.convert.planners.file_writes import recording_statement
-from ddpify.convert.planners.shared_analysis import analysis
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
 from ddpify.tree.cstutil import callee_name, code, is_simple_reference, keyword_value, of_types
@@ -79,7 +78,7 @@ def _trains(helper: str, arguments: list[str], handed: set[str]) -> bool:
 def _report_sum_losses(recording: Recording, facts: Facts) -> None:
     if not any(f.role == "train" for f in facts.loaders.values()) and not facts.helper_loaders:
         return
-    source = analysis(recording).source
+    source = recording.analysis.source
     reported: set[int] = set()
     for call in source.calls_by_callee.get("backward", []):
         if not isinstance(call.func, cst.Attribute):
@@ -114,7 +113,7 @@ def _summed_loss(recording: Recording, loss: cst.BaseExpression, backward: cst.C
         function = recording.function_of(backward)
         values = [
             value
-            for statement, value in analysis(recording).source.assignments.get(code(loss), [])
+            for statement, value in recording.analysis.source.assignments.get(code(loss), [])
             if value is not None and recording.function_of(statement) is function
         ] or values
     for value in values:
@@ -143,7 +142,7 @@ def _criteria(recording: Recording, call: cst.Call) -> list[cst.Call]:
     """``nn.MSELoss(reduction="sum")`` for ``criterion(out, y)`` (``criterion`` assigned it)."""
     if not is_simple_reference(call.func):
         return []
-    values = analysis(recording).source.assignments.get(code(call.func), [])
+    values = recording.analysis.source.assignments.get(code(call.func), [])
     return [v for _, v in values if isinstance(v, cst.Call)]
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis import Analysis
 from ddpify.convert import collectives
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.planners.file_writes import recording_statement
-from ddpify.convert.planners.shared_analysis import analysis
 from ddpify.convert.record import Recording
 
 _KINDS = {cst.Break: "break", cst.Continue: "continue", cst.Return: "return"}
@@ -22,26 +22,26 @@ _KINDS = {cst.Break: "break", cst.Continue: "continue", cst.Return: "return"}
 def report(recording: Recording, facts: Facts) -> None:
     if not facts.model_wraps and not recording.existing_wraps:
         return  # no DDP model: no all-reduce to wait in
-    shared = analysis(recording)
+    shared = recording.analysis
     divergence = shared.context.divergence
     reported: set[int] = set()
     for loop in shared.source.of_types(cst.For, cst.While):
-        if not divergence.trains(loop):
+        if not isinstance(loop, (cst.For, cst.While)) or not divergence.trains(loop):
             continue
-        test = loop.test if isinstance(loop, cst.While) else loop.iter  # type: ignore[union-attr]
-        why = divergence.count_why(loop)  # type: ignore[arg-type]
+        test = loop.test if isinstance(loop, cst.While) else loop.iter
+        why = divergence.count_why(loop)
         if why is not None and why.kind != "rank":
             found = collectives.Divergent(test, why.kind, why.reason, recording.line(test))
             _add(recording, facts, reported, loop, found, "loop")
     for node in shared.source.of_types(cst.Break, cst.Continue, cst.Return):
-        loop = _training_loop(recording, shared, node)
-        if loop is None or (isinstance(node, cst.Continue) and not _backward_after(recording, shared, loop, node)):
+        inner = _training_loop(recording, shared, node)
+        if inner is None or (isinstance(node, cst.Continue) and not _backward_after(recording, shared, inner, node)):
             continue
         statement = recording_statement(recording, node)
-        found = shared.context.divergent_condition(statement)
-        if found is None or found.kind == "rank" or not _inside(recording, found.node, loop):
+        divergent = shared.context.divergent_condition(statement)
+        if divergent is None or divergent.kind == "rank" or not _inside(recording, divergent.node, inner):
             continue
-        _add(recording, facts, reported, recording_statement(recording, found.node), found, _KINDS[type(node)])
+        _add(recording, facts, reported, recording_statement(recording, divergent.node), divergent, _KINDS[type(node)])
 
 
 def _add(recording: Recording, facts: Facts, reported: set[int], where: cst.CSTNode, found: collectives.Divergent, kind: str) -> None:
@@ -51,27 +51,27 @@ def _add(recording: Recording, facts: Facts, reported: set[int], where: cst.CSTN
         facts.manual.append(collectives.exit_item(line, found, kind))
 
 
-def _training_loop(recording: Recording, shared: object, node: cst.CSTNode) -> cst.CSTNode | None:
+def _training_loop(recording: Recording, shared: Analysis, node: cst.CSTNode) -> cst.CSTNode | None:
     """The innermost loop around ``node`` in its function, when that loop trains."""
     for ancestor in recording.ancestors(node):
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return None
         if isinstance(ancestor, (cst.For, cst.While)):
-            return ancestor if shared.context.divergence.trains(ancestor) else None  # type: ignore[attr-defined]
+            return ancestor if shared.context.divergence.trains(ancestor) else None
     return None
 
 
-def _backward_after(recording: Recording, shared: object, loop: cst.CSTNode, node: cst.CSTNode) -> bool:
+def _backward_after(recording: Recording, shared: Analysis, loop: cst.CSTNode, node: cst.CSTNode) -> bool:
     """A ``continue`` that skips a backward: one comes after it in the loop's body (itself, or
     in a function of this file it calls)."""
     line = recording.line(node)
-    divergence = shared.context.divergence  # type: ignore[attr-defined]
-    for call in shared.source.of_types_in(loop, cst.Call):  # type: ignore[attr-defined]
+    divergence = shared.context.divergence
+    for call in shared.source.of_types_in(loop, cst.Call):
         if recording.line(call) <= line:
             continue
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward":
             return True
-        if any(divergence.trains(f) for f in divergence._callees(call)):
+        if any(divergence.trains(f) for f in shared.source.functions_called(call)):
             return True
     return False
 

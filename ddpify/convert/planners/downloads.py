@@ -17,7 +17,6 @@ from ddpify.analysis.context import is_main_guard
 from ddpify.convert import collectives
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.planners.bootstrap import last_prologue_import
-from ddpify.convert.planners.shared_analysis import analysis
 from ddpify.convert.record import Recording
 from ddpify.findings import Change, ManualItem
 from ddpify.tree.cstutil import code
@@ -29,7 +28,7 @@ def plan(recording: Recording, facts: Facts) -> None:
         statement = _download_statement(recording, call)
         if statement is None:
             continue
-        divergent = analysis(recording).context.divergent_condition(statement)
+        divergent = recording.analysis.context.divergent_condition(statement)
         if divergent is not None:
             facts.manual.append(collectives.download_item(recording.line(statement), divergent))
             continue
@@ -63,7 +62,7 @@ def _at_import_time(recording: Recording, node: cst.CSTNode, depth: int = 0) -> 
         return recording.owners_of(node) == (None, None) and not any(is_main_guard(a) for a in recording.ancestors(node))
     if depth >= 3:
         return False
-    return any(_at_import_time(recording, site, depth + 1) for site in analysis(recording).source.call_sites(function))
+    return any(_at_import_time(recording, site, depth + 1) for site in recording.analysis.source.call_sites(function))
 
 
 def _set_up_before(recording: Recording, facts: Facts, early: list[cst.SimpleStatementLine]) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.convert.fact_types import Facts
-from ddpify.convert.planners.shared_analysis import analysis
 from ddpify.convert.record import Recording
 from ddpify.convert.writes import OPEN
 from ddpify.findings import ManualItem
@@ -32,7 +31,7 @@ _READERS = frozenset({"load", "loads", "safe_load", "full_load", "reader", "Dict
 
 
 def plan(recording: Recording, facts: Facts) -> None:
-    context = analysis(recording).context
+    context = recording.analysis.context
     reported = {item.line for item in facts.manual}
     for call in recording.write_calls:
         mode = _mode(recording, call)
@@ -49,7 +48,7 @@ def plan(recording: Recording, facts: Facts) -> None:
         else:
             facts.rank_zero_opens.add(call)
     for name in PATH_WRITES:
-        for call in analysis(recording).source.calls_by_callee.get(name, []):
+        for call in recording.analysis.source.calls_by_callee.get(name, []):
             if isinstance(call.func, cst.Attribute) and context.every_rank(call):
                 _plan_path_write(recording, facts, call, reported)
 

@@ -12,7 +12,6 @@ import libcst as cst
 
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.planners.file_writes import recording_statement
-from ddpify.convert.planners.shared_analysis import analysis
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
 from ddpify.tree.cstutil import code, of_types
@@ -21,7 +20,7 @@ _MAX_DEPTH = 4
 
 
 def report(recording: Recording, facts: Facts) -> None:
-    shared = analysis(recording)
+    shared = recording.analysis
     prompts = [c for c in shared.source.calls_by_callee.get("input", []) if "builtins.input" in shared.source.qualified(c)]
     entries: dict[int, tuple[cst.Call, list[int]]] = {}
     for prompt in prompts:
@@ -53,7 +52,7 @@ def _entries(recording: Recording, node: cst.Call, depth: int) -> list[cst.Call]
     function = recording.function_of(node)
     if function is None or depth >= _MAX_DEPTH or _trains_itself(function):
         return [node]
-    sites = [s for s in analysis(recording).source.call_sites(function) if recording.function_of(s) is not None]
+    sites = [s for s in recording.analysis.source.call_sites(function) if recording.function_of(s) is not None]
     return [entry for site in sites for entry in _entries(recording, site, depth + 1)] if sites else [node]
 
 

@@ -20,7 +20,6 @@ import re
 import libcst as cst
 
 from ddpify.convert.fact_types import Facts
-from ddpify.convert.planners.shared_analysis import analysis
 from ddpify.convert.record import Recording
 from ddpify.findings import Change
 from ddpify.tree.cstutil import code
@@ -31,7 +30,7 @@ _CONDITIONAL = (cst.If, cst.While, cst.For, cst.ExceptHandler, cst.IfExp)
 def plan(recording: Recording, facts: Facts) -> None:
     if not facts.set_epoch:
         return
-    shared = analysis(recording)
+    shared = recording.analysis
     for loop in list(facts.set_epoch):
         line = recording.line(loop)
         if not shared.loops.is_epoch_loop(loop):
@@ -75,7 +74,7 @@ def _only_bound_under(recording: Recording, loop: cst.For, key: str) -> tuple[cs
         return None
     around_loop = set(map(id, recording.ancestors(loop)))
     conditions: list[tuple[cst.CSTNode, bool]] = []
-    for statement, _ in analysis(recording).source.assignments.get(key, []):
+    for statement, _ in recording.analysis.source.assignments.get(key, []):
         found: tuple[cst.CSTNode, bool] | None = None
         child: cst.CSTNode = statement
         for ancestor in recording.ancestors(statement):

@@ -17,7 +17,6 @@ import libcst as cst
 from ddpify.convert import names
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.planners.file_writes import recording_statement
-from ddpify.convert.planners.shared_analysis import analysis
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
 from ddpify.tree.cstutil import code, is_simple_reference, of_types
@@ -29,7 +28,7 @@ _OUTPUT_CALLS = frozenset({"print", "info", "debug", "warning", "warn", "error",
 
 
 def plan(recording: Recording, facts: Facts) -> None:
-    shared = analysis(recording)
+    shared = recording.analysis
     reported: set[int] = set()
     for call in shared.source.of_types(cst.Call):
         assert isinstance(call, cst.Call)
