@@ -286,13 +286,13 @@ class _Walk:
     def expression(self, expression: cst.BaseExpression) -> None:
         values = self.batches.values
         for call in cstutil.of_types(expression, cst.Call):
-            marked = [arg for arg in call.args if self.reads(arg.value)]  # type: ignore[attr-defined]
-            if self.backward is None and _is_backward(call) and not values.callees(call):  # type: ignore[arg-type]
-                receiver = call.func.value if isinstance(call.func, cst.Attribute) else None  # type: ignore[attr-defined]
+            marked = [arg for arg in call.args if self.reads(arg.value)]
+            if self.backward is None and _is_backward(call) and not values.callees(call):
+                receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
                 if marked or (receiver is not None and self.reads(receiver)):
-                    self.backward = call  # type: ignore[assignment]
-            for function, implicit in values.callees(call) if marked else ():  # type: ignore[arg-type]
-                params = frozenset(p.name.value for a in marked if (p := values.parameter(call, function, implicit, a)) is not None)  # type: ignore[arg-type]
+                    self.backward = call
+            for function, implicit in values.callees(call) if marked else ():
+                params = frozenset(p.name.value for a in marked if (p := values.parameter(call, function, implicit, a)) is not None)
                 if params:
                     self.merge(function, self.batches.function_reach(function, params))
         if not self.indexes:
@@ -309,8 +309,8 @@ class _Walk:
         subscripts = cstutil.of_types(expression, cst.Subscript)
         if not subscripts:
             return False
-        extra = {n for comp in cstutil.of_types(expression, cst.CompFor) if self.reads(comp.iter) for n in _names(comp.target)}  # type: ignore[attr-defined]
-        return any(self.reads(element.slice, extra) for subscript in subscripts for element in subscript.slice)  # type: ignore[attr-defined]
+        extra = {n for comp in cstutil.of_types(expression, cst.CompFor) if self.reads(comp.iter) for n in _names(comp.target)}
+        return any(self.reads(element.slice, extra) for subscript in subscripts for element in subscript.slice)
 
     def reads(self, expression: cst.CSTNode, extra: set[str] | frozenset[str] = frozenset()) -> bool:
         """Whether ``expression`` reads a marked value (or is or holds a seed)."""
@@ -329,7 +329,7 @@ class _Walk:
             return False
         parent = self.batches.source.parent
         for name in cstutil.of_types(expression, cst.Name):
-            if name.value in names:  # type: ignore[attr-defined]
+            if name.value in names:
                 holder = parent(name)
                 if not (isinstance(holder, cst.Attribute) and holder.attr is name) and not (
                     isinstance(holder, cst.Arg) and holder.keyword is name
@@ -343,7 +343,7 @@ class _Walk:
 
     def _mentions(self, expression: cst.CSTNode, names: frozenset[str]) -> bool:
         """Whether ``expression`` reads one of ``names`` itself (not a value derived from them)."""
-        return any(n.value in names for n in cstutil.of_types(expression, cst.Name))  # type: ignore[attr-defined]
+        return any(n.value in names for n in cstutil.of_types(expression, cst.Name))
 
     def taint(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
@@ -421,12 +421,12 @@ def _is_backward(call: cst.Call) -> bool:
 
 
 def _names(target: cst.CSTNode) -> list[str]:
-    return [n.value for n in cstutil.of_types(target, cst.Name)]  # type: ignore[attr-defined]
+    return [n.value for n in cstutil.of_types(target, cst.Name)]
 
 
 def _body(block: cst.CSTNode) -> Sequence[cst.CSTNode]:
     """The statements of an indented block, or the one-line suite itself."""
-    return block.body if isinstance(block, cst.IndentedBlock) else [block]  # type: ignore[attr-defined,return-value]
+    return block.body if isinstance(block, cst.IndentedBlock) else [block]
 
 
 _EVAL_NAME = re.compile(r"val|test|eval|dev(?!ice)", re.I)

@@ -347,13 +347,13 @@ class CallGraph:
         if found is None:
             found = self._classes[klass] = {}
             for node in cstutil.of_types(klass.body, cst.Attribute):
-                value = node.value  # type: ignore[attr-defined]
+                value = node.value
                 if not isinstance(value, cst.Name):
                     continue
                 method = self.method_of(node)
                 if method is None or self.source.enclosing_class(method) is not klass or self.self_name(method) != value.value:
                     continue
-                stores, reads = found.setdefault(node.attr.value, ([], []))  # type: ignore[attr-defined]
+                stores, reads = found.setdefault(node.attr.value, ([], []))
                 (stores if binding_site(self.source, node) is not None else reads).append((node, method))
         return found
 

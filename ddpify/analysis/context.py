@@ -321,7 +321,7 @@ class Context:
             function = todo.pop()
             if function not in found:
                 found.add(function)
-                todo.extend(f for call in self.source.of_types_in(function.body, cst.Call) for f in self.source.functions_called(call))  # type: ignore[arg-type]
+                todo.extend(f for call in self.source.of_types_in(function.body, cst.Call) for f in self.source.functions_called(call))
         return found
 
     def process(self, node: cst.CSTNode) -> Process:

@@ -108,8 +108,8 @@ class DataFlow:
         """``DataLoader(...)`` however it is imported or aliased."""
         callees = {"DataLoader", "distributed_loader"}
         for alias in self.source.of_types(cst.ImportAlias):
-            if alias.asname is not None and cstutil.code(alias.name).split(".")[-1] in callees:  # type: ignore[attr-defined]
-                callees.add(cstutil.code(alias.asname.name))  # type: ignore[attr-defined]
+            if alias.asname is not None and cstutil.code(alias.name).split(".")[-1] in callees:
+                callees.add(cstutil.code(alias.asname.name))
         calls = [c for name in callees for c in self.source.calls_by_callee.get(name, [])]
         return sorted((c for c in calls if self.source.qualified(c.func) & DATALOADERS), key=self.values.start)
 
@@ -214,7 +214,7 @@ class DataFlow:
             ):
                 continue
             for assign in cstutil.of_types(loop.body, cst.Assign):
-                batch = self._batch_function(assign.value, known_nodes)  # type: ignore[attr-defined]
+                batch = self._batch_function(assign.value, known_nodes)
                 if batch is not None:
                     consumers = [self._single(c, ()) for c, _ in self.values.callers(batch)]
                     found.append(self._source(Kind.CUSTOM_ITERATOR, batch, consumers, [], None))
@@ -309,7 +309,7 @@ class DataFlow:
         if isinstance(loop.iter, cst.Call) and "builtins.enumerate" in self.source.qualified(loop.iter.func):
             if isinstance(target, cst.Tuple) and len(target.elements) == 2:
                 target = target.elements[1].value
-        names = frozenset(n.value for n in cstutil.of_types(target, cst.Name))  # type: ignore[attr-defined]
+        names = frozenset(n.value for n in cstutil.of_types(target, cst.Name))
         sites = [loop, *reversed([e.site for e in occurrence.trail if e.kind == "enter"])]
         body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else [loop.body]
         return self._classify(loop, body, names, (), sites, constants, cstutil.code(key) if key is not None else None)

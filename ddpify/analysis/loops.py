@@ -56,7 +56,7 @@ class Loops:
         bound = loop.iter
         if not (isinstance(bound, cst.Call) and self.source.qualified(bound) & _RANGES):
             return False
-        mentioned = [n.value for arg in bound.args for n in self.source.of_types_in(arg.value, cst.Name)]  # type: ignore[attr-defined]
+        mentioned = [n.value for arg in bound.args for n in self.source.of_types_in(arg.value, cst.Name)]
         if any(EPOCH_MEASURE.search(name) for name in mentioned):
             return False
         return any(EPOCH_COUNT.search(name) and not NOT_EPOCH_COUNT.search(name) for name in mentioned)
@@ -105,13 +105,13 @@ class Loops:
         found = self._called.get(loop)
         if found is None:
             seen: dict[cst.FunctionDef, None] = {}
-            todo = [f for call in self.source.of_types_in(loop.body, cst.Call) for f in self.source.functions_called(call)]  # type: ignore[arg-type]
+            todo = [f for call in self.source.of_types_in(loop.body, cst.Call) for f in self.source.functions_called(call)]
             while todo:
                 function = todo.pop(0)
                 if function in seen:
                     continue
                 seen[function] = None
-                todo.extend(f for call in self.source.of_types_in(function.body, cst.Call) for f in self.source.functions_called(call))  # type: ignore[arg-type]
+                todo.extend(f for call in self.source.of_types_in(function.body, cst.Call) for f in self.source.functions_called(call))
             found = list(seen)
             self._called[loop] = found
         return found

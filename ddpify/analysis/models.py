@@ -315,11 +315,40 @@ class ModelFlow:
         if chain[-1] == "forward":
             return True
         if len(chain) == 1:
-            return chain[0] not in MODULE_API
+            return chain[0] not in MODULE_API and not (klass is not None and self._parameter_free(klass, chain[0], set()))
         if klass is None or chain[0] in MODULE_API:
             return False
         stores = self.values.attribute_stores(klass, chain[0])
         return any(registers(self.values, binding_site(self.source, s)) for s, _ in stores)
+
+    def _parameter_free(self, klass: cst.ClassDef, name: str, seen: set[str]) -> bool:
+        """``klass``'s method ``name`` provably reads no parameter (``init_hidden`` returning
+        ``torch.zeros(1, batch, self.hidden)``): calling it outside the forward averages nothing
+        away. Every use of ``self`` in it must be a plain data attribute (stored, never a module
+        or parameter) or a call of another such method; anything else counts as a parameter."""
+        method = self.values.method(klass, name)
+        if method is None or name in seen:
+            return method is not None
+        seen.add(name)
+        params = [*method.params.posonly_params, *method.params.params]
+        if not params or not isinstance(params[0].name, cst.Name):
+            return False
+        own = params[0].name.value
+        for node in self.source.of_types_in(method.body, cst.Name):
+            if node.value != own:
+                continue
+            parent = self.source.parent(node)
+            if not (isinstance(parent, cst.Attribute) and parent.value is node) or parent.attr.value in MODULE_API:
+                return False
+            member = parent.attr.value
+            if self.values.method(klass, member) is not None:
+                if not self._parameter_free(klass, member, seen):
+                    return False
+                continue
+            stores = self.values.attribute_stores(klass, member)
+            if not stores or any(registers(self.values, binding_site(self.source, s)) for s, _ in stores):
+                return False
+        return True
 
     def _stored(self, container: cst.CSTNode) -> bool:
         """A container kept in a variable (``nets = [a, b]``, ``models["g"] = g``), not one
@@ -356,7 +385,7 @@ class _Uses:
     handoffs: list[Site] = field(default_factory=list)
 
 
-def _ordered(sites: list[Site], order) -> tuple[Site, ...]:  # type: ignore[no-untyped-def]
+def _ordered(sites: list[Site], order) -> tuple[Site, ...]:
     """In the order they run on one line too (``model.decode(model.encode(x))``: encode first)."""
     return tuple(sorted(dict.fromkeys(sites), key=lambda s: (s.line, order(s.node))))
 

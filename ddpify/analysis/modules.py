@@ -75,7 +75,7 @@ def registers(graph: CallGraph, site: cst.CSTNode | None) -> bool:
     value = site.value if isinstance(site, cst.Assign) else None
     if not isinstance(value, cst.Call):
         return False
-    if any(isinstance(a.value, cst.Name) and a.value.value == "self" for a in cstutil.of_types(value, cst.Attribute)):  # type: ignore[attr-defined]
+    if any(isinstance(a.value, cst.Name) and a.value.value == "self" for a in cstutil.of_types(value, cst.Attribute)):
         return False  # nn.Sequential(self.fc1): the parameters of submodules registered already
     klass = graph.class_called(value)
     if klass is not None:

@@ -87,12 +87,12 @@ class Optimizers:
                     found.append(call)
         return sorted(found, key=self.values.start)
 
-    def _aliases(self, accept) -> set[str]:  # type: ignore[no-untyped-def]
+    def _aliases(self, accept) -> set[str]:
         """Local names of ``import X as Y`` whose ``X`` ends in a name ``accept`` takes."""
         found = set()
         for alias in self.source.of_types(cst.ImportAlias):
-            if alias.asname is not None and accept(cstutil.code(alias.name).rsplit(".", 1)[-1]):  # type: ignore[attr-defined]
-                found.add(cstutil.code(alias.asname.name))  # type: ignore[attr-defined]
+            if alias.asname is not None and accept(cstutil.code(alias.name).rsplit(".", 1)[-1]):
+                found.add(cstutil.code(alias.asname.name))
         return found
 
     @functools.cached_property
@@ -119,7 +119,7 @@ class Optimizers:
         while pending and len(seen) < 200:
             expression = pending.pop()
             for call in cstutil.of_types(expression, cst.Call):
-                func = call.func  # type: ignore[attr-defined]
+                func = call.func
                 if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
                     owner = self._split(func.value)
                     if all(owner[0] is not f[0] for f in found):
@@ -129,13 +129,13 @@ class Optimizers:
                 if isinstance(parent, cst.Attribute) or name in seen:
                     continue
                 seen.add(name)
-                for store in self.values.stores_reaching(name):  # type: ignore[arg-type]
+                for store in self.values.stores_reaching(name):
                     site = binding_site(self.source, store)
                     if isinstance(site, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and site.value is not None:
                         pending.append(site.value)
                     elif isinstance(site, (cst.For, cst.CompFor)):
                         pending.append(site.iter)
-                for read in self.values.variable_reads(name):  # type: ignore[arg-type]
+                for read in self.values.variable_reads(name):
                     holder = self.source.parent(read)
                     grows = self.source.parent(holder) if isinstance(holder, cst.Attribute) else None
                     if isinstance(grows, cst.Call) and holder.attr.value in ("append", "extend", "add", "insert"):  # type: ignore[union-attr]

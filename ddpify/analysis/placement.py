@@ -187,7 +187,7 @@ def _compare(a: Time, b: Time) -> int | None:
     return 0 if len(a) == len(b) else None
 
 
-def _event(source, node: cst.CSTNode, events: set[cst.CSTNode]) -> cst.CSTNode | None:  # type: ignore[no-untyped-def]
+def _event(source, node: cst.CSTNode, events: set[cst.CSTNode]) -> cst.CSTNode | None:
     """The construction, move, load (or wrap) call ``node`` is, or is the receiver or argument of."""
     if node in events:
         return node
@@ -222,7 +222,7 @@ def _statement_after(values: Values, anchor: cst.CSTNode, nodes: list[cst.CSTNod
     return None
 
 
-def _describe(source, event: cst.CSTNode, constructions: Sequence[cst.CSTNode]) -> str:  # type: ignore[no-untyped-def]
+def _describe(source, event: cst.CSTNode, constructions: Sequence[cst.CSTNode]) -> str:
     if any(c is event for c in constructions):
         held = "" if isinstance(event, cst.Call) else ", where it is first held"
         return f"its construction {cstutil.code(event)[:60]} at line {source.line(event)}{held}"

@@ -440,7 +440,7 @@ class RankTests:
         return Number(terms.pop()) if len(terms) == 1 else None
 
     # ---------------------------------------------------------------- this file's functions
-    def _returned(self, call: cst.Call, judge: Callable[[cst.FunctionDef], object]):  # type: ignore[no-untyped-def]
+    def _returned(self, call: cst.Call, judge: Callable[[cst.FunctionDef], object]):
         """What every function of this file that ``call`` may run returns (``get_rank()``,
         ``self.is_main()``), judged by ``judge``; None when it calls none or they disagree."""
         functions = self.source.functions_called(call, own_methods_only=True)

@@ -263,7 +263,7 @@ class _Forward:
         occurrences: list[Occurrence] = []
         seen: set[tuple[cst.CSTNode, Slot]] = set()
         if binding_site(self.source, start) is not None:  # a bound name: what reads it
-            queue: deque[_Item] = deque(self.store(start, slot, prefix, None))  # type: ignore[arg-type]
+            queue: deque[_Item] = deque(self.store(start, slot, prefix, None))
         else:
             queue = deque([(start, slot, prefix, None)])
         budget = _BUDGET

@@ -255,6 +255,6 @@ def _subscript_key(node: cst.CSTNode) -> str | None:
 
 def _strips_prefix(node: cst.CSTNode) -> bool:
     """A comprehension that drops the wrapper's prefix: names ``"module."`` or slices ``[7:]``."""
-    if any(_PREFIX_STRING.search(str(s.evaluated_value)) for s in of_types(node, cst.SimpleString)):  # type: ignore[attr-defined]
+    if any(_PREFIX_STRING.search(str(s.evaluated_value)) for s in of_types(node, cst.SimpleString)):
         return True
-    return any(isinstance(s.lower, cst.Integer) and s.lower.value == "7" for s in of_types(node, cst.Slice))  # type: ignore[attr-defined]
+    return any(isinstance(s.lower, cst.Integer) and s.lower.value == "7" for s in of_types(node, cst.Slice))

@@ -130,7 +130,7 @@ def _check_once(source: str, path: str, active: Sequence[type[Rule]], require_dd
     return sorted(set(findings)), kept, True
 
 
-def _statement_lines(node: cst.CSTNode, positions, parents) -> range:  # type: ignore[no-untyped-def]
+def _statement_lines(node: cst.CSTNode, positions, parents) -> range:
     """Lines of the simple statement holding ``node`` (or of the node itself)."""
     current: cst.CSTNode | None = node
     while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
@@ -164,7 +164,7 @@ class _Replace(cst.CSTTransformer):
         super().__init__()
         self.replacements = replacements
 
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[no-untyped-def]
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
         return self.replacements.get(original_node, updated_node)
 
 

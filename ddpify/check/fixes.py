@@ -115,7 +115,7 @@ def guarded(statement: cst.BaseStatement, test: str) -> cst.If:
     )
 
 
-def statement_of(call: cst.Call, parent) -> cst.SimpleStatementLine | None:  # type: ignore[no-untyped-def]
+def statement_of(call: cst.Call, parent) -> cst.SimpleStatementLine | None:
     """The statement line that is nothing but ``call`` (``torch.save(...)``, ``print(...)``),
     the one a guard can wrap; None for a call inside an expression or a line with several."""
     expr = parent(call)

@@ -227,7 +227,7 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _pool_plan(count: int, jobs: int | None):  # type: ignore[no-untyped-def]
+def _pool_plan(count: int, jobs: int | None):
     """The multiprocessing context and worker count for ``count`` files, or (None, 1)."""
     workers = min(jobs or available_cores(), count)
     if workers < 2:

@@ -98,10 +98,9 @@ def _distributed_module_setup(rule: Rule, call: cst.Call, last: str) -> bool:
 
 
 def _mentions_visible_devices(node: cst.CSTNode) -> bool:
-    return any(
-        "CUDA_VISIBLE_DEVICES" in str(s.evaluated_value)  # type: ignore[attr-defined]
-        for s in of_types(node, cst.SimpleString)
-    ) or (isinstance(node, cst.SimpleString) and "CUDA_VISIBLE_DEVICES" in str(node.evaluated_value))
+    return any("CUDA_VISIBLE_DEVICES" in str(s.evaluated_value) for s in of_types(node, cst.SimpleString)) or (
+        isinstance(node, cst.SimpleString) and "CUDA_VISIBLE_DEVICES" in str(node.evaluated_value)
+    )
 
 
 _ACCELERATOR_TEXT = re.compile(r"cuda|nccl|gpu|device_ids|accelerator|mps|xpu", re.I)

@@ -93,8 +93,8 @@ class Seeds:
         if rank_tests.depends_on_rank(value):
             return True
         for call in [value, *of_types(value, cst.Call)] if isinstance(value, cst.Call) else of_types(value, cst.Call):
-            drawn = draw_family(self.rule, call)  # type: ignore[arg-type]
-            if drawn is not None and self._draw_varies(call, drawn):  # type: ignore[arg-type]
+            drawn = draw_family(self.rule, call)
+            if drawn is not None and self._draw_varies(call, drawn):
                 return True
         if depth >= 2:
             return False

@@ -110,7 +110,7 @@ def wrapped_state_dict_saves(rule: Rule, module: cst.Module, sites: dict[str, li
         assert isinstance(call, cst.Call)
         if is_save_call(rule, call):
             for arg in call.args:
-                saved_names.update(n.value for n in of_types(arg.value, cst.Name))  # type: ignore[attr-defined]
+                saved_names.update(n.value for n in of_types(arg.value, cst.Name))
     found: list[cst.Call] = []
     for call in of_types(module, cst.Call):
         if not is_method_call(call, "state_dict"):

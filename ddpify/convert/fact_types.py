@@ -119,6 +119,8 @@ class Facts:
     downloads: set[cst.SimpleStatementLine] = field(default_factory=set)
     # writes one process makes (save_image, savefig, csv/log files...): statement -> what it writes
     main_process_only: dict[cst.CSTNode, str] = field(default_factory=dict)
+    # writes into a handle every rank opened and reads back (reported): left on every rank
+    kept_writes: set[cst.Call] = field(default_factory=set)
     # open(path, "w") whose block also computes: ddpify.rank_zero(open)(...)
     rank_zero_opens: set[cst.Call] = field(default_factory=set)
     # models saved whole (torch.save(model, f), {"net": net}): the Arg / DictElement to unwrap

@@ -183,7 +183,7 @@ class ConvertTransformer(cst.CSTTransformer):
                 self.note(
                     original_node, "download under ddpify.main_process_first(): rank 0 downloads, the others wait and reuse the files"
                 )
-                return rewrites.downloaded_once(updated_node)  # type: ignore[return-value]
+                return rewrites.downloaded_once(updated_node)
             helper = self.facts.rank_zero_helpers.get(original_node)
             if helper is not None:
                 self.note(original_node, f"{helper}(): checkpoint code in another file: guarded to rank 0; it must not call collectives")
@@ -440,7 +440,7 @@ class ConvertTransformer(cst.CSTTransformer):
         self.manual.append(collectives.save_item(self.line(statement), divergent))
 
     def _output(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
-        if qualified & names.PRINT:
+        if qualified & names.PRINT and original not in self.facts.kept_writes:
             self.note(original, "print → ddpify.print (rank 0 only)")
             return rewrites.rank_zero_print(updated)
         if qualified & names.TQDM:

@@ -92,8 +92,8 @@ def install(rec: Recorder) -> None:
             rec.emit("save", path=path, site=where(user_frame(1)), **_inspect_saved(obj))
         return result
 
-    torch.save = save  # type: ignore[assignment]
-    torch.serialization.save = save  # type: ignore[assignment]
+    torch.save = save
+    torch.serialization.save = save
     _install_writes(rec)
     _install_lines(rec)
     _install_collectives(rec)
@@ -130,7 +130,7 @@ def _install_writes(rec: Recorder) -> None:
         return handle
 
     builtins.open = open_
-    io.open = open_  # type: ignore[assignment]  # pathlib's write_text and friends
+    io.open = open_  # pathlib's write_text and friends
 
 
 def _install_lines(rec: Recorder) -> None:

@@ -317,6 +317,50 @@ def test_deeper_calls_count_only_through_registered_submodules(call: str, bypass
     assert [b.method for b in only(text).bypasses] == bypass
 
 
+@pytest.mark.parametrize(
+    "method, bypass",
+    [
+        ("def init_hidden(self, batch):\n    return torch.zeros(1, batch, 16)", False),
+        ("def init_hidden(self, batch):\n    return torch.zeros(1, batch, self.hidden)", False),
+        ("def init_hidden(this, batch):\n    return this.zeros(batch)\ndef zeros(self, batch):\n    return torch.zeros(batch, self.hidden)", False),
+        ("def init_hidden(self, batch):\n    return self.rnn.weight_hh_l0.new_zeros(1, batch, 16)", True),
+        ("def init_hidden(self, batch):\n    return self.h0.expand(1, batch, 16)", True),
+        ("def init_hidden(self, batch):\n    return self.start.repeat(batch, 1)", True),
+        ("def init_hidden(self, batch):\n    return self.embed(batch)\ndef embed(self, batch):\n    return self.rnn(batch)", True),
+        ("def init_hidden(self, batch):\n    return next(self.parameters()).new_zeros(batch)", True),
+        ("def init_hidden(self, batch):\n    return helper(self, batch)", True),
+    ],
+    ids=["no-self", "data-attribute", "other-self-name-and-helper", "submodule", "parameter", "buffer", "helper-uses-submodule", "module-api", "self-handed-over"],
+)
+def test_own_methods_that_read_no_parameter_are_no_bypass(method: str, bypass: bool) -> None:
+    """A method of the model called on the training path bypasses DDP only if it can reach a
+    parameter (a submodule, an nn.Parameter, anything unproven); one that only builds tensors
+    from plain attributes averages nothing away."""
+    method = textwrap.indent(method, " " * 12).lstrip()
+    text = f"""
+        import torch
+        import torch.nn as nn
+        class RNN(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.hidden = 16
+                self.rnn = nn.GRU(8, 16)
+                self.h0 = nn.Parameter(torch.zeros(1, 1, 16))
+                self.register_buffer("start", torch.zeros(1, 16))
+            {method}
+            def forward(self, x, h):
+                return self.rnn(x, h)[0]
+        model = RNN()
+        opt = torch.optim.SGD(model.parameters(), lr=1)
+        for x in loader:
+            h = model.init_hidden(x.size(1))
+            model(x, h).sum().backward()
+    """
+    model = only(text)
+    assert [b.method for b in model.bypasses] == (["init_hidden"] if bypass else [])
+    assert "init_hidden" in [u.method for u in model.own_uses]  # the wrapper lacks it either way
+
+
 def test_own_method_calls_without_gradients_in_the_loop_are_no_bypass() -> None:
     text = """
         import torch

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from ddpify.api import convert_source
 
 
@@ -278,3 +280,31 @@ def test_model_with_a_conditional_optimizer_is_wrapped_and_its_condition_reporte
         (6, "encoder is trained only when args.frozen is false (its optimizer is conditional): "
             "ddpify.prepare_model wraps it only if it has trainable parameters at that point")
     ]
+
+
+READ_BACK_HANDLE = """\
+    import json
+    import torch
+
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        optimizer.zero_grad()
+        model(torch.randn(4, 2)).sum().backward()
+        optimizer.step()
+        with open("state.json", "{mode}") as handle:
+            {write}
+            handle.seek(0)
+            print(handle.read())
+"""
+
+
+@pytest.mark.parametrize("mode", ["w+", "r+", "a+"])
+@pytest.mark.parametrize("write", ['json.dump({"step": step}, handle)', 'handle.write(str(step))', 'print(step, file=handle)'])
+def test_writes_into_a_reported_handle_stay_on_every_rank(mode: str, write: str):
+    """Every rank opens (and truncates) the file and reads it back: rank 0 writing alone would
+    leave the others reading nothing. The handle is reported; the write into it is not moved."""
+    result = convert(READ_BACK_HANDLE.format(mode=mode, write=write))
+    assert any(item.line == 10 and "every rank" in item.why for item in result.manual), result.manual
+    assert "is_main_process" not in result.output.split("with open")[1]
+    assert not any(change.line == 11 for change in result.changes), result.changes

@@ -221,7 +221,7 @@ for epoch in range(1000000):
         ),
     )
 
-    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, file) -> None:
         super().__init__(file)
         self._loaders: list[str] = []  # variables holding a loader with a DistributedSampler
         self._plain: set[str] = set()  # variables holding a loader without one

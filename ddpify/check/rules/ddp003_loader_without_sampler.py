@@ -115,7 +115,7 @@ for x, y in train_loader:
         ),
     )
 
-    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, file) -> None:
         super().__init__(file)
         self._classes: set[str] = set()
         self._values: dict[str, list[cst.BaseExpression]] = {}

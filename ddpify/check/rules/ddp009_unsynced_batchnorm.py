@@ -77,7 +77,7 @@ model = DistributedDataParallel(resnet50().cuda(), device_ids=[local_rank])
         ),
     )
 
-    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, file) -> None:
         super().__init__(file)
         self._batchnorm = False
 

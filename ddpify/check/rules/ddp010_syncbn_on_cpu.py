@@ -75,7 +75,7 @@ net = DDP(net)
         ),
     )
 
-    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, file) -> None:
         super().__init__(file)
         self._reason: str | None = None
 

@@ -166,7 +166,7 @@ for step in range(100):
         ),
     )
 
-    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, file) -> None:
         super().__init__(file)
         self._active = False
 
@@ -193,7 +193,7 @@ for step in range(100):
         between processes (a DataLoader worker's seed)."""
         if seeds(self).varies_per_process(seed) or _PER_PROCESS.search(code(seed)):
             return True
-        return any(self._parameter_seeded_per_rank(call, name.value) for name in of_types(seed, cst.Name))  # type: ignore[attr-defined]
+        return any(self._parameter_seeded_per_rank(call, name.value) for name in of_types(seed, cst.Name))
 
     def _parameter_seeded_per_rank(self, call: cst.Call, parameter: str) -> bool:
         """``def set_seed(seed): torch.manual_seed(seed)`` called as ``set_seed(s + rank)``."""

@@ -123,7 +123,7 @@ writer = ddpify.rank_zero(SummaryWriter)(log_dir="runs/exp")
         ),
     )
 
-    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, file) -> None:
         super().__init__(file)
         self._mlflow_run = False
 

@@ -159,7 +159,7 @@ print(test_loss / len(test_loader))
         ),
     )
 
-    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, file) -> None:
         super().__init__(file)
         self._training_functions: set[str] = set()  # functions of the file that call backward/step
 
@@ -170,9 +170,7 @@ print(test_loss / len(test_loader))
             return
         parameters = self._sharded_parameters(node, sharded)
         self._training_functions = {
-            f.name.value  # type: ignore[attr-defined]
-            for f in nodes(node, cst.FunctionDef)
-            if any(is_method_call(c, *_TRAINING_CALLS) for c in of_types(f, cst.Call))
+            f.name.value for f in nodes(node, cst.FunctionDef) if any(is_method_call(c, *_TRAINING_CALLS) for c in of_types(f, cst.Call))
         }
         for loop in nodes(node, cst.For):
             loader = self._sharded_iterable(loop, sharded, parameters)
@@ -215,9 +213,7 @@ print(test_loss / len(test_loader))
         if "module-level-reduces" not in memo:
             source = self.file.analysis.source
             memo["module-level-reduces"] = any(
-                self._is_reduction(call)  # type: ignore[arg-type]
-                for call in source.of_types(cst.Call)
-                if source.enclosing_function(call) is None
+                self._is_reduction(call) for call in source.of_types(cst.Call) if source.enclosing_function(call) is None
             )
         return bool(memo["module-level-reduces"])
 
@@ -232,11 +228,11 @@ print(test_loss / len(test_loader))
                 continue
             found.add(current)
             for call in source.of_types_in(current.body, cst.Call):
-                todo.extend(source.functions.get(callee_name(call) or "", []))  # type: ignore[arg-type]
+                todo.extend(source.functions.get(callee_name(call) or "", []))
         return found
 
     def _reduces(self, function: cst.FunctionDef) -> bool:
-        return any(self._is_reduction(call) for call in self.file.analysis.source.of_types_in(function, cst.Call))  # type: ignore[arg-type]
+        return any(self._is_reduction(call) for call in self.file.analysis.source.of_types_in(function, cst.Call))
 
     def _is_reduction(self, call: cst.Call) -> bool:
         name = callee_name(call)
@@ -310,7 +306,7 @@ print(test_loss / len(test_loader))
                 return False  # a training loop (also through a step function of this file)
             if not isinstance(call.func, cst.Attribute):
                 continue
-            if name == "update" and METER.search(code(call.func.value)):  # type: ignore[attr-defined]
+            if name == "update" and METER.search(code(call.func.value)):
                 accumulates = True
         for augmented in of_types(loop.body, cst.AugAssign):
             assert isinstance(augmented, cst.AugAssign)

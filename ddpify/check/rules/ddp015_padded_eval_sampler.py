@@ -95,7 +95,7 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
         ),
     )
 
-    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, file) -> None:
         super().__init__(file)
         self._loaders_of: dict[str, list[cst.Call]] = {}  # loaders by the sampler variable they receive
 

@@ -109,7 +109,7 @@ buffer = torch.zeros(4, device="cuda")
         ),
     )
 
-    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, file) -> None:
         super().__init__(file)
         self._active = False
 

@@ -295,7 +295,7 @@ for idx, (samples, targets) in enumerate(data_loader):
 
 def _rebound_in(loop: Loop, test: cst.BaseExpression) -> bool:
     """Does the loop body rebind a name the step test reads (``step += 1``, ``i = ...``)?"""
-    read = {n.value for n in of_types(test, cst.Name)}  # type: ignore[attr-defined]
+    read = {n.value for n in of_types(test, cst.Name)}
     bound: set[str] = set()
     for node in of_types(loop.body, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For):
         if isinstance(node, cst.Assign):
@@ -305,7 +305,7 @@ def _rebound_in(loop: Loop, test: cst.BaseExpression) -> bool:
         else:
             continue
         for target in targets:
-            bound.update(n.value for n in of_types(target, cst.Name))  # type: ignore[attr-defined]
+            bound.update(n.value for n in of_types(target, cst.Name))
     return bool(read & bound)
 
 

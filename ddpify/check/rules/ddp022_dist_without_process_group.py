@@ -91,7 +91,7 @@ if __name__ == "__main__":
         for call, function in found:
             if function not in _NEEDS_GROUP or not (script or not in_function(self, call)):
                 continue
-            instead = _RUNTIME_EQUIVALENT.get(function)  # type: ignore[arg-type]
+            instead = _RUNTIME_EQUIVALENT.get(function)
             advice = f"use {instead}, which also works in a single process" if instead else "guard it with dist.is_initialized()"
             self.report(
                 call, f"dist.{function}() but the script never initialises a process group: it raises in a single-process run; {advice}"

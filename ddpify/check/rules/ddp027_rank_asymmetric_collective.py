@@ -120,7 +120,7 @@ def log_metrics(rank, loss):
         ),
     )
 
-    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, file) -> None:
         super().__init__(file)
         self._wraps: list[Wrap] = []
         self._assigned: dict[str, list[cst.Assign]] = {}

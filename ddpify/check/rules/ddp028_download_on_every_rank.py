@@ -129,7 +129,7 @@ with ddpify.main_process_first():
         ),
     )
 
-    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, file) -> None:
         super().__init__(file)
         # barriers under a rank guard, by scope: the "others wait while rank 0 downloads" idiom
         self._held_back: dict[cst.CSTNode, list[tuple[int, int]]] = {}

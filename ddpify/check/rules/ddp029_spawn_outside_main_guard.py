@@ -108,7 +108,7 @@ main()
             for function in functions:
                 if function.name.value in spawning:
                     continue
-                called = {c.func.value for c in of_types(function.body, cst.Call) if isinstance(c.func, cst.Name)}  # type: ignore[attr-defined]
+                called = {c.func.value for c in of_types(function.body, cst.Call) if isinstance(c.func, cst.Name)}
                 if called & spawning:
                     spawning.add(function.name.value)
                     changed = True

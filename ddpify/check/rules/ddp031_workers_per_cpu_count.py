@@ -84,7 +84,7 @@ loader = DataLoader(train_set, batch_size=64, num_workers=multiprocessing.cpu_co
         ),
     )
 
-    def __init__(self, file) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, file) -> None:
         super().__init__(file)
         self._values: dict[str, list[cst.BaseExpression]] = {}
 

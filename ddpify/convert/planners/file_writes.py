@@ -47,6 +47,9 @@ def plan(recording: Recording, facts: Facts) -> None:
             facts.manual.append(_read_back_item(line, mode, handle))
         else:
             facts.rank_zero_opens.add(call)
+            continue
+        if handle is not None:
+            _unguard_writes_into(recording, facts, handle, region)
     for name in PATH_WRITES:
         for call in recording.analysis.source.calls_by_callee.get(name, []):
             if isinstance(call.func, cst.Attribute) and context.every_rank(call):
@@ -81,6 +84,23 @@ def _handle(recording: Recording, call: cst.Call) -> tuple[str | None, cst.CSTNo
     if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and is_simple_reference(parent.targets[0].target):
         return code(parent.targets[0].target), recording.function_of(call) or recording.module
     return None, call
+
+
+def _unguard_writes_into(recording: Recording, facts: Facts, handle: str, region: cst.CSTNode) -> None:
+    """A reported handle is the human's: writes into it (``json.dump(x, f)``) stay on every rank.
+    The side-effects planner put them on rank 0, which is right for a file only written, but
+    here every rank opened (and truncated) the file and reads it back: rank 0 alone writing
+    would leave the others reading an empty file."""
+    for statement in [s for s in facts.main_process_only if any(a is region for a in recording.ancestors(s))]:
+        if any(_uses(call, handle) for call in of_types(statement, cst.Call)):
+            del facts.main_process_only[statement]
+    facts.kept_writes.update(call for call in of_types(region, cst.Call) if _uses(call, handle))
+
+
+def _uses(call: cst.Call, handle: str) -> bool:
+    """``json.dump(x, f)``, ``print(x, file=f)`` or ``f.write(x)``."""
+    func = call.func
+    return (isinstance(func, cst.Attribute) and code(func.value) == handle) or any(code(arg.value) == handle for arg in call.args)
 
 
 def _reads_back(recording: Recording, handle: str, region: cst.CSTNode) -> bool:

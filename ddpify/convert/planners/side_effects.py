@@ -179,7 +179,7 @@ def _report_read_back(
     facts.manual.append(
         ManualItem(
             line,
-            f"{code(path)} is now written by rank 0 alone ({label}) and read back on every rank at line {read_at}: "  # type: ignore[arg-type]
+            f"{code(path)} is now written by rank 0 alone ({label}) and read back on every rank at line {read_at}: "
             "the other ranks may find it missing or incomplete",
             "add `ddpify.barrier()` right after the `if ddpify.is_main_process():` block (every rank must reach it)",
         )
