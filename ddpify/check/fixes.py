@@ -15,6 +15,7 @@ import libcst as cst
 
 from ddpify.analysis.ranks import Branch
 from ddpify.check.rule import Import
+from ddpify.convert import rewrites
 from ddpify.tree import cstutil
 from ddpify.tree.cstutil import code
 
@@ -93,12 +94,17 @@ def dist_reference(file: FileInfo) -> tuple[str, tuple[Import, ...]]:
     return reference(file, DIST, "dist")
 
 
-def main_process_test(dist: str, *, distributed_only: bool = False) -> str:
-    """Global rank 0, and the single process (where no group exists) unless the code runs in
-    the distributed branch only."""
-    if distributed_only:
-        return f"{dist}.get_rank() == 0"
-    return f"not {dist}.is_initialized() or {dist}.get_rank() == 0"
+def main_process_test(file: FileInfo, node: cst.CSTNode) -> tuple[str, tuple[Import, ...]]:
+    """The test for global rank 0 at ``node`` and the import it needs: in a script that uses
+    ddpify.runtime, the converter's ``ddpify.is_main_process()``; elsewhere plain PyTorch, which
+    is also true for the single process (where no group exists) unless the code runs in the
+    distributed branch only."""
+    if file.already_converted:
+        return code(rewrites.main_process_test()), ()
+    dist, imports = dist_reference(file)
+    if file.analysis.context.branch(node) is Branch.DISTRIBUTED:
+        return f"{dist}.get_rank() == 0", imports
+    return f"not {dist}.is_initialized() or {dist}.get_rank() == 0", imports
 
 
 def expression(text: str) -> cst.BaseExpression:
@@ -135,8 +141,7 @@ def rank_zero_guard(
     line = statement_of(call, parent)
     if line is None:
         return None
-    dist, imports = dist_reference(file)
-    test = main_process_test(dist, distributed_only=file.analysis.context.branch(call) is Branch.DISTRIBUTED)
+    test, imports = main_process_test(file, call)
     return line, lambda: guarded(line, test), imports
 
 
@@ -147,23 +152,3 @@ def unwrapped(model: cst.BaseExpression, *, always_wrapped: bool) -> cst.BaseExp
     if always_wrapped:
         return expression(f"{text}.module")
     return expression(f'getattr({text}, "module", {text})')
-
-
-def with_parts_replaced(test: cst.BaseExpression, parts: Sequence[tuple[str, ...]], replacement: str) -> cst.BaseExpression:
-    """``test`` with each part at a path (``("left",)``, ``RankTests.local_main_parts``) replaced
-    by ``replacement`` (parenthesised inside a larger expression); the rest stays."""
-    if () in parts:
-        new = expression(replacement)
-        if test.lpar:
-            return new.with_changes(lpar=test.lpar, rpar=test.rpar)
-        return new
-    changes: dict[str, cst.BaseExpression] = {}
-    for field in ("left", "right", "expression"):
-        inner = [path[1:] for path in parts if path and path[0] == field]
-        if inner:
-            part = getattr(test, field)
-            if () in inner and " or " in replacement and not part.lpar:
-                changes[field] = expression(f"({replacement})")
-            else:
-                changes[field] = with_parts_replaced(part, inner, replacement)
-    return test.with_changes(**changes)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pathlib and the rest are imported by the command, not for -
     from ddpify.source_io import SourceFile
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 done, 1 findings (check), 2 bad input or usage, 3 internal error (a ddpify bug), "
+    "Exit codes: 0 done, 1 findings (check) or a failed property (verify), 2 bad input or usage, 3 internal error (a ddpify bug), "
     "130 interrupted (Ctrl-C). A file that fails is never written, nor half-written; with several "
     "inputs the others still are."
 )

@@ -9,9 +9,15 @@ import click
 from ddpify.errors import DdpifyError
 
 EXIT_CODES = "Exit codes: 0 every applicable property passes, 1 one fails, 2 usage or launch error."
+VERIFY_HELP = (
+    "Run SCRIPT under torchrun and check, property by property, that it trains correctly with DDP; "
+    "SCRIPT_ARGS after -- go to SCRIPT. A single-GPU script is converted first (into a temporary file)."
+)
 
 
-@click.command("verify", context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES)
+@click.command(
+    "verify", context_settings={"help_option_names": ["-h", "--help"]}, help=VERIFY_HELP, short_help=VERIFY_HELP, epilog=EXIT_CODES
+)
 @click.option(
     "--nproc",
     type=click.IntRange(min=1),
@@ -42,19 +48,19 @@ def verify(
     script: str,
     script_args: tuple[str, ...],
 ) -> None:
-    """Run SCRIPT under torchrun and check, property by property, that it trains correctly with
-    DDP; SCRIPT_ARGS after -- go to SCRIPT. A single-GPU script is converted first (into a
-    temporary file)."""
     from pathlib import Path
 
+    from ddpify.source_io import check_output_path, write_atomically
     from ddpify.verify import session, verdict
 
     try:
+        if json_path:
+            check_output_path(Path(json_path))  # a regular file or a new path, before the run
         result = session.verify(Path(script), list(script_args), nproc=nproc, steps=steps, timeout=timeout, compare=compare, quiet=quiet)
     except DdpifyError as error:
         click.echo(f"ddpify: error: {error}", err=True)
         sys.exit(error.exit_code)
     click.echo(result.table(), nl=False)
     if json_path:
-        Path(json_path).write_text(verdict.as_json(result.rows, result.header), encoding="utf-8")
+        write_atomically(Path(json_path), verdict.as_json(result.rows, result.header).encode())
     sys.exit(result.exit_code)

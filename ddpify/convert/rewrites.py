@@ -289,16 +289,23 @@ def main_process_guard(guard: cst.If, parts: Sequence[tuple[str, ...]]) -> cst.I
     return guard.with_changes(test=main_process_parts(guard.test, parts))
 
 
-def main_process_parts(test: cst.BaseExpression, parts: Sequence[tuple[str, ...]]) -> cst.BaseExpression:
+def main_process_parts(test: cst.BaseExpression, parts: Sequence[tuple[str, ...]], replacement: str | None = None) -> cst.BaseExpression:
     """``args.local_rank in [-1, 0] and step % 10 == 0`` → ``ddpify.is_main_process() and
-    step % 10 == 0``: each part at a path (``("left",)``) becomes the global-rank test."""
+    step % 10 == 0``: each part at a path (``("left",)``) becomes the global-rank test, or
+    ``replacement`` (a linter fix's plain-PyTorch test, parenthesised inside a larger
+    expression); the rest stays."""
     if () in parts:
-        return main_process_test().with_changes(lpar=test.lpar, rpar=test.rpar)
+        new = main_process_test() if replacement is None else cst.parse_expression(replacement)
+        return new.with_changes(lpar=test.lpar, rpar=test.rpar) if test.lpar else new
     changes: dict[str, cst.BaseExpression] = {}
     for field in ("left", "right", "expression"):
         inner = [path[1:] for path in parts if path and path[0] == field]
         if inner:
-            changes[field] = main_process_parts(getattr(test, field), inner)
+            part = getattr(test, field)
+            if () in inner and replacement is not None and " or " in replacement and not part.lpar:
+                changes[field] = cst.parse_expression(f"({replacement})")
+            else:
+                changes[field] = main_process_parts(part, inner, replacement)
     return test.with_changes(**changes)
 
 

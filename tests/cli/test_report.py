@@ -20,6 +20,9 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for batch in loader:
         labels = torch.ones(batch_size, 1)
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(batch.float().unsqueeze(1)), labels).backward()
+        optimizer.step()
 """
 
 

@@ -17,7 +17,9 @@ model = torch.nn.Linear(1, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(2):
     for batch in loader:
-        pass
+        optimizer.zero_grad()
+        model(batch.float().unsqueeze(1)).sum().backward()
+        optimizer.step()
 """
 
 

@@ -125,11 +125,11 @@ def test_save_without_waiting_skips_the_barrier(tmp_path, as_rank, monkeypatch, 
     import ddpify.runtime._io as io_module
 
     as_rank(rank, 2)
-    monkeypatch.setattr(io_module, "barrier", lambda: pytest.fail("save(wait=False) waited at a barrier"))
+    monkeypatch.setattr(io_module, "barrier_at", lambda *_: pytest.fail("save(wait=False) waited at a barrier"))
     ddpify.save({"x": 1}, tmp_path / "c.pt", wait=False)
     assert os.listdir(tmp_path) == (["c.pt"] if writes else [])
     waited = []
-    monkeypatch.setattr(io_module, "barrier", lambda: waited.append(True))
+    monkeypatch.setattr(io_module, "barrier_at", lambda *_: waited.append(True))
     ddpify.save({"x": 1}, tmp_path / "d.pt")
     assert waited == [True]  # the default still waits
 

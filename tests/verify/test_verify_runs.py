@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -99,3 +100,22 @@ def test_the_converted_examples_pass(tmp_path: Path, script: str, args: tuple[st
         assert "2 epochs, the last one stopped early, shards of 512+512, disjoint, cover all 1024" in rows["shards"]["evidence"]
     if script.endswith("train.py"):
         assert "(converted by ddpify first)" in table
+
+
+def test_json_to_a_fifo_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """``--json`` writes only a regular file (atomically); a FIFO there is exit 2, one line, left
+    as it was, and the script is never launched (no torchrun: this answers at once)."""
+    os.mkfifo(tmp_path / "out")
+    script = tmp_path / "train.py"
+    script.write_text("raise SystemExit('must not run')\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "ddpify", "verify", "--json", "out", "train.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and "out: is a FIFO" in done.stderr, done.stderr
+    assert stat.S_ISFIFO(os.stat(tmp_path / "out").st_mode)

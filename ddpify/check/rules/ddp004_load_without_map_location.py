@@ -31,7 +31,9 @@ class LoadWithoutMapLocation(Rule):
     fix_notes = (
         'The fix adds `map_location="cpu"`. It is safe where the loaded object goes straight into '
         "`load_state_dict(...)`, which copies every tensor onto the parameter's own device; elsewhere "
-        "it is unsafe, because code that uses the loaded tensors directly would now get CPU tensors."
+        "it is unsafe, because code that uses the loaded tensors directly would now get CPU tensors. In a "
+        "script that uses ddpify.runtime the fix is the converter's, `map_location=ddpify.device()` (this "
+        "rank's device, where a single-GPU script expected its tensors), and safe."
     )
     false_positives = "A load of a file whose tensors were saved from the CPU (nothing lands on a GPU)."
     valid = (
@@ -94,6 +96,22 @@ import torch.distributed as dist
 state = torch.load("ckpt.pt", map_location="cpu")
 """,
         ),
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+import ddpify.runtime as ddpify
+
+state = torch.load("ckpt.pt")
+""",
+            """\
+import torch
+import torch.distributed as dist
+import ddpify.runtime as ddpify
+
+state = torch.load("ckpt.pt", map_location=ddpify.device())
+""",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -103,6 +121,9 @@ state = torch.load("ckpt.pt", map_location="cpu")
         if context.selection(node) in _ONE_PER_GPU0 or context.process(node) is Process.PARENT:
             return
         if per_rank_path(self, node) or self._sibling_maps(node):
+            return
+        if self.file.already_converted:  # the converter's own rewrite: the rank's device
+            self.report(node, replacement=rewrites.with_map_location(node), safety="safe")
             return
         fixed = _with_cpu_location(node)
         self.report(node, replacement=fixed, safety="safe" if self._into_load_state_dict(node) else "unsafe")

@@ -4,10 +4,11 @@ import functools
 
 import libcst as cst
 
-from ddpify.analysis.ranks import Branch, RankSelection
+from ddpify.analysis.ranks import RankSelection
 from ddpify.check import fixes
 from ddpify.check.rule import Import, Invalid, Rule, short
 from ddpify.check.writes import SAVE_FUNCTIONS, is_save_call, singleton_io
+from ddpify.convert import rewrites
 from ddpify.tree.cstutil import of_types
 
 
@@ -188,10 +189,8 @@ if __name__ == "__main__":
         replacement = None
         imports: tuple[Import, ...] = ()
         if parts:
-            dist, imports = fixes.dist_reference(self.file)
-            distributed_only = self.file.analysis.context.branch(node) is Branch.DISTRIBUTED
-            test = fixes.main_process_test(dist, distributed_only=distributed_only)
-            replacement = functools.partial(fixes.with_parts_replaced, node.test, parts, test)
+            test, imports = fixes.main_process_test(self.file, node)
+            replacement = functools.partial(rewrites.main_process_parts, node.test, parts, test)
         self.report(
             node.test,
             message=f"`{short(node.test)}` tests the local rank: on a multi-node run local rank 0 of every node runs {', '.join(what)}; test the global rank",
