@@ -357,6 +357,17 @@ class Context:
             if arg.keyword is None or arg.keyword.value in ("desc", "postfix")
         )
 
+    def per_rank_file(self, call: cst.Call) -> bool:
+        """A write or load whose file names the rank (``f"queue{rank}.pth"``, a path variable
+        computed from the rank, ``Path(d, f"result-{rank}.json").write_text(...)``): a file per
+        rank, which each rank writes and reads alone, as meant."""
+        if self.tagged_per_rank(call):
+            return True
+        parts = [arg.value for arg in call.args]
+        if isinstance(call.func, cst.Attribute):
+            parts.append(call.func.value)  # the path a method writes through
+        return any(self.rank_tests.depends_on_rank(part) for part in parts)
+
     @functools.cached_property
     def _print_overrides(self) -> list[tuple[cst.CSTNode, bool]]:
         """Where ``print`` gets replaced, and whether in place (an assignment to

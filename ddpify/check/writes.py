@@ -92,16 +92,5 @@ def is_buffer(rule: Rule, destination: cst.BaseExpression) -> bool:
 
 
 def per_rank_path(rule: Rule, call: cst.Call) -> bool:
-    """A save or load whose path names the rank (``f"queue{rank}.pth"``), also through the
-    variable that holds it (``path = os.path.join(d, "queue" + str(rank) + ".pth")``): a file
-    per rank, which each rank writes and reads alone."""
-    context = rule.file.analysis.context
-    if context.tagged_per_rank(call):
-        return True
-    rank_tests = rule.file.analysis.rank_tests
-    for arg in call.args:
-        if is_simple_reference(arg.value):
-            assigned = rule.file.analysis.source.assignments.get(code(arg.value), [])
-            if assigned and all(v is not None and rank_tests.depends_on_rank(v) for _, v in assigned):
-                return True
-    return False
+    """``ddpify.analysis.context.Context.per_rank_file``: a file per rank, as meant."""
+    return rule.file.analysis.context.per_rank_file(call)

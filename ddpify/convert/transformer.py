@@ -418,6 +418,9 @@ class ConvertTransformer(cst.CSTTransformer):
                 # ddpify.save waits for every rank: behind a rank test it would hang the others
                 self.note(original, "torch.save already behind a rank test: left as it is")
                 return None
+            if self.analysis.context.per_rank_file(original):
+                self.note(original, "torch.save into a file that names the rank: each rank saves its own, left as it is")
+                return None
             divergent = self.analysis.context.divergent_condition(original)
             if divergent is not None:
                 self._report_divergent_save(original, divergent)

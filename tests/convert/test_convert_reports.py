@@ -308,3 +308,37 @@ def test_writes_into_a_reported_handle_stay_on_every_rank(mode: str, write: str)
     assert any(item.line == 10 and "every rank" in item.why for item in result.manual), result.manual
     assert "is_main_process" not in result.output.split("with open")[1]
     assert not any(change.line == 11 for change in result.changes), result.changes
+
+
+PER_RANK_FILES = """\
+    import json
+    import os
+    from pathlib import Path
+
+    import torch
+
+    rank = int(os.environ.get("RANK", "0"))
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        optimizer.zero_grad()
+        model(torch.randn(4, 2)).sum().backward()
+        optimizer.step()
+    {write}
+"""
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        'Path("out", f"result-{rank}.json").write_text(json.dumps({"step": step}))',
+        "Path(f\"result-{os.environ.get('RANK', '0')}.json\").write_text('done')",
+        'json.dump({"step": step}, open(f"state-{rank}.json", "w"))',
+        'torch.save(model.state_dict(), f"model-{rank}.pt")',
+    ],
+    ids=["path-variable", "environment", "json-into-open", "torch-save"],
+)
+def test_a_file_that_names_its_rank_is_each_ranks_own(write: str):
+    """Written per rank by design: not moved to rank 0 (which would lose the other ranks' files)."""
+    result = convert(PER_RANK_FILES.format(write=write))
+    assert not any(w in result.output for w in ("is_main_process", "rank_zero(open)", "ddpify.save(")), result.output

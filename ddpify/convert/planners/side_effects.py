@@ -64,6 +64,8 @@ def _plan_opens(recording: Recording, facts: Facts, opens: list[cst.Call], reads
     for call in opens:
         if already_guarded(recording, call) or _given_to_guarded_writer(recording, facts, call):
             continue
+        if recording.analysis.context.per_rank_file(call):
+            continue  # open(f"log-{rank}.txt", "w"): each rank's own file
         item = recording.parent(call)
         block = recording.parent(item) if isinstance(item, cst.WithItem) else None
         if isinstance(block, cst.With) and _only_writes(recording, facts, block):
@@ -125,8 +127,9 @@ def _only_writes(recording: Recording, facts: Facts, block: cst.With) -> bool:
 
 # ---------------------------------------------------------------- statements
 def _plan_write(recording: Recording, facts: Facts, call: cst.Call, label: str, reads: ReadBack) -> None:
-    """Guard the statement that is just this call; report one that does more."""
-    if already_guarded(recording, call):
+    """Guard the statement that is just this call; report one that does more. A file that
+    names its rank is each rank's own: left alone."""
+    if already_guarded(recording, call) or recording.analysis.context.per_rank_file(call):
         return
     statement = statement_of(recording, call)
     line = recording.line(call)
