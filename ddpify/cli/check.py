@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -57,37 +58,9 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--require-ddp", is_flag=True, help="Report files that are not distributed scripts (DDP000).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N", help="Processes to check files with (default: one per core).")
-def check(
-    paths: tuple[str, ...],
-    fix: bool,
-    unsafe_fixes: bool,
-    show_diff: bool,
-    select: tuple[str, ...],
-    extend_select: tuple[str, ...],
-    ignore: tuple[str, ...],
-    output_format: str,
-    exit_zero: bool,
-    statistics: bool,
-    require_ddp: bool,
-    no_cache: bool,
-    jobs: int | None,
-) -> None:
+def check(**params: Any) -> None:
     try:
-        code = _check(
-            paths,
-            fix,
-            unsafe_fixes,
-            show_diff,
-            select,
-            ignore,
-            output_format,
-            exit_zero,
-            statistics,
-            require_ddp,
-            no_cache,
-            jobs,
-            extend_select,
-        )
+        code = _check(**params)
     except DdpifyError as error:  # a bad option or config: one line
         click.echo(f"ddpify: error: {error}", err=True)
         sys.exit(error.exit_code)
@@ -103,6 +76,7 @@ def check(
 
 
 def _check(
+    *,
     paths: tuple[str, ...],
     fix: bool,
     unsafe_fixes: bool,
@@ -115,7 +89,7 @@ def _check(
     require_ddp: bool,
     no_cache: bool,
     jobs: int | None,
-    extend_select: tuple[str, ...] = (),
+    extend_select: tuple[str, ...],
 ) -> int:
     """The exit code of one ``ddpify check`` run."""
     from pathlib import Path  # here, not at import: --help / --version stay light

@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import re
 
-# What an epoch loop is lives in ddpify.analysis.loops; facts.py still reads these three here
-# until it asks the analysis (Loops.is_epoch_loop) instead.
-from ddpify.analysis.loops import EPOCH_COUNT, EPOCH_VARIABLE, NOT_EPOCH_COUNT  # noqa: F401
-
 DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 DATAPARALLEL = frozenset(
     {

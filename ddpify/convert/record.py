@@ -18,7 +18,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, Posi
 from ddpify.analysis import Analysis
 from ddpify.convert import names, writes
 from ddpify.tree import cstutil
-from ddpify.tree.cstutil import attribute_name, callee_name, code, is_simple_reference, keyword_value, of_types
+from ddpify.tree.cstutil import attribute_name, callee_name, code, is_simple_reference, keyword_value
 from ddpify.tree.qualified_names import BindingProvider
 
 Owners = tuple[cst.FunctionDef | None, cst.ClassDef | None]
@@ -36,7 +36,6 @@ class Recording:
     classes: list[cst.ClassDef] = field(default_factory=list)
     defined: set[str] = field(default_factory=set)  # names of the functions and classes this file defines
     # outermost epoch loops (``for epoch in ...``) with the function and class they are in
-    epoch_loops: list[tuple[cst.For, cst.FunctionDef | None, cst.ClassDef | None]] = field(default_factory=list)
     for_loops: list[cst.For] = field(default_factory=list)
     # DataLoader(...) calls with the innermost function and class they are in
     loader_calls: list[tuple[cst.Call, cst.FunctionDef | None, cst.ClassDef | None]] = field(default_factory=list)
@@ -72,6 +71,16 @@ class Recording:
         use from the same metadata: planners that never ask for it cost nothing."""
         assert self.wrapper is not None, "a recording made without its wrapper has no analysis"
         return Analysis(self.wrapper)
+
+    @functools.cached_property
+    def epoch_loops(self) -> list[tuple[cst.For, cst.FunctionDef | None, cst.ClassDef | None]]:
+        """The outermost epoch loops (``ddpify.analysis.loops``), each with its function and class."""
+        loops = self.analysis.loops
+        return [
+            (loop, *self.owners_of(loop))
+            for loop in self.for_loops
+            if loops.is_epoch_loop(loop) and not any(isinstance(a, cst.For) and loops.is_epoch_loop(a) for a in self.ancestors(loop))
+        ]
 
     def share(self, analysis: Analysis) -> None:
         """Use ``analysis``, built by someone else from this recording's wrapper, as its own."""
@@ -146,7 +155,6 @@ class Recorder(cst.CSTVisitor):
         self.recording = Recording()
         self._functions: list[cst.FunctionDef] = []
         self._classes: list[cst.ClassDef] = []
-        self._epoch_depth = 0
         self._loop_depth = 0
         self._no_use_depth = 0  # inside DataLoader(...) / add_argument(...): not a "use"
 
@@ -181,10 +189,6 @@ class Recorder(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self.recording.for_loops.append(node)
         self._loop_depth += 1
-        if self._is_epoch_loop(node):
-            if self._epoch_depth == 0:
-                self.recording.epoch_loops.append((node, self._function(), self._class()))
-            self._epoch_depth += 1
 
     def visit_While(self, node: cst.While) -> None:
         self._loop_depth += 1
@@ -194,21 +198,6 @@ class Recorder(cst.CSTVisitor):
 
     def leave_For(self, original_node: cst.For) -> None:
         self._loop_depth -= 1
-        if self._is_epoch_loop(original_node):
-            self._epoch_depth -= 1
-
-    def _is_epoch_loop(self, loop: cst.For) -> bool:
-        """``for epoch in ...``, or ``for t in range(args.epochs)``: a loop counting epochs
-        under another name (the range bound says what it counts; ``range(max_steps)`` does not)."""
-        if not isinstance(loop.target, cst.Name):
-            return False
-        if names.EPOCH_VARIABLE.search(loop.target.value):
-            return True
-        bound = loop.iter
-        if not (isinstance(bound, cst.Call) and "builtins.range" in self.recording.qualified(bound)):
-            return False
-        mentioned = [n.value for arg in bound.args for n in of_types(arg.value, cst.Name)]
-        return any(names.EPOCH_COUNT.search(name) and not names.NOT_EPOCH_COUNT.search(name) for name in mentioned)
 
     # ---------------------------------------------------------------- imports, assignments, uses
     def visit_Import(self, node: cst.Import) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ddpify.check.engine import check_source
 from ddpify.check.rules import ALL_RULES
 
@@ -45,3 +47,36 @@ def test_plain_fixes_name_torch_distributed_as_the_file_does() -> None:
     assert fixed is not None and "import torch.distributed as dist\n" in fixed
     assert "if not dist.is_initialized() or dist.get_rank() == 0:\n    save(" in fixed
     compile(fixed, "fixed.py", "exec")
+
+
+RANK_ZERO_FORWARD = """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+{runtime}
+dist.init_process_group("gloo")
+model = DDP(Net())
+for x in loader:
+    model(x).sum().backward()
+if dist.get_rank() == 0:
+    {body}
+"""
+
+
+@pytest.mark.parametrize("runtime, inner", [("", "model.module"), ("import ddpify.runtime as ddpify\n", "ddpify.unwrap(model)")])
+@pytest.mark.parametrize(
+    "body, consequence",
+    [
+        ("with torch.no_grad():\n        print(model(x))", "out of step"),
+        ("model(x).sum().backward()", "the job hangs"),
+    ],
+    ids=["evaluation", "training"],
+)
+def test_rank_zero_forward_says_what_really_happens(runtime: str, inner: str, body: str, consequence: str) -> None:
+    """Under no_grad, DDP's forward only broadcasts buffers once after training: the other ranks'
+    next broadcast answers it (no hang at once, the collectives run out of step). With gradients it
+    arms an all-reduce nobody joins: a hang. The way out names the plain module as the file would."""
+    rule = [r for r in ALL_RULES if r.code == "DDP027"]
+    findings = check_source(RANK_ZERO_FORWARD.format(runtime=runtime, body=body), rules=rule).findings
+    assert len(findings) == 1, findings
+    assert consequence in findings[0].message and f"call {inner} here" in findings[0].message, findings[0].message

@@ -19,13 +19,17 @@ class RankAsymmetricCollective(Rule):
     why = (
         "A collective — `dist.barrier`, `all_reduce`, `all_gather`, `broadcast`, `reduce`, `gather`, "
         "`scatter`, `ddpify.save` / `ddpify.barrier` (they contain a barrier), and the forward of a "
-        "DDP-wrapped model (it broadcasts buffers and arms the gradient all-reduce) — completes only "
+        "DDP-wrapped model (it arms the gradient all-reduce; with `broadcast_buffers`, the default, its "
+        "first forward after a training step broadcasts the buffers, under `no_grad` too) — completes only "
         "when every rank of the group calls it. Inside `if rank == 0:` rank 0 waits for peers that "
         "never come, until the NCCL timeout kills the job (discuss.pytorch.org/t/114522; "
         "talmolab/sleap-nn#437). Call collectives on every rank; in rank-0-only evaluation use the "
         "inner module (`ddpify.unwrap(model)`); let rank 0 decide and broadcast the decision. The "
         "balanced idiom — the same collective under complementary guards (`if local_rank not in "
         "[-1, 0]: barrier()` … `if local_rank == 0: barrier()`) or in both branches — is not reported. "
+        "A rank-0-only evaluation through the wrapper under `no_grad` does not hang at once: the other "
+        "ranks' next buffer broadcast answers it, so the collectives run out of step and the last one is "
+        "never answered (found by a 2-process gloo run of barlowtwins' evaluation loop). "
         "Guards count wherever they are: around the call, as an early exit above it "
         "(`if rank != 0: return`), or around every call of the function it is in."
     )
@@ -167,11 +171,17 @@ def log_metrics(rank, loss):
         scope = scope_of(self, call)
         if any(w.scope is scope for w in wraps) and wrap_in_effect(self, self._wraps, self._assigned, call, model) is None:
             return
-        self.report(
-            call,
-            f"forward of the DDP-wrapped {model} under {_shown(context.restriction(call, callers=False))}: DDP's forward is a collective "
-            f"(buffer broadcast, gradient reduction), so the other ranks hang; use ddpify.unwrap({model}) here",
-        )
+        guard = _shown(context.restriction(call, callers=False))
+        inner = f"ddpify.unwrap({model})" if self.file.already_converted else f"{model}.module"
+        if self.file.analysis.dataflow.batches.no_grad_around(call) is None:
+            consequence = "it prepares a gradient all-reduce (and broadcasts buffers) the other ranks never join: the job hangs"
+        else:  # DDP syncs buffers on the first forward after a training step, with or without gradients
+            consequence = (
+                "with broadcast_buffers (the default) its first forward after training broadcasts the buffers, a collective the "
+                "other ranks answer only with their next step's: the ranks' collectives go out of step, and after the last "
+                "evaluation it is never answered (an error or a hang at exit)"
+            )
+        self.report(call, f"forward of the DDP-wrapped {model} under {guard}: {consequence}; call {inner} here")
 
 
 def _shown(test: cst.BaseExpression | None) -> str:
