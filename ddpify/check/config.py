@@ -112,7 +112,7 @@ def _codes(value: object, pyproject: Path, key: str) -> tuple[str, ...]:
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise DdpifyError(f"{pyproject}: [tool.ddpify] {key} must be a list of rule codes")
-    codes = tuple(v.strip().upper() for v in value)
+    codes = tuple(normalised_code(v) for v in value)
     for code in codes:
         if unknown_code(code):
             raise DdpifyError(f"{pyproject}: unknown rule {code} in [tool.ddpify] {key}{_did_you_mean(code, rule_codes())}")
@@ -133,6 +133,13 @@ def rule_codes() -> tuple[str, ...]:
     assert spec is not None and spec.submodule_search_locations is not None
     numbers = (_RULE_MODULE.fullmatch(info.name) for info in pkgutil.iter_modules(spec.submodule_search_locations))
     return tuple(sorted({NOT_DISTRIBUTED, *(f"DDP{match.group(1)}" for match in numbers if match)}))
+
+
+def normalised_code(text: str) -> str:
+    """A code or prefix as written in --select / [tool.ddpify]: upper case; ``ALL`` (ruff's
+    spelling) is ``DDP``, the prefix of every rule."""
+    code = text.strip().upper()
+    return "DDP" if code == "ALL" else code
 
 
 def unknown_code(code: str) -> str | None:

@@ -27,9 +27,9 @@ CHECK_HELP = "Lint DDP training scripts and notebooks (files or folders; default
 def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     """Comma-separated codes or prefixes; an unknown one is a usage error (exit 2), so a typo
     cannot silently select nothing or ignore nothing."""
-    from ddpify.check.config import unknown_code
+    from ddpify.check.config import normalised_code, unknown_code
 
-    codes = tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+    codes = tuple(normalised_code(code) for value in values for code in value.split(",") if code.strip())
     for code in codes:
         problem = unknown_code(code)
         if problem:
@@ -46,7 +46,7 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
     "--select",
     multiple=True,
     metavar="CODES",
-    help="Only these codes or prefixes (comma-separated, repeatable); default: the default rules, DDP: every rule.",
+    help="Only these codes or prefixes (comma-separated, repeatable); default: the default rules, DDP or ALL: every rule.",
 )
 @click.option(
     "--extend-select", multiple=True, metavar="CODES", help="Also these codes or prefixes (opt-in rules), on top of the selection."

@@ -76,3 +76,21 @@ def test_one_severity_in_every_output(rule) -> None:  # type: ignore[no-untyped-
     described = next(r for r in sarif["runs"][0]["tool"]["driver"]["rules"] if r["id"] == rule.code)
     assert described["defaultConfiguration"]["level"] == rule.severity
     assert described["properties"]["default"] is rule.default
+
+
+def test_all_is_every_rule_on_the_command_line_and_in_the_configuration(tmp_path: Path) -> None:
+    """ruff's ``ALL`` works as it does there (any case), here as the prefix DDP."""
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text('[tool.ddpify]\nselect = ["all"]\n')
+    assert find_config(tmp_path / "train.py").select == ("DDP",)
+    (tmp_path / "train.py").write_text("import torch.distributed as dist\nprint('hello')\n")
+    listed = subprocess.run(
+        [sys.executable, "-m", "ddpify", "check", "--no-cache", "--select", "ALL", "train.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert listed.returncode == 1 and "DDP012" in listed.stdout, listed.stdout + listed.stderr  # an opt-in rule ran
