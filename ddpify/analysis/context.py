@@ -24,6 +24,8 @@ from ddpify.analysis.divergence import Divergence, Divergent
 from ddpify.analysis.rank_tests import RankTests
 from ddpify.analysis.ranks import EVERY, NOWHERE, Branch, Ranks, RankSelection
 from ddpify.analysis.source import Source
+from ddpify.tree import cstutil
+from ddpify.tree.cstutil import is_simple_reference
 
 if TYPE_CHECKING:
     from ddpify.analysis.dataflow import DataFlow
@@ -366,7 +368,14 @@ class Context:
         parts = [arg.value for arg in call.args]
         if isinstance(call.func, cst.Attribute):
             parts.append(call.func.value)  # the path a method writes through
-        return any(self.rank_tests.depends_on_rank(part) for part in parts)
+        for part in parts:
+            if self.rank_tests.depends_on_rank(part):
+                return True
+            if is_simple_reference(part):  # path = os.path.join(d, "queue" + str(rank) + ".pth")
+                assigned = self.source.assignments.get(cstutil.code(part), [])
+                if assigned and all(v is not None and self.rank_tests.depends_on_rank(v) for _, v in assigned):
+                    return True
+        return False
 
     @functools.cached_property
     def _print_overrides(self) -> list[tuple[cst.CSTNode, bool]]:

@@ -414,12 +414,10 @@ class ConvertTransformer(cst.CSTTransformer):
 
     def _checkpoint(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if qualified & names.TORCH_SAVE:
-            if not self.analysis.context.every_rank(original):
-                # ddpify.save waits for every rank: behind a rank test it would hang the others
-                self.note(original, "torch.save already behind a rank test: left as it is")
-                return None
-            if self.analysis.context.per_rank_file(original):
-                self.note(original, "torch.save into a file that names the rank: each rank saves its own, left as it is")
+            # ddpify.save waits for every rank: behind a rank test it would hang the others
+            kept = "already behind a rank test" if not self.analysis.context.every_rank(original) else None
+            if kept or self.analysis.context.per_rank_file(original):
+                self.note(original, f"torch.save {kept or 'into a file that names the rank: each rank saves its own'}: left as it is")
                 return None
             divergent = self.analysis.context.divergent_condition(original)
             if divergent is not None:
