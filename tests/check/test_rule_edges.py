@@ -67,14 +67,14 @@ if dist.get_rank() == 0:
 @pytest.mark.parametrize(
     "body, consequence",
     [
-        ("with torch.no_grad():\n        print(model(x))", "out of step"),
+        ("with torch.no_grad():\n        print(model(x))", "the last evaluation is never answered"),
         ("model(x).sum().backward()", "the job hangs"),
     ],
     ids=["evaluation", "training"],
 )
 def test_rank_zero_forward_says_what_really_happens(runtime: str, inner: str, body: str, consequence: str) -> None:
     """Under no_grad, DDP's forward only broadcasts buffers once after training: the other ranks'
-    next broadcast answers it (no hang at once, the collectives run out of step). With gradients it
+    next step answers it one for one; only the last evaluation's is never answered. With gradients it
     arms an all-reduce nobody joins: a hang. The way out names the plain module as the file would."""
     rule = [r for r in ALL_RULES if r.code == "DDP027"]
     findings = check_source(RANK_ZERO_FORWARD.format(runtime=runtime, body=body), rules=rule).findings

@@ -27,9 +27,10 @@ class RankAsymmetricCollective(Rule):
         "inner module (`ddpify.unwrap(model)`); let rank 0 decide and broadcast the decision. The "
         "balanced idiom — the same collective under complementary guards (`if local_rank not in "
         "[-1, 0]: barrier()` … `if local_rank == 0: barrier()`) or in both branches — is not reported. "
-        "A rank-0-only evaluation through the wrapper under `no_grad` does not hang at once: the other "
-        "ranks' next buffer broadcast answers it, so the collectives run out of step and the last one is "
-        "never answered (found by a 2-process gloo run of barlowtwins' evaluation loop). "
+        "A rank-0-only evaluation through the wrapper under `no_grad` does not hang at once: DDP then skips "
+        "rank 0's next pre-forward broadcast, so the other ranks' next training step answers the evaluation's "
+        "one for one; only the broadcast of the last evaluation is never answered (2-process gloo runs of "
+        "barlowtwins' evaluation loop: rank 0 fails in that forward once the others exit). "
         "Guards count wherever they are: around the call, as an early exit above it "
         "(`if rank != 0: return`), or around every call of the function it is in."
     )
@@ -177,9 +178,9 @@ def log_metrics(rank, loss):
             consequence = "it prepares a gradient all-reduce (and broadcasts buffers) the other ranks never join: the job hangs"
         else:  # DDP syncs buffers on the first forward after a training step, with or without gradients
             consequence = (
-                "with broadcast_buffers (the default) its first forward after training broadcasts the buffers, a collective the "
-                "other ranks answer only with their next step's: the ranks' collectives go out of step, and after the last "
-                "evaluation it is never answered (an error or a hang at exit)"
+                "with broadcast_buffers (the default) its first forward after training broadcasts the buffers; the other "
+                "ranks' next training step answers that, but the broadcast of the last evaluation is never answered: an "
+                "error or a hang at exit, and what rank 0 does after it (a last log, a save) is lost"
             )
         self.report(call, f"forward of the DDP-wrapped {model} under {guard}: {consequence}; call {inner} here")
 
