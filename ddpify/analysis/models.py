@@ -253,7 +253,7 @@ class ModelFlow:
             wraps=_ordered(uses.wraps, self.values.end),
             container=containers[0] if containers else None,
             forward_calls=_ordered(uses.forwards, self.values.end),
-            bypasses=tuple(sorted(uses.bypasses, key=lambda b: (b.line, self.values.end(b.node)))),
+            bypasses=tuple(sorted(self._bypasses(uses), key=lambda b: (b.line, self.values.end(b.node)))),
             own_uses=tuple(sorted(uses.own, key=lambda b: (b.line, self.values.end(b.node)))),
             possibly_unused=unused,
             handoffs=_ordered(uses.handoffs, self.values.end),
@@ -302,6 +302,19 @@ class ModelFlow:
                 uses.loads.append(self._site(given))
             elif not self.values.callees(given) and not any(q.split(".")[0] in ("builtins", "torch", "ddpify") for q in qualified):
                 uses.handoffs.append(self._site(given))
+
+    def _bypasses(self, uses: _Uses) -> list[Bypass]:
+        """Own-method calls that really bypass DDP: in a function whose step also runs a forward
+        through the wrapper (``hidden = model.init_hidden(n)`` then ``model(x, hidden)``), the
+        forward arms DDP's reducer and the backward's hooks average every parameter's gradient,
+        those the method touched too; only a step with no such forward averages nothing. Calls
+        of the inner module's forward (``model.module(x)``) always count."""
+        forwarding = {self.source.enclosing_function(site.node) for site in uses.forwards}
+        return [
+            b
+            for b in uses.bypasses
+            if b.through_module or b.method.split(".")[-1] == "forward" or self.source.enclosing_function(b.node) not in forwarding
+        ]
 
     def _trains(self, call: cst.Call) -> bool:
         """On the training path, with gradients (not under no_grad, not after ``.eval()``)."""

@@ -352,13 +352,32 @@ def test_own_methods_that_read_no_parameter_are_no_bypass(method: str, bypass: b
                 return self.rnn(x, h)[0]
         model = RNN()
         opt = torch.optim.SGD(model.parameters(), lr=1)
+        def start(x):
+            return model.init_hidden(x.size(1))
         for x in loader:
-            h = model.init_hidden(x.size(1))
-            model(x, h).sum().backward()
+            loss = model.init_hidden(x.size(1)).sum()
+            loss.backward()
     """
     model = only(text)
     assert [b.method for b in model.bypasses] == (["init_hidden"] if bypass else [])
     assert "init_hidden" in [u.method for u in model.own_uses]  # the wrapper lacks it either way
+
+
+@pytest.mark.parametrize(
+    "step, bypass",
+    [
+        ("h = model.init_hidden(x.size(0))\n    model(x, h).sum().backward()", []),
+        ("z = model.encode(x)\n    (model(x) + model.decode(z)).sum().backward()", []),
+        ("model.decode(model.encode(x)).sum().backward()", ["encode", "decode"]),
+        ("h = model.init_hidden(x.size(0))\n    model.module(x, h).sum().backward()", ["init_hidden", "forward"]),
+    ],
+    ids=["init-then-forward", "encode-beside-forward", "no-forward", "inner-forward"],
+)
+def test_own_methods_beside_a_forward_through_the_wrapper_are_no_bypass(step: str, bypass: list[str]) -> None:
+    """A step that also runs the wrapper's forward arms DDP's reducer: every parameter's
+    gradient is averaged, those an own method touched too (the class is not even visible here)."""
+    text = f"import torch\nfrom models import Seq\nmodel = Seq()\nopt = torch.optim.SGD(model.parameters(), lr=1)\nfor x in loader:\n    {step}\n"
+    assert [b.method for b in only(text).bypasses] == bypass
 
 
 def test_own_method_calls_without_gradients_in_the_loop_are_no_bypass() -> None:
