@@ -87,13 +87,31 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
             recording, facts, model, key, f"ddpify finds no name for {key} where it is on its final device and loaded ({placement.reason})"
         )
         return None
-    name = code(spelling)
+    name = _trained_name(recording, model, statement, code(spelling))
     index = body.index(statement)
     configured = [i for i, s in enumerate(body) if i > index and any(values.inside(o.node, s) for o in model.optimizers)]
     anchor, where = spot(body, max([index, *configured]), name)  # after its optimizer too: DDP sees the final requires_grad flags
     facts.model_wraps.append((name, anchor, where))
     _unused_parameters(recording, facts, model, name, anchor)
     return spelling
+
+
+def _trained_name(recording: Recording, model: Model, statement: cst.CSTNode, name: str) -> str:
+    """``name``, unless every training forward calls the model by one other plain name bound
+    to the same object before ``statement`` in its frame (``m = model.to(device)`` then
+    ``model(xb, yb)``): rebinding that name is what puts the training forward through DDP."""
+    called = {code(site.node.func) for site in model.forward_calls if isinstance(site.node, cst.Call)}
+    if name in called or len(called) != 1:
+        return name
+    other = next(iter(called))
+    values = recording.analysis.models.values
+    frame = values.frame_of(statement)
+    bound = [
+        node
+        for node, _ in recording.analysis.source.assignments.get(other, [])
+        if values.frame_of(node) is frame and values.end(node) <= values.start(statement)
+    ]
+    return other if other in model.references and isinstance(cst.parse_expression(other), cst.Name) and bound else name
 
 
 def _trained_through_container(recording: Recording, model: Model) -> bool:
