@@ -68,3 +68,17 @@ def test_random_batches_differ_between_ranks_evaluation_agrees(tmp_path: Path) -
     # two ranks, the same number of draws each: a draw that both ranks made appears twice
     assert len(set(training)) == len(training), "ranks drew the same training batches"
     assert len(set(evaluation)) == len(evaluation) // 2, "ranks evaluated on different batches"
+
+
+@pytest.mark.torchrun
+@pytest.mark.parametrize("case", ["wrap_at_import_time", "wrap_inside_main_block"])
+def test_a_model_built_at_import_time_is_really_wrapped(tmp_path: Path, case: str) -> None:
+    """pradyu/meliketoy-style scripts: the model is built at module level and trained from the
+    __main__ block. The wrap must run where the process group exists (set up after the imports,
+    or inside the block), or prepare_model returns the plain model and nothing is averaged: each
+    rank trains on its own random batches, so unaveraged parameters would differ."""
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "convert" / case / "input.py"
+    converted = tmp_path / "train_ddp.py"
+    converted.write_text(convert_source(fixture.read_text()).output)
+    run = run_script(converted, cwd=tmp_path).assert_ok()
+    run.assert_params_equal()

@@ -68,6 +68,7 @@ PLANNERS: tuple[Planner, ...] = (
     models.plan_trained,  # trained models, optimizers; training without an optimizer
     loaders.plan,  # loader roles and every variable holding a loader
     models.plan_wraps,  # where each model is wrapped, or why it is not (held)
+    bootstrap.plan_import_time_wraps,  # a wrap at import time needs the group after the imports
     loaders.hold_back,  # loaders of held models stay unsharded
     sources.plan,  # batch sources that are not DataLoaders: custom iterators, random indices
     models.report_conditional_training,

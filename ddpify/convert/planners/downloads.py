@@ -16,9 +16,8 @@ import libcst as cst
 from ddpify.analysis.context import is_main_guard
 from ddpify.convert import collectives
 from ddpify.convert.fact_types import Facts
-from ddpify.convert.planners.bootstrap import last_prologue_import
+from ddpify.convert.planners.bootstrap import set_up_after_imports
 from ddpify.convert.record import Recording
-from ddpify.findings import Change, ManualItem
 from ddpify.tree.cstutil import code
 
 
@@ -36,7 +35,16 @@ def plan(recording: Recording, facts: Facts) -> None:
         if facts.main_guard is not None and not recording.bootstrapped and _at_import_time(recording, statement):
             early.append(statement)
     if early:
-        _set_up_before(recording, facts, early)
+        numbers = [str(recording.line(s)) for s in early]
+        lines = f"line {numbers[0]}" if len(numbers) == 1 else f"lines {', '.join(numbers[:-1])} and {numbers[-1]}"
+        set_up_after_imports(
+            recording,
+            facts,
+            early[0],
+            f"the download at {lines} runs at import time, and rank 0 must go first there",
+            f"the download at {lines} runs when the module is imported, before the __main__ block sets the process "
+            "group up, so ddpify.main_process_first() orders nothing there: every rank downloads at once",
+        )
 
 
 def _download_statement(recording: Recording, call: cst.Call) -> cst.SimpleStatementLine | None:
@@ -63,27 +71,3 @@ def _at_import_time(recording: Recording, node: cst.CSTNode, depth: int = 0) -> 
     if depth >= 3:
         return False
     return any(_at_import_time(recording, site, depth + 1) for site in recording.analysis.source.call_sites(function))
-
-
-def _set_up_before(recording: Recording, facts: Facts, early: list[cst.SimpleStatementLine]) -> None:
-    numbers = [str(recording.line(s)) for s in early]
-    lines = f"line {numbers[0]}" if len(numbers) == 1 else f"lines {', '.join(numbers[:-1])} and {numbers[-1]}"
-    anchor = last_prologue_import(recording)
-    if anchor is None:
-        facts.manual.append(
-            ManualItem(
-                recording.line(early[0]),
-                f"the download at {lines} runs when the module is imported, before the __main__ block sets the process "
-                "group up, so ddpify.main_process_first() orders nothing there: every rank downloads at once",
-                "call ddpify.setup() at the top of the file, before this code",
-            )
-        )
-        return
-    facts.setup_after = anchor
-    facts.changes.append(
-        Change(
-            recording.line(early[0]),
-            f"the process group is set up after the imports, not only in the __main__ block: the download at {lines} "
-            "runs at import time, and rank 0 must go first there",
-        )
-    )

@@ -254,17 +254,23 @@ def _before_first_stop(body: Sequence[cst.CSTNode], anchor: int, key: str) -> tu
     """Before the first statement after ``body[anchor]`` that needs the wrapped model (see
     _is_stop), else after the block's last statement: the statements in between configure it
     (optimizer, requires_grad flags), and DDP must see their result."""
+    training = {s.name.value for s in body if isinstance(s, cst.FunctionDef) and _runs_backward(s)}
     for index in range(anchor + 1, len(body)):
-        if _is_stop(body[index], key):
+        if _is_stop(body[index], key, training):
             return body[index], "before"
     return body[-1], "after"
 
 
-def _is_stop(statement: cst.CSTNode, key: str) -> bool:
-    """A statement the model must already be wrapped for: a loop, a return, a forward call, or
-    a call that hands the model to other code (``train(model, ...)``). Definitions are not:
-    their bodies do not run there. Moving (``.to``), configuring and loading the model are not
-    either."""
+def _runs_backward(function: cst.FunctionDef) -> bool:
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" for c in of_types(function, cst.Call))
+
+
+def _is_stop(statement: cst.CSTNode, key: str, training: set[str]) -> bool:
+    """A statement the model must already be wrapped for: a loop, a return, a forward call, a
+    call that hands the model to other code (``train(model, ...)``), or a call of a function of
+    the same block that trains (``training_loop()`` under the main guard, which reads the model
+    as a global). Definitions are not: their bodies do not run there. Moving (``.to``),
+    configuring and loading the model are not either."""
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
         return False
     if isinstance(statement, cst.For) and _over_own_members(statement.iter, key):
@@ -274,6 +280,8 @@ def _is_stop(statement: cst.CSTNode, key: str) -> bool:
     for call in find_outside_definitions(statement, cst.Call):
         assert isinstance(call, cst.Call)
         if code(call.func) in (key, f"{key}.forward"):
+            return True
+        if isinstance(call.func, cst.Name) and call.func.value in training:
             return True
         callee = code(call.func).split(".")[-1]
         if callee not in HARMLESS_CALLS and not LOADS_INTO.search(callee) and any(code(arg.value) == key for arg in call.args):

@@ -89,11 +89,31 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
         return None
     name = _trained_name(recording, model, statement, code(spelling))
     index = body.index(statement)
-    configured = [i for i, s in enumerate(body) if i > index and any(values.inside(o.node, s) for o in model.optimizers)]
+    while True:
+        configured = [  # a def runs nothing here: an optimizer built inside one is built after the wrap anyway
+            i
+            for i, s in enumerate(body)
+            if i > index and not isinstance(s, (cst.FunctionDef, cst.ClassDef)) and any(values.inside(o.node, s) for o in model.optimizers)
+        ]
+        inner = _configuring_block(body[configured[-1]]) if configured else None
+        if inner is None:
+            break
+        # the optimizer is built inside the block that also trains (`if __name__ == "__main__":`
+        # builds it, then calls train(model, ...)): the wrap goes in there, after it
+        body, index = inner, -1
     anchor, where = spot(body, max([index, *configured]), name)  # after its optimizer too: DDP sees the final requires_grad flags
     facts.model_wraps.append((name, anchor, where))
     _unused_parameters(recording, facts, model, name, anchor)
     return spelling
+
+
+def _configuring_block(statement: cst.CSTNode) -> list[cst.CSTNode] | None:
+    """The statements of an ``if`` (no ``else``) or ``with`` block at the same level, where an
+    optimizer is built; None for anything else (a loop, a branch with an alternative)."""
+    if isinstance(statement, cst.If) and statement.orelse is None or isinstance(statement, cst.With):
+        block = statement.body
+        return list(block.body) if isinstance(block, cst.IndentedBlock) else None
+    return None
 
 
 def _trained_name(recording: Recording, model: Model, statement: cst.CSTNode, name: str) -> str:
