@@ -11,7 +11,8 @@ T="${TIMEOUT:-240}"
 one() {  # label, env..., launcher
   local label="$1"; shift
   local out; out="$(mktemp)"
-  env "$@" timeout "$T" bash "${@: -1}" >"$out" 2>&1; local rc=$?
+  local launcher="${*: -1}"; local vars=("${@:1:$#-1}")  # env VAR=... timeout T bash LAUNCHER: the timeout applies
+  env "${vars[@]}" timeout "$T" bash "$launcher" >"$out" 2>&1; local rc=$?
   local line; line="$(grep '^\[check\]' "$out" | tail -1)"
   local err; err="$(grep -oE '\[rank[0-9]\]: [A-Za-z]*(Error|Exception)(: .{0,120})?' "$out" | tail -1)"
   [ $rc -eq 124 ] && err="TIMEOUT after ${T}s ${err}"
