@@ -44,9 +44,12 @@ def plan_trained(recording: Recording, facts: Facts) -> None:
         facts.trained.append((builder, code(model)))
         _note_model(recording, facts, model)
     for optimizer in recording.optimizer_calls:
-        for owner in parameter_owners(recording, optimizer):
+        owners = parameter_owners(recording, optimizer)
+        for owner in owners:
             facts.trained.append((optimizer, code(owner)))
             _note_model(recording, facts, owner)
+        if not owners and recording.first_backward is not None:
+            _report_untied_optimizer(recording, facts, optimizer)
 
 
 def optimizer_builders(recording: Recording) -> list[tuple[cst.Call, cst.Name]]:
@@ -112,6 +115,22 @@ def _report_optimizer_built_elsewhere(recording: Recording, facts: Facts, step: 
             f"{receiver} is built by {code(made.func)}() (code this file does not show): ddpify cannot tell which model it trains, "
             "so none is wrapped",
             f"wrap the model it trains before it trains: {model} = ddpify.prepare_model({model}) (the gradients are then averaged across ranks), then convert again",
+        )
+    )
+
+
+def _report_untied_optimizer(recording: Recording, facts: Facts, optimizer: cst.Call) -> None:
+    """An optimizer whose parameters this file does not tie to a model (``SGD(**params)`` from
+    a helper, a list built elsewhere): no model is wrapped for it, and saying nothing would
+    leave a run that averages nothing looking converted."""
+    given = code(optimizer.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)) if optimizer.args else ""
+    facts.manual.append(
+        ManualItem(
+            recording.line(optimizer),
+            f"{code(optimizer.func)}({given}) gets parameters ddpify does not tie to a model: no model is wrapped for it, "
+            "so its gradients would not be averaged across ranks",
+            "wrap the model it trains where it is on its final device and loaded, before its parameters are collected "
+            "(model = ddpify.prepare_model(model)), then convert again",
         )
     )
 
