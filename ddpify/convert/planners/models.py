@@ -280,6 +280,9 @@ def _before_first_stop(body: Sequence[cst.CSTNode], anchor: int, key: str) -> tu
     return body[-1], "after"
 
 
+_COPIES = frozenset({"deepcopy", "copy"})
+
+
 def _runs_backward(function: cst.FunctionDef) -> bool:
     return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" for c in of_types(function, cst.Call))
 
@@ -303,6 +306,8 @@ def _is_stop(statement: cst.CSTNode, key: str, training: set[str]) -> bool:
         if isinstance(call.func, cst.Name) and call.func.value in training:
             return True
         callee = code(call.func).split(".")[-1]
+        if callee in _COPIES:
+            continue  # ema = copy.deepcopy(model): a copy of the plain module, made before the wrap
         if callee not in HARMLESS_CALLS and not LOADS_INTO.search(callee) and any(code(arg.value) == key for arg in call.args):
             return True
     return False
