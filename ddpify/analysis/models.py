@@ -251,7 +251,7 @@ class ModelFlow:
             moves=_ordered(uses.moves, self.values.end),
             loads=_ordered(uses.loads, self.values.end),
             wraps=_ordered(uses.wraps, self.values.end),
-            container=containers[0] if containers else None,
+            container=containers[0] if containers else "list" if uses.collected else None,
             forward_calls=_ordered(uses.forwards, self.values.end),
             bypasses=tuple(sorted(self._bypasses(uses), key=lambda b: (b.line, self.values.end(b.node)))),
             own_uses=tuple(sorted(uses.own, key=lambda b: (b.line, self.values.end(b.node)))),
@@ -300,6 +300,12 @@ class ModelFlow:
                 uses.wraps.append(self._site(given))
             elif qualified & LOADS:
                 uses.loads.append(self._site(given))
+            elif (
+                isinstance(given.func, cst.Attribute)
+                and given.func.attr.value in _COLLECTING
+                and not any(q.split(".")[0] in ("torch", "ddpify") for q in qualified)
+            ):
+                uses.collected.append(self._site(given))  # models.append(model): kept in a list the flow does not follow
             elif not self.values.callees(given) and not any(q.split(".")[0] in ("builtins", "torch", "ddpify") for q in qualified):
                 uses.handoffs.append(self._site(given))
 
@@ -387,6 +393,10 @@ class ModelFlow:
         return Site(node, self.source.line(node), self.values.name_of(function) if function is not None else None)
 
 
+# list.append / insert, set.add: the model goes into a container held elsewhere (self.models)
+_COLLECTING = frozenset({"append", "insert", "add"})
+
+
 @dataclass
 class _Uses:
     own: list[Bypass] = field(default_factory=list)
@@ -396,6 +406,7 @@ class _Uses:
     forwards: list[Site] = field(default_factory=list)
     bypasses: list[Bypass] = field(default_factory=list)
     handoffs: list[Site] = field(default_factory=list)
+    collected: list[Site] = field(default_factory=list)
 
 
 def _ordered(sites: list[Site], order) -> tuple[Site, ...]:

@@ -48,7 +48,7 @@ def plan_trained(recording: Recording, facts: Facts) -> None:
         for owner in owners:
             facts.trained.append((optimizer, code(owner)))
             _note_model(recording, facts, owner)
-        if not owners and recording.first_backward is not None:
+        if not owners and recording.first_backward is not None and not facts.already_converted and not _tied(recording, optimizer):
             _report_untied_optimizer(recording, facts, optimizer)
 
 
@@ -117,6 +117,11 @@ def _report_optimizer_built_elsewhere(recording: Recording, facts: Facts, step: 
             f"wrap the model it trains before it trains: {model} = ddpify.prepare_model({model}) (the gradients are then averaged across ranks), then convert again",
         )
     )
+
+
+def _tied(recording: Recording, optimizer: cst.Call) -> bool:
+    """The model analysis ties ``optimizer`` to a model (through a container, a part, ...)."""
+    return any(site.node is optimizer for model in recording.analysis.models.models for site in model.optimizers)
 
 
 def _report_untied_optimizer(recording: Recording, facts: Facts, optimizer: cst.Call) -> None:
@@ -362,6 +367,16 @@ def _optimizer_condition(recording: Recording, optimizer: cst.Call) -> str | Non
     return f"{code(choice.test)} is {'true' if choice.body is optimizer else 'false'}"
 
 
+def _in_training_loop(recording: Recording, call: cst.Call) -> bool:
+    """The innermost loop around ``call`` in its function trains (runs a backward)."""
+    for ancestor in recording.ancestors(call):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if isinstance(ancestor, (cst.For, cst.While)):
+            return recording.analysis.context.divergence.trains(ancestor)
+    return False
+
+
 def report_moves_after_wrap(recording: Recording, facts: Facts) -> None:
     """``model.eval().cpu()`` ... ``model.to(device).train()`` inside the training loop
     (around a checkpoint): DDP's gradient buckets live on the device it wrapped the model
@@ -373,8 +388,8 @@ def report_moves_after_wrap(recording: Recording, facts: Facts) -> None:
         while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
             links.append(receiver)
             receiver = receiver.func.value  # model.eval().cpu(): the chain's start
-        if code(receiver) not in wrapped:
-            continue
+        if code(receiver) not in wrapped or not _in_training_loop(recording, call):
+            continue  # a loop that builds models (for i in range(n): model = Net(); model.cuda()) moves before any wrap
         if all(c.func.attr.value in _MODE_OR_MOVE for c in links):  # type: ignore[attr-defined]
             facts.dropped_moves.add(call)
         else:

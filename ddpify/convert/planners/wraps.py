@@ -138,8 +138,8 @@ def _trained_through_container(recording: Recording, model: Model) -> bool:
     """Whether the container is on the training path: the optimizer names the model through
     it (``models["g"].parameters()``), or a forward reads it out (``nets[0](x)``, ``for net in
     nets: net(x)``); a dict only built to be saved (``state = {"net": net}``) is not."""
-    if not is_simple_reference(cst.parse_expression(model.key)):
-        return True
+    if not is_simple_reference(cst.parse_expression(model.key)) or not model.forward_calls:
+        return True  # no forward through the name the wrap would rebind: the container is the way in
     values = recording.analysis.models.values
     for site in model.forward_calls:
         func = site.node.func if isinstance(site.node, cst.Call) else site.node
