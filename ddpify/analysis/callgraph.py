@@ -72,7 +72,8 @@ class CallGraph:
 
     @functools.cached_property
     def _defined_names(self) -> frozenset[str]:
-        return frozenset(d.name.value for d in self.source.of_types(cst.FunctionDef, cst.ClassDef))  # type: ignore[attr-defined]
+        definitions: list[cst.FunctionDef | cst.ClassDef] = [*self.source.of_types(cst.FunctionDef), *self.source.of_types(cst.ClassDef)]
+        return frozenset(d.name.value for d in definitions)
 
     def name_of(self, function: cst.FunctionDef) -> str:
         """``Trainer.__init__``, ``main``: how a report names a function."""
