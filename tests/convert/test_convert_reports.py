@@ -342,3 +342,31 @@ def test_a_file_that_names_its_rank_is_each_ranks_own(write: str):
     """Written per rank by design: not moved to rank 0 (which would lose the other ranks' files)."""
     result = convert(PER_RANK_FILES.format(write=write))
     assert not any(w in result.output for w in ("is_main_process", "rank_zero(open)", "ddpify.save(")), result.output
+
+
+@pytest.mark.parametrize(
+    "optimizer",
+    [
+        "optim = torch.optim.Adam(model.parameters(), lr=1e-3)",  # x-transformers: the module's alias rebound
+        "opt = optim.SGD(model.parameters(), lr=0.1)",
+        "opt = optim.SGD(params=model.parameters(), lr=0.1)",
+    ],
+)
+def test_an_optimizer_tied_to_its_model_is_never_reported_untied(optimizer: str):
+    """``optim.step()`` with ``import torch.optim as optim`` resolves to ``torch.optim.step``: not
+    an optimizer's construction, so no "does not tie" item (a false one followed a real wrap)."""
+    name = optimizer.split(" = ")[0]
+    source = f"""\
+    import torch
+    import torch.optim as optim
+
+    model = torch.nn.Linear(2, 1)
+    {optimizer}
+    for step in range(3):
+        model(torch.randn(4, 2)).sum().backward()
+        {name}.step()
+        {name}.zero_grad()
+    """
+    result = convert(source)
+    assert "ddpify.prepare_model(model)" in result.output
+    assert not any("does not tie" in item.why for item in result.manual), result.manual

@@ -120,7 +120,11 @@ def _report_optimizer_built_elsewhere(recording: Recording, facts: Facts, step: 
 
 
 def _tied(recording: Recording, optimizer: cst.Call) -> bool:
-    """The model analysis ties ``optimizer`` to a model (through a container, a part, ...)."""
+    """The model analysis ties ``optimizer`` to a model (through a container, a part, ...), or
+    it is no optimizer's construction (``optim.step()`` with ``import torch.optim as optim``
+    resolves to ``torch.optim.step``: a class is named like one and is given parameters)."""
+    if not optimizer.args or not any(names.OPTIMIZER_CLASS.search(q) for q in recording.qualified(optimizer)):
+        return True
     return any(site.node is optimizer for model in recording.analysis.models.models for site in model.optimizers)
 
 
