@@ -94,8 +94,9 @@ class Facts:
     helper_loaders: list[HelperLoader] = field(default_factory=list)
     # `save_checkpoint(...)` of the project's own modules: statement -> helper, run on rank 0
     rank_zero_helpers: dict[cst.SimpleStatementLine, str] = field(default_factory=dict)
-    # trained models handed to such a helper: passed as ddpify.unwrap(model)
-    unwrapped_args: set[cst.Arg] = field(default_factory=set)
+    # trained models handed to such a helper (or to code that needs no DDP): passed as
+    # ddpify.unwrap(model); the value says to what, for the report
+    unwrapped_args: dict[cst.Arg, str] = field(default_factory=dict)
     # model wrap: model key -> (statement to insert before / after, "before" | "after")
     model_wraps: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
     model_keys: set[str] = field(default_factory=set)

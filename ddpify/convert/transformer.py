@@ -252,10 +252,8 @@ class ConvertTransformer(cst.CSTTransformer):
         if original_node in self.facts.unwrapped_values:
             return self._saved_unwrapped(original_node, updated_node)
         if original_node in self.facts.unwrapped_args:
-            self.note(
-                original_node,
-                f"{code(original_node.value)} handed to checkpoint code as ddpify.unwrap({code(original_node.value)}): the plain module, not the DDP wrapper",
-            )
+            to, name = self.facts.unwrapped_args[original_node], code(original_node.value)
+            self.note(original_node, f"{name} handed to {to} as ddpify.unwrap({name}): the plain module, not the DDP wrapper")
             return updated_node.with_changes(value=rewrites.unwrapped(updated_node.value))
         if original_node in self.facts.unsharded_args:
             self.note(

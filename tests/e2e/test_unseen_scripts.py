@@ -82,3 +82,44 @@ def test_a_model_built_at_import_time_is_really_wrapped(tmp_path: Path, case: st
     converted.write_text(convert_source(fixture.read_text()).output)
     run = run_script(converted, cwd=tmp_path).assert_ok()
     run.assert_params_equal()
+
+
+EMA_MODULE = """\
+import torch
+
+
+class EMA:
+    def __init__(self, beta):
+        self.beta, self.steps = beta, 0
+
+    def step_ema(self, ema_model, model):
+        if self.steps == 0:
+            ema_model.load_state_dict(model.state_dict())  # module. keys from a DDP wrapper fail here
+        with torch.no_grad():
+            for ema_p, p in zip(ema_model.parameters(), model.parameters()):
+                ema_p.lerp_(p, 1 - self.beta)
+        self.steps += 1
+"""
+SAMPLING_MODULE = """\
+import torch
+
+
+def sample(model, n):
+    return model(torch.zeros(n, model.in_features))  # the DDP wrapper has no in_features
+"""
+
+
+@pytest.mark.torchrun
+def test_ema_and_sampling_helpers_get_the_plain_module(tmp_path: Path) -> None:
+    """dome272/pradyu-style: another file's EMA update gets the model beside its plain copy,
+    another file's sampler runs under no_grad and reads the model's own attribute. Given the DDP
+    wrapper, the first fails at step 1 (module. keys) and the second with AttributeError; the
+    conversion hands both ddpify.unwrap(model), and the run trains with averaged gradients."""
+    (tmp_path / "ema.py").write_text(EMA_MODULE)
+    (tmp_path / "sampling.py").write_text(SAMPLING_MODULE)
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "convert" / "ema_copy_before_wrap" / "input.py"
+    converted = tmp_path / "train_ddp.py"
+    converted.write_text(convert_source(fixture.read_text()).output)
+    run = run_script(converted, cwd=tmp_path).assert_ok()
+    run.assert_params_equal()
+    assert (tmp_path / "ema_ckpt.pt").exists()

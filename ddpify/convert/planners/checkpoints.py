@@ -36,7 +36,7 @@ def plan(recording: Recording, facts: Facts) -> None:
             )
             continue
         facts.rank_zero_helpers[statement] = helper
-        facts.unwrapped_args.update(a for a in call.args if code(a.value) in facts.model_keys)
+        facts.unwrapped_args.update((a, "checkpoint code") for a in call.args if code(a.value) in facts.model_keys)
 
 
 def _statement(recording: Recording, node: cst.CSTNode) -> cst.CSTNode:

@@ -8,11 +8,12 @@ import libcst as cst
 from libcst.metadata import QualifiedNameSource
 
 from ddpify.convert.fact_types import Facts
+from ddpify.convert.names import RUNTIME_MODULE
 from ddpify.convert.planners.calls import HARMLESS_CALLS, LOADS_INTO, behind_rank_test, project_helper
 from ddpify.convert.planners.models import optimizer_builders
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
-from ddpify.tree.cstutil import callee_name, code
+from ddpify.tree.cstutil import callee_name, code, of_types
 
 
 def report(recording: Recording, facts: Facts) -> None:
@@ -37,6 +38,42 @@ def report(recording: Recording, facts: Facts) -> None:
                     _handed_over_todo(handed),
                 )
             )
+
+
+def plan_plain_handoffs(recording: Recording, facts: Facts) -> None:
+    """Another file's code given the DDP model where it cannot be training it gets the plain
+    module, ``ddpify.unwrap(model)`` (``Facts.unwrapped_args``): a call under ``no_grad`` /
+    ``inference_mode`` (sampling, evaluation: no gradients, so DDP has nothing to average, and
+    the wrapper lacks the model's own attributes, pradyu's ``generate_text(model)`` reading
+    ``model.config``), or a call that also gets a copy of the model made before the wrap
+    (``ema.step_ema(ema_model, model)``: the copy is a plain module, the pair must match)."""
+    held = {h.key for h in facts.held_models}
+    no_grad = recording.analysis.dataflow.batches.no_grad_around
+    for call in recording.reference_calls:
+        name = callee_name(call)
+        if name is None or recording.defines(name) or call in recording.checkpoint_calls or _runtime(recording, call):
+            continue  # ddpify.unwrap(model) itself: converting twice changes nothing
+        for arg in call.args:
+            key = code(arg.value)
+            if key not in facts.model_keys or key in held or arg in facts.unwrapped_args or _before_wrap(recording, facts, call, key):
+                continue
+            if no_grad(call) is not None:
+                facts.unwrapped_args[arg] = "code that runs without gradients (no_grad: DDP has nothing to average there)"
+            elif copies := [code(o.value) for o in call.args if o is not arg and _copy_of(recording, o.value, key)]:
+                facts.unwrapped_args[arg] = f"code that also gets {copies[0]}, its plain copy made before the wrap,"
+
+
+def _runtime(recording: Recording, call: cst.Call) -> bool:
+    return any(q == RUNTIME_MODULE or q.startswith(RUNTIME_MODULE + ".") for q in recording.qualified(call))
+
+
+def _copy_of(recording: Recording, value: cst.BaseExpression, key: str) -> bool:
+    """``value`` names a variable assigned ``copy.deepcopy(key)...`` (an EMA copy)."""
+    for _, assigned in recording.analysis.source.assignments.get(code(value), []):
+        calls = of_types(assigned, cst.Call) if assigned is not None else []
+        if any(callee_name(c) == "deepcopy" and c.args and code(c.args[0].value) == key for c in calls):
+            return True
+    return False
 
 
 def _imported_helper(recording: Recording, call: cst.Call) -> str | None:
