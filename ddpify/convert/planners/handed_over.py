@@ -45,8 +45,9 @@ def plan_plain_handoffs(recording: Recording, facts: Facts) -> None:
     module, ``ddpify.unwrap(model)`` (``Facts.unwrapped_args``): a call under ``no_grad`` /
     ``inference_mode`` (sampling, evaluation: no gradients, so DDP has nothing to average, and
     the wrapper lacks the model's own attributes, pradyu's ``generate_text(model)`` reading
-    ``model.config``), or a call that also gets a copy of the model made before the wrap
-    (``ema.step_ema(ema_model, model)``: the copy is a plain module, the pair must match)."""
+    ``model.config``), a call that also gets a copy of the model made before the wrap
+    (``ema.step_ema(ema_model, model)``: the copy is a plain module, the pair must match), and
+    ``copy.deepcopy(model)`` after the wrap (meliketoy's best model, saved and loaded alone)."""
     held = {h.key for h in facts.held_models}
     no_grad = recording.analysis.dataflow.batches.no_grad_around
     for call in recording.reference_calls:
@@ -55,9 +56,14 @@ def plan_plain_handoffs(recording: Recording, facts: Facts) -> None:
             continue  # ddpify.unwrap(model) itself: converting twice changes nothing
         for arg in call.args:
             key = code(arg.value)
+            if name in ("deepcopy", "copy") and key not in facts.model_keys and arg is call.args[0]:
+                found = recording.analysis.models.model_of(arg.value)  # the model through a parameter
+                key = found.key if found is not None and key in found.references else key
             if key not in facts.model_keys or key in held or arg in facts.unwrapped_args or _before_wrap(recording, facts, call, key):
                 continue
-            if no_grad(call) is not None:
+            if name in ("deepcopy", "copy"):  # best = copy.deepcopy(model) after the wrap
+                facts.unwrapped_args[arg] = f"{name} (a copy of the DDP wrapper drags the process group into checkpoints)"
+            elif no_grad(call) is not None:
                 facts.unwrapped_args[arg] = "code that runs without gradients (no_grad: DDP has nothing to average there)"
             elif copies := [code(o.value) for o in call.args if o is not arg and _copy_of(recording, o.value, key)]:
                 facts.unwrapped_args[arg] = f"code that also gets {copies[0]}, its plain copy made before the wrap,"
