@@ -318,6 +318,10 @@ class DataFlow:
         """One batch handed out by ``call`` (``next(it)``, ``get_batch()``): used from there to
         the end of the loop (or function) around it."""
         loop, statements = self._region(call)
+        inline = self._used_inline_without_grad(call)
+        if inline is not None:  # model(next(val_loader)) under no_grad: nothing made from it has gradients
+            line = self.source.line(call)
+            return Consumer(loop or call, Use.EVALUATION, f"its batch taken at line {line} is used right there, {inline}", line, (), None)
         sites = [loop or call, *reversed([e.site for e in trail if e.kind == "enter"])]
         return self._classify(loop or call, statements, frozenset(), (call,), sites, {}, None)
 
@@ -382,6 +386,16 @@ class DataFlow:
             found = Consumer(node, Use.UNKNOWN, evidence, line, reach.functions, key)
         self._consumers[memo] = found
         return found
+
+    def _used_inline_without_grad(self, node: cst.CSTNode) -> str | None:
+        """``model(next(val_loader))`` inside ``with torch.no_grad():``: the batch is taken as an
+        argument (no name keeps it for later), so everything computed from it has no gradient
+        and no backward can train on it; a name the flow follows later (a reused ``loss``) does
+        not change that. Why (evidence), else None."""
+        parent = self.source.parent(node)
+        if not isinstance(node, cst.Call) or not isinstance(parent, cst.Arg):
+            return None
+        return self.batches.no_grad_around(node)
 
     def _key_choices(self, key: cst.BaseExpression) -> set[str | int] | None:
         """The literals a loop variable used as a key takes (``for phase in ["train", "val"]``)."""
