@@ -370,3 +370,27 @@ def test_an_optimizer_tied_to_its_model_is_never_reported_untied(optimizer: str)
     result = convert(source)
     assert "ddpify.prepare_model(model)" in result.output
     assert not any("does not tie" in item.why for item in result.manual), result.manual
+
+
+def test_an_optimizer_of_another_file_is_never_the_model_to_wrap():
+    """sthalles SimCLR: ``self.optimizer`` comes from the caller, and its ``zero_grad()`` names
+    no model; the item must not tell the user to wrap the optimizer."""
+    source = """\
+    import torch
+
+
+    class SimCLR:
+        def __init__(self, *args, **kwargs):
+            self.model = kwargs["model"]
+            self.optimizer = kwargs["optimizer"]
+
+        def train(self, loader):
+            for images in loader:
+                loss = self.model(images).sum()
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+    """
+    result = convert(source)
+    assert not any("prepare_model(self.optimizer)" in item.todo for item in result.manual), result.manual
+    assert any(item.why.startswith("self.optimizer is stepped, but this file does not show where it is built") for item in result.manual)

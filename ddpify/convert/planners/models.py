@@ -149,13 +149,24 @@ def _report_manual_updates(recording: Recording, facts: Facts, backward: cst.Cal
     trained, so the item names the candidates (``fc`` of ``fc.zero_grad()`` /
     ``fc.parameters()``) instead of wrapping a guess. No line numbers in the text: an
     ``--annotate`` comment must read the same when the output is converted again."""
-    named = ", ".join(recording.parameter_receivers)
-    model = next(iter(recording.parameter_receivers), "model")
+    # an optimizer's own zero_grad() (self.optimizer.zero_grad()) names no model: never suggest wrapping it
+    candidates = [r for r in recording.parameter_receivers if not names.OPTIMIZER_VARIABLE.search(r.split(".")[-1])]
+    named = ", ".join(candidates)
+    model = candidates[0] if candidates else "model"
+    stepped = sorted(r for r in recording.stepped if names.OPTIMIZER_VARIABLE.search(r.split(".")[-1]))
+    why = (
+        f"{stepped[0]} is stepped, but this file does not show where it is built: ddpify cannot tell which model it trains"
+        if stepped
+        else f"training without a torch.optim optimizer: ddpify cannot tell which model is trained{f' (parameters updated by hand: {named})' if named else ''}"
+    )
     facts.manual.append(
         ManualItem(
             recording.line(backward),
-            f"training without a torch.optim optimizer: ddpify cannot tell which model is trained{f' (parameters updated by hand: {named})' if named else ''}",
-            f"wrap it after it is built: {model} = ddpify.prepare_model({model}) (the gradients are then averaged across ranks)",
+            why,
+            "wrap the model it trains where that model is built and on its final device, before the optimizer gets its "
+            "parameters (model = ddpify.prepare_model(model)), then convert again"
+            if stepped
+            else f"wrap it after it is built: {model} = ddpify.prepare_model({model}) (the gradients are then averaged across ranks)",
         )
     )
 
