@@ -36,6 +36,8 @@ HARMLESS_CALLS = frozenset(
         "log",
     }
 )
+# Calls that copy what they are given (an EMA, a best model): copy.deepcopy(model)
+COPIES = frozenset({"deepcopy", "copy"})
 # Helpers that load weights into the model they are given (load_checkpoint(ckpt, model)): the
 # model is wrapped after them, so they load into the plain module (no "module." keys).
 LOADS_INTO = re.compile(r"load|restore", re.I)

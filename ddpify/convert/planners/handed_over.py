@@ -9,7 +9,7 @@ from libcst.metadata import QualifiedNameSource
 
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.names import RUNTIME_MODULE
-from ddpify.convert.planners.calls import HARMLESS_CALLS, LOADS_INTO, behind_rank_test, project_helper
+from ddpify.convert.planners.calls import COPIES, HARMLESS_CALLS, LOADS_INTO, behind_rank_test, project_helper
 from ddpify.convert.planners.models import optimizer_builders
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
@@ -56,12 +56,12 @@ def plan_plain_handoffs(recording: Recording, facts: Facts) -> None:
             continue  # ddpify.unwrap(model) itself: converting twice changes nothing
         for arg in call.args:
             key = code(arg.value)
-            if name in ("deepcopy", "copy") and key not in facts.model_keys and arg is call.args[0]:
+            if name in COPIES and key not in facts.model_keys and arg is call.args[0]:
                 found = recording.analysis.models.model_of(arg.value)  # the model through a parameter
                 key = found.key if found is not None and key in found.references else key
             if key not in facts.model_keys or key in held or arg in facts.unwrapped_args or _before_wrap(recording, facts, call, key):
                 continue
-            if name in ("deepcopy", "copy"):  # best = copy.deepcopy(model) after the wrap
+            if name in COPIES:  # best = copy.deepcopy(model) after the wrap
                 facts.unwrapped_args[arg] = f"{name} (a copy of the DDP wrapper drags the process group into checkpoints)"
             elif no_grad(call) is not None:
                 facts.unwrapped_args[arg] = "code that runs without gradients (no_grad: DDP has nothing to average there)"

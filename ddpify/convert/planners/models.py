@@ -12,7 +12,7 @@ import libcst as cst
 from ddpify.convert import names
 from ddpify.convert.fact_types import Facts, item
 from ddpify.convert.planners import wraps
-from ddpify.convert.planners.calls import HARMLESS_CALLS, LOADS_INTO
+from ddpify.convert.planners.calls import COPIES, HARMLESS_CALLS, LOADS_INTO
 from ddpify.convert.planners.statements import assigns, assigns_locally, find_outside_definitions, targets
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
@@ -300,9 +300,6 @@ def _before_first_stop(body: Sequence[cst.CSTNode], anchor: int, key: str) -> tu
     return body[-1], "after"
 
 
-_COPIES = frozenset({"deepcopy", "copy"})
-
-
 def _runs_backward(function: cst.FunctionDef) -> bool:
     return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" for c in of_types(function, cst.Call))
 
@@ -326,7 +323,7 @@ def _is_stop(statement: cst.CSTNode, key: str, training: set[str]) -> bool:
         if isinstance(call.func, cst.Name) and call.func.value in training:
             return True
         callee = code(call.func).split(".")[-1]
-        if callee in _COPIES:
+        if callee in COPIES:
             continue  # ema = copy.deepcopy(model): a copy of the plain module, made before the wrap
         if callee not in HARMLESS_CALLS and not LOADS_INTO.search(callee) and any(code(arg.value) == key for arg in call.args):
             return True
