@@ -7,6 +7,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import torch
 from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
@@ -34,8 +35,13 @@ def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, **ddp_kwargs
       and DDP gets ``device_ids=[model's GPU]``.
     * CPU model: never SyncBatchNorm -- it only supports CUDA tensors and DDP on gloo/CPU rejects
       it -- so BatchNorm statistics stay per rank there.
-    * With CUDA, a model on the CPU or on another GPU is moved to this rank's GPU first (every
-      rank on cuda:0 is the classic mistake); a model spread over several devices is left as is.
+    * With CUDA, a model on another GPU is moved to this rank's GPU first (every rank on cuda:0
+      is the classic mistake). A model on the CPU stays there (DDP on the CPU uses the group's
+      gloo part): the script keeps its batches where it puts them, and a model moved behind
+      its back would meet CPU targets with CUDA outputs. A model spread over several devices
+      is left as is.
+    * The wrapper's ``state_dict()`` has the bare model's keys (no ``module.`` prefix) and its
+      ``load_state_dict`` takes either kind (see ``_plain_checkpoint_keys``).
     * Guard rails (unless DDPIFY_GUARDS=0, see ``_guard``): moving the wrapped model to another
       device later raises, and so does an optimizer step whose gradients bypassed the wrapper.
 
@@ -59,21 +65,68 @@ def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, **ddp_kwargs
         if sync_batchnorm and any(isinstance(m, _BatchNorm) for m in model.modules()):
             model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
         ddp_kwargs.setdefault("device_ids", [placed.index])
-    if guards_enabled():
-        return GuardedDDP(model, wrap_site=site, **ddp_kwargs)
-    return DistributedDataParallel(model, **ddp_kwargs)
+    wrapped = GuardedDDP(model, wrap_site=site, **ddp_kwargs) if guards_enabled() else DistributedDataParallel(model, **ddp_kwargs)
+    _plain_checkpoint_keys(wrapped)
+    return wrapped
 
 
 def _on_rank_device(model: nn.Module) -> nn.Module:
-    """``model`` on this rank's GPU when CUDA is usable and it sits wholly on one other device
-    (the CPU, or another rank's GPU); otherwise unchanged."""
+    """``model`` on this rank's GPU when it sits wholly on another GPU; otherwise unchanged."""
     target = device()
     placed = {p.device for p in model.parameters()} | {b.device for b in model.buffers()}
-    if target.type != "cuda" or len(placed) != 1 or next(iter(placed)) == target:
-        return model
-    if next(iter(placed)).type not in ("cpu", "cuda"):
-        return model  # meta or another accelerator: the script knows what it does
-    return model.to(target)
+    return model.to(target) if _moves_to(placed, target) else model
+
+
+def _moves_to(placed: set[torch.device], target: torch.device) -> bool:
+    """Whether a model on the devices ``placed`` goes to ``target``: only from one other GPU to
+    this rank's GPU. CPU, meta and other accelerators stay: the script chose them, and its
+    batches follow its own choice, not ours."""
+    if target.type != "cuda" or len(placed) != 1:
+        return False
+    (where,) = placed
+    return where.type == "cuda" and where != target
+
+
+def _plain_checkpoint_keys(wrapped: nn.Module) -> None:
+    """Make the DDP wrapper's checkpoints those of the bare model: ``state_dict()`` drops the
+    ``module.`` level and ``load_state_dict`` takes keys with or without it.
+
+    Code ddpify cannot rewrite (a trainer in another file saving ``self.model.state_dict()``,
+    an EMA copying ``ema.load_state_dict(model.state_dict())`` into a plain copy) then writes
+    checkpoints a one-process run loads, and loads the ones it wrote. The hooks work at any
+    depth (a wrapper held by another module): they rename only the keys under their prefix."""
+    wrapped._register_state_dict_hook(_drop_module_level)
+    wrapped._register_load_state_dict_pre_hook(_add_module_level)
+
+
+def _drop_module_level(module: nn.Module, state_dict: dict[str, Any], prefix: str, local_metadata: Any) -> None:
+    inner = prefix + _DDP_PREFIX
+    renamed = [(prefix + k[len(inner) :] if k.startswith(inner) else k, state_dict.pop(k)) for k in list(state_dict)]
+    state_dict.update(renamed)  # same order: every key was popped and goes back in turn
+    metadata = getattr(state_dict, "_metadata", None)
+    if metadata is not None:
+        own = prefix[:-1]  # metadata is keyed by module path without the trailing dot
+        inner_path = prefix + _DDP_PREFIX[:-1]
+        entries = [(_strip_path(k, inner_path, own), metadata.pop(k)) for k in list(metadata)]
+        metadata.update(entries)
+
+
+def _strip_path(path: str, inner_path: str, own: str) -> str:
+    """``G.module.conv`` → ``G.conv``, ``G.module`` → ``G`` (the bare model's own entry wins
+    over the wrapper's, which has no state of its own)."""
+    if path == inner_path:
+        return own
+    if path.startswith(inner_path + "."):
+        return (own + "." if own else "") + path[len(inner_path) + 1 :]
+    return path
+
+
+def _add_module_level(state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
+    """Keys under ``prefix`` without the ``module.`` level get it back (checkpoints of the bare
+    model, or of this wrapper); keys that have it (an old DDP checkpoint) stay."""
+    inner = prefix + _DDP_PREFIX
+    for key in [k for k in state_dict if k.startswith(prefix) and not k.startswith(inner)]:
+        state_dict[inner + key[len(prefix) :]] = state_dict.pop(key)
 
 
 def unwrap(model: Any) -> Any:

@@ -94,7 +94,7 @@ class EMA:
 
     def step_ema(self, ema_model, model):
         if self.steps == 0:
-            ema_model.load_state_dict(model.state_dict())  # module. keys from a DDP wrapper fail here
+            ema_model.load_state_dict(model.state_dict())  # a plain DDP wrapper would give module. keys
         with torch.no_grad():
             for ema_p, p in zip(ema_model.parameters(), model.parameters()):
                 ema_p.lerp_(p, 1 - self.beta)

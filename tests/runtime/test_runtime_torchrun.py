@@ -126,12 +126,10 @@ def test_per_process_batch_and_indivisible_batch(data):
     for rec in data:
         assert rec["per_process_batch_sizes"] == [5, 5, 5, 1]  # 16 samples per rank
         assert rec["indivisible_error"] == (
-            "batch_size 5 is not divisible by world size 2; use a multiple of 2 or convert "
-            "with --per-process-batch"
+            "batch_size 5 is not divisible by world size 2; use a multiple of 2 or convert with --per-process-batch"
         )
     assert data[0]["per_process_stderr"] == (
-        "ddpify: per-process batch 5 x 2 processes = effective batch 10\n"
-        "ddpify: per-process batch 7 x 2 processes = effective batch 14\n"
+        "ddpify: per-process batch 5 x 2 processes = effective batch 10\nddpify: per-process batch 7 x 2 processes = effective batch 14\n"
     )
     assert data[1]["per_process_stderr"] == ""
 
@@ -174,6 +172,17 @@ def test_load_state_dict_strips_module_prefix(model_io):
         assert rec["load_missing_unexpected"] == [[], []]
         assert rec["state_still_prefixed"] is True
         assert rec["fresh_matches"] is True
+        assert rec["wrapper_loads_both"] == ["<All keys matched successfully>"] * 2
+
+
+def test_wrapper_checkpoints_have_the_bare_models_keys(model_io):
+    """Code ddpify cannot rewrite (another file's trainer, an EMA) saves and copies
+    ``wrapper.state_dict()``: it must be the bare model's, also when a module holds the wrapper."""
+    for rec in model_io:
+        assert rec["wrapper_keys_plain"] is True
+        assert rec["plain_copy_loads_wrapper_state"] is True
+        assert rec["held_keys"] == ["0", "1", "3"]
+        assert rec["held_round_trip"] == "<All keys matched successfully>"
 
 
 # ------------------------------------------------------------------------------------ I/O

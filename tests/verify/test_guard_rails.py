@@ -111,19 +111,22 @@ def test_guards_off_means_plain_ddp_behaviour(group: None, monkeypatch: pytest.M
     wrapped.to("meta")  # not checked
 
 
-def test_prepare_model_puts_the_model_on_this_ranks_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    moved: list[torch.device] = []
+def test_prepare_model_moves_only_a_model_on_another_gpu() -> None:
+    """Every rank on cuda:0 is fixed; a CPU model stays on the CPU (the script's batches stay
+    where the script puts them: moving the model would meet CPU targets with CUDA outputs)."""
+    cuda0, cuda1, cpu = torch.device("cuda", 0), torch.device("cuda", 1), torch.device("cpu")
+    assert _model._moves_to({cuda0}, cuda1)
+    assert not _model._moves_to({cuda1}, cuda1)
+    assert not _model._moves_to({cpu}, cuda1)
+    assert not _model._moves_to({torch.device("meta")}, cuda1)
+    assert not _model._moves_to({cuda0, cpu}, cuda1)  # spread over devices: the script's choice
+    assert not _model._moves_to({cuda0}, cpu)  # no CUDA here
 
-    class Recorded(torch.nn.Linear):
-        def to(self, *args: object, **kwargs: object) -> torch.nn.Module:  # type: ignore[override]
-            moved.append(args[0])  # type: ignore[arg-type]
-            return self
 
+def test_on_rank_device_leaves_a_cpu_model_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_model, "device", lambda: torch.device("cuda", 1))
-    model = Recorded(2, 2)
-    assert _model._on_rank_device(model) is model and moved == [torch.device("cuda", 1)]
-    monkeypatch.setattr(_model, "device", lambda: torch.device("cpu"))
-    assert _model._on_rank_device(Recorded(2, 2)) is not None and len(moved) == 1  # no CUDA: left alone
+    model = torch.nn.Linear(2, 2)
+    assert _model._on_rank_device(model) is model and model.weight.device.type == "cpu"
 
 
 def _line_of(text: str) -> int:

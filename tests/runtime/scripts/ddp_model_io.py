@@ -79,10 +79,7 @@ def body(out_dir: str, rec: dict) -> None:
     dist.all_gather(gathered_x, xs)
     dist.all_gather(gathered_y, ys)
     train_steps(reference, torch.cat(gathered_x), torch.cat(gathered_y))
-    rec["ddp_vs_reference_max_diff"] = max(
-        float((a - b).detach().abs().max())
-        for a, b in zip(lin.parameters(), reference.parameters())
-    )
+    rec["ddp_vs_reference_max_diff"] = max(float((a - b).detach().abs().max()) for a, b in zip(lin.parameters(), reference.parameters()))
 
     # Wrapping edge cases.
     frozen = nn.Linear(2, 2).requires_grad_(False)
@@ -118,13 +115,24 @@ def body(out_dir: str, rec: dict) -> None:
     ddpify.barrier()
     rec["dir_listing"] = sorted(os.listdir(out_dir))
 
-    # --- state dict with "module." keys into a fresh, unwrapped model.
+    # --- the wrapper's checkpoints are the bare model's: plain keys out, either kind in.
     state = ddp.state_dict()
+    rec["wrapper_keys_plain"] = list(state) == list(model.state_dict())
+    ema = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 1))
+    ema.load_state_dict(state)  # an EMA copy fed from the wrapper, as other files' code does
+    rec["plain_copy_loads_wrapper_state"] = flat_params(ema) == flat_params(model)
+    holder = nn.ModuleDict({"net": ddp})  # a wrapper held by another module
+    rec["held_keys"] = sorted({k.split(".")[1] for k in holder.state_dict()})
+    rec["held_round_trip"] = str(holder.load_state_dict(holder.state_dict()))
+    # --- state dict with "module." keys (an old DDP checkpoint) into a fresh, unwrapped model,
+    # and into the wrapper itself; a plain one into the wrapper.
+    prefixed = {"module." + k: v for k, v in state.items()}
     fresh = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 1))
-    result = ddpify.load_state_dict(fresh, state)
+    result = ddpify.load_state_dict(fresh, prefixed)
     rec["load_missing_unexpected"] = [list(result.missing_keys), list(result.unexpected_keys)]
-    rec["state_still_prefixed"] = all(k.startswith("module.") for k in state)
+    rec["state_still_prefixed"] = all(k.startswith("module.") for k in prefixed)
     rec["fresh_matches"] = flat_params(fresh) == flat_params(model)
+    rec["wrapper_loads_both"] = [str(ddp.load_state_dict(prefixed)), str(ddp.load_state_dict(fresh.state_dict()))]
 
     # --- rank-0-only side effects.
     writer = ddpify.rank_zero(Recorder)("runs/x")
