@@ -81,6 +81,7 @@ RUNTIME_MODULE = "ddpify.runtime"
 # Variables that conventionally hold a device: `device = 0`, `self.gpu = "cuda"`.
 DEVICE_VARIABLE = re.compile(r"^(device|dev|gpu|gpu_id|gpu_ids|device_id|cuda_device|cuda)$", re.I)
 CUDA_STRING = re.compile(r"^cuda(:\d+)?$")
+MPS_STRING = re.compile(r"^mps(:\d+)?$")  # Apple's GPU: no process group backend for it
 EVAL_LOADER = re.compile(r"val|test|eval|dev(?!ice)", re.I)
 TRAIN_LOADER = re.compile(r"train", re.I)
 # Variables that hold a loader returned by a helper ddpify cannot see into.

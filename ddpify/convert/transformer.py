@@ -42,6 +42,7 @@ class ConvertTransformer(cst.CSTTransformer):
         self.annotate = annotate
         self.changes: list[Change] = list(facts.changes)
         self.manual: list[ManualItem] = list(facts.manual)
+        self._mps_reported = False
         # statements to insert before / after an original one, each with its report line
         self._before: dict[cst.CSTNode, list[tuple[cst.BaseStatement, str]]] = {}
         self._after: dict[cst.CSTNode, list[tuple[cst.BaseStatement, str]]] = {}
@@ -351,6 +352,7 @@ class ConvertTransformer(cst.CSTTransformer):
             value = self._device_value(updated.args[0].value, allow_int=True)
             if value is updated.args[0].value:
                 per_rank = f"{RT}.device()" in code(value) or f"{RT}.device_from(" in code(value)
+                self._report_mps(original, value)
                 if not isinstance(value, (cst.SimpleString, cst.Call)) and not per_rank:
                     self.manual.append(
                         ManualItem(
@@ -375,7 +377,25 @@ class ConvertTransformer(cst.CSTTransformer):
             if value is not updated.args[0].value:
                 self.note(original, ".to(<cuda>) → .to(ddpify.device())")
                 return updated.with_changes(args=[updated.args[0].with_changes(value=value), *updated.args[1:]])
+            self._report_mps(original, value)
         return self._device_keyword(original, updated)
+
+    def _report_mps(self, original: cst.Call, value: cst.BaseExpression) -> None:
+        """``torch.device("mps")`` / ``.to("mps")``, once per file: no process group backend
+        moves MPS tensors, so DDP cannot train there, and a script whose device choice never
+        names CUDA leaves every rank's GPU idle."""
+        if self._mps_reported or not (isinstance(value, cst.SimpleString) and names.MPS_STRING.match(str(value.evaluated_value))):
+            return
+        self._mps_reported = True
+        self.manual.append(
+            ManualItem(
+                self.line(original),
+                f"{code(original)} picks Apple's MPS device: DDP cannot train on MPS (no process group backend moves MPS "
+                "tensors), and where this device choice does not name CUDA the ranks do not use the machine's GPUs",
+                "choose the device with ddpify.device() (this rank's GPU under torchrun, else the CPU) wherever the script "
+                "picks one; keep MPS for one-process runs only",
+            )
+        )
 
     def _device_keyword(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
         args = list(updated.args)
