@@ -8,6 +8,8 @@ continue`` before the backward."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
 from ddpify.analysis import Analysis
@@ -20,8 +22,12 @@ _KINDS = {cst.Break: "break", cst.Continue: "continue", cst.Return: "return"}
 
 
 def report(recording: Recording, facts: Facts) -> None:
-    if not facts.model_wraps and not recording.existing_wraps:
-        return  # no DDP model: no all-reduce to wait in
+    """Also where the only DDP models are the ones the report tells the user to wrap (held
+    models): the hang comes with following that advice, so it is said now, not after it."""
+    held = not facts.model_wraps and not recording.existing_wraps
+    if held and not facts.held_models:
+        return  # no DDP model, now or advised: no all-reduce to wait in
+    before = len(facts.manual)
     shared = recording.analysis
     divergence = shared.context.divergence
     reported: set[int] = set()
@@ -42,6 +48,11 @@ def report(recording: Recording, facts: Facts) -> None:
         if divergent is None or divergent.kind == "rank" or not _inside(recording, divergent.node, inner):
             continue
         _add(recording, facts, reported, recording_statement(recording, divergent.node), divergent, _KINDS[type(node)])
+    if held:
+        wrap = ", ".join(f"{h.key} (line {h.items[0].line})" if h.items else h.key for h in facts.held_models)
+        for index in range(before, len(facts.manual)):
+            item = facts.manual[index]
+            facts.manual[index] = replace(item, why=f"once you wrap {wrap} as advised, " + item.why[0].lower() + item.why[1:])
 
 
 def _add(recording: Recording, facts: Facts, reported: set[int], where: cst.CSTNode, found: collectives.Divergent, kind: str) -> None:
