@@ -9,6 +9,9 @@ stay out of that test, and are reported:
   (SimCLR: ``SimCLR(model=model, ..., args=args)``, whose loss builds its labels from
   ``self.args.batch_size``): that code still sees the global size and no longer matches the
   batches it gets (a crash, or a wrong loss);
+- a similarity matrix of a batch with itself on the training path (``torch.mm(out, out.t())``,
+  ``features @ features.T``: contrastive losses): each rank compares only its own batch's
+  samples, so the negatives of a sample are those of its rank, not of the whole step;
 - a loss summed over the batch (``reduction="sum"``, ``size_average=False``, or ``.sum()`` of a
   ``reduction="none"`` loss) reaches ``backward()``: DDP averages the ranks' gradients, so the
   gradient of a step is ``1/world_size`` of the single-process one for the same global batch.
@@ -31,7 +34,73 @@ _TRAINS = ("loss", "criterion", "trainer", "train", "fit", "contrastive", "ntxen
 
 def report(recording: Recording, facts: Facts) -> None:
     _report_handed_batch_size(recording, facts)
+    _report_in_batch_similarity(recording, facts)
     _report_sum_losses(recording, facts)
+
+
+# ---------------------------------------------------------------- samples compared with each other
+_MATMULS = frozenset({"torch.mm", "torch.matmul", "torch.Tensor.mm", "torch.Tensor.matmul"})
+
+
+def _report_in_batch_similarity(recording: Recording, facts: Facts) -> None:
+    """Once per function: a matrix product of a batch's rows with the transpose of a batch's
+    rows, where batches are trained on (the file trains: it is meant to run under DDP, also
+    when its model is wrapped in another file)."""
+    on_training_path = recording.analysis.dataflow.on_training_path
+    reported: set[cst.CSTNode | None] = set()
+    for node in recording.analysis.source.of_types(cst.Call, cst.BinaryOperation):
+        operands = _matrix_product(recording, node)
+        if operands is None or not _transposed_rows(operands[1]) or not on_training_path(node):
+            continue
+        function = recording.function_of(node)
+        if function in reported:
+            continue
+        reported.add(function)
+        facts.manual.append(
+            ManualItem(
+                recording.line(recording_statement(recording, node)),
+                f"{_short(node)} compares the samples of a batch with each other (a similarity matrix over the batch, as "
+                "contrastive losses build): under DDP each rank compares only the samples of its own batch, so a sample's "
+                "negatives are the other samples of its rank's batch, not of the whole step's batch",
+                "to contrast across the ranks, gather every rank's rows first with their gradients "
+                "(torch.cat(torch.distributed.nn.functional.all_gather(x)) for each operand) and size labels and masks by "
+                "the gathered length; per-rank contrast is otherwise what each step averages",
+            )
+        )
+
+
+def _matrix_product(recording: Recording, node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """The two operands of ``a @ b``, ``torch.mm(a, b)``, ``torch.matmul(a, b)``, ``a.mm(b)``."""
+    if isinstance(node, cst.BinaryOperation):
+        return (node.left, node.right) if isinstance(node.operator, cst.MatrixMultiply) else None
+    assert isinstance(node, cst.Call)
+    positional = [a.value for a in node.args if a.keyword is None and not a.star]
+    if recording.qualified(node) & _MATMULS and len(positional) == 2:
+        return positional[0], positional[1]
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("mm", "matmul") and len(positional) == 1:
+        if not recording.qualified(node.func.value):  # a tensor, not the torch module
+            return node.func.value, positional[0]
+    return None
+
+
+def _transposed_rows(node: cst.BaseExpression) -> bool:
+    """``x.t()``, ``x.T``, ``x.t().contiguous()``, ``x.transpose(0, 1)`` of a local variable or
+    a computed value (``encoder(x).t()``): a batch's rows turned into columns (not
+    ``k.transpose(-2, -1)``, attention's per-sample product, nor ``self.proj.weight.t()``, an
+    attribute such as a parameter)."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "contiguous":
+        node = node.func.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "T" and isinstance(node.value, (cst.Name, cst.Call))
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, (cst.Name, cst.Call))):
+        return False
+    name, args = node.func.attr.value, [code(a.value) for a in node.args]
+    return name == "t" and not args or name == "transpose" and sorted(args) == ["0", "1"]
+
+
+def _short(node: cst.CSTNode) -> str:
+    text = " ".join(code(node).split())
+    return text if len(text) <= 50 else text[:47] + "..."
 
 
 # ---------------------------------------------------------------- the batch size in another file
