@@ -309,8 +309,23 @@ class _Walk:
         subscripts = cstutil.of_types(expression, cst.Subscript)
         if not subscripts:
             return False
-        extra = {n for comp in cstutil.of_types(expression, cst.CompFor) if self.reads(comp.iter) for n in _names(comp.target)}
+        extra = {
+            n
+            for comp in cstutil.of_types(expression, cst.CompFor)
+            if not self._keys_of_dict(comp.iter) and self.reads(comp.iter)
+            for n in _names(comp.target)
+        }
         return any(self.reads(element.slice, extra) for subscript in subscripts for element in subscript.slice)
+
+    def _keys_of_dict(self, iterated: cst.BaseExpression) -> bool:
+        """``for phase in sets`` / ``sets.keys()`` where ``sets`` is only ever bound to a dict:
+        the loop gets its keys (``"train"``), not the marked values inside it."""
+        if isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Attribute) and iterated.func.attr.value == "keys":
+            iterated = iterated.func.value
+        if not isinstance(iterated, cst.Name):
+            return False
+        bound = self.batches.source.assignments.get(iterated.value, [])
+        return bool(bound) and all(isinstance(value, (cst.Dict, cst.DictComp)) for _, value in bound)
 
     def reads(self, expression: cst.CSTNode, extra: set[str] | frozenset[str] = frozenset()) -> bool:
         """Whether ``expression`` reads a marked value (or is or holds a seed)."""

@@ -54,6 +54,7 @@ from ddpify.convert.planners import (
     paths,
     random_data,
     rank_zero_values,
+    shard_sums,
     side_effects,
     sources,
 )
@@ -95,6 +96,7 @@ PLANNERS: tuple[Planner, ...] = (
     own_methods.report,  # the model's own members out of reach in another file's function
     interactive.report,  # input() on ranks without a terminal
     batch_coupling.report,  # the split batch size in another file's code; summed losses
+    shard_sums.report,  # a shard's sums divided by the whole dataset's size
     divergent_exits.report,  # training loops ranks may leave or run a different number of times
 )
 
