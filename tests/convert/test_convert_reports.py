@@ -202,7 +202,10 @@ OUTPUT_HELPERS = """\
 def test_local_output_helper_call_is_guarded_and_one_running_the_model_is_reported():
     result = convert(OUTPUT_HELPERS)
     whats = {(c.line, c.what) for c in result.changes}
-    assert (15, "show() (a helper of this file that writes output: plt.show) on rank 0 only: under `if ddpify.is_main_process():` (every rank would write the same output)") in whats
+    assert (
+        15,
+        "show() (a helper of this file that writes output: plt.show) on rank 0 only: under `if ddpify.is_main_process():` (every rank would write the same output)",
+    ) in whats
     assert "if ddpify.is_main_process():\n    show([1, 2])\n" in result.output
     assert "values = show([3])\n" in result.output  # a result used: not moved under a guard
     [item] = [m for m in result.manual if m.line == 16]
@@ -236,8 +239,14 @@ HANDED_TO_OTHER_FILES = """\
 def test_model_handed_to_another_files_function_is_reported_once_per_function():
     result = convert(HANDED_TO_OTHER_FILES)
     [item] = [m for m in result.manual if "another file" in m.why]
-    assert (item.line, item.why) == (13, "check_accuracy() (another file) runs on every rank with model (the DDP model): prints or writes inside it happen once per rank")
-    assert item.todo == "guard its prints and writes inside it (if ddpify.is_main_process():), not the call: every rank must run the DDP model's forward"
+    assert (item.line, item.why) == (
+        13,
+        "check_accuracy() (another file) runs on every rank with model (the DDP model): prints or writes inside it happen once per rank",
+    )
+    assert (
+        item.todo
+        == "guard its prints and writes inside it (if ddpify.is_main_process():), not the call: every rank must run the DDP model's forward"
+    )
     # init_weights gets the plain model (before the wrap), evaluate is this file's own code,
     # load and checkpoint helpers are handled by their own rules
     assert "    check_accuracy(model)\n" in result.output
@@ -277,8 +286,11 @@ def test_model_with_a_conditional_optimizer_is_wrapped_and_its_condition_reporte
     """)
     assert "encoder = ddpify.prepare_model(encoder)" in result.output
     assert [(m.line, m.why) for m in result.manual] == [
-        (6, "encoder is trained only when args.frozen is false (its optimizer is conditional): "
-            "ddpify.prepare_model wraps it only if it has trainable parameters at that point")
+        (
+            6,
+            "encoder is trained only when args.frozen is false (its optimizer is conditional): "
+            "ddpify.prepare_model wraps it only if it has trainable parameters at that point",
+        )
     ]
 
 
@@ -300,7 +312,7 @@ READ_BACK_HANDLE = """\
 
 
 @pytest.mark.parametrize("mode", ["w+", "r+", "a+"])
-@pytest.mark.parametrize("write", ['json.dump({"step": step}, handle)', 'handle.write(str(step))', 'print(step, file=handle)'])
+@pytest.mark.parametrize("write", ['json.dump({"step": step}, handle)', "handle.write(str(step))", "print(step, file=handle)"])
 def test_writes_into_a_reported_handle_stay_on_every_rank(mode: str, write: str):
     """Every rank opens (and truncates) the file and reads it back: rank 0 writing alone would
     leave the others reading nothing. The handle is reported; the write into it is not moved."""
@@ -394,3 +406,60 @@ def test_an_optimizer_of_another_file_is_never_the_model_to_wrap():
     result = convert(source)
     assert not any("prepare_model(self.optimizer)" in item.todo for item in result.manual), result.manual
     assert any(item.why.startswith("self.optimizer is stepped, but this file does not show where it is built") for item in result.manual)
+
+
+def test_two_loops_over_one_loader_parameter_rebind_it_once() -> None:
+    """A warm-up pass and the epoch loop both iterate the parameter: one ddpify.shard line,
+    first in the function, and converting again adds nothing."""
+    source = """\
+    import torch
+
+
+    def train(loader, epochs):
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+        for epoch in range(epochs):
+            for x, y in loader:
+                opt.zero_grad()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+    """
+    result = convert(source)
+    assert result.output.count("loader = ddpify.shard(loader)") == 1, result.output
+    assert "def train(loader, epochs):\n    loader = ddpify.shard(loader)\n" in result.output
+    assert "ddpify.set_epoch(loader, epoch)" in result.output
+    assert convert_source(result.output).output == result.output
+
+
+def test_an_attribute_set_from_two_parameters_is_reported_not_sharded() -> None:
+    """self.loader bound from the constructor and from swap(): no single place to rebind it,
+    so the loop gets an item naming both, and nothing is sharded."""
+    source = """\
+    import torch
+
+
+    class Runner:
+        def __init__(self, loader):
+            self.model = torch.nn.Linear(4, 1)
+            self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+            self.loader = loader
+
+        def swap(self, other):
+            self.loader = other
+
+        def fit(self, epochs):
+            for epoch in range(epochs):
+                for x, y in self.loader:
+                    self.opt.zero_grad()
+                    torch.nn.functional.mse_loss(self.model(x), y).backward()
+                    self.opt.step()
+    """
+    result = convert(source)
+    assert "ddpify.shard" not in result.output and "set_epoch" not in result.output
+    (found,) = [i for i in result.manual if i.why.startswith("self.loader is set from loader of Runner.__init__(), other of Runner.swap()")]
+    assert found.line == 15 and "not sharded: it comes from more than one place" in found.why
+    assert any(i.line == 14 and "ddpify.set_epoch(self.loader, epoch)" in i.todo for i in result.manual)

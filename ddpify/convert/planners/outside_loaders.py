@@ -64,6 +64,7 @@ def plan(recording: Recording, facts: Facts) -> None:
     source this file does not build."""
     dataflow = recording.analysis.dataflow
     helpers = {assign.value for assign, _ in recording.call_assignments if opaque_helper(recording, assign.value)}  # type: ignore[arg-type]
+    done: set[tuple[int, str]] = set()  # (line, key): two loops over the same parameter, one rebinding
     for source in dataflow.sources:
         if source.kind is not Kind.UNKNOWN or source.role is not Role.TRAIN or source.node in helpers:
             continue
@@ -71,8 +72,11 @@ def plan(recording: Recording, facts: Facts) -> None:
         if any(names.RUNTIME_MODULE in _qualified(recording, o.node) for o in origins):
             continue  # converted already: ddpify.shard(...)
         outside = _trace(recording, source, origins)
-        if outside.key in recording.existing_shards:
+        loop = next(c for c in source.consumers if c.use is Use.TRAINING)
+        at = (recording.line(outside.statement) if outside.statement is not None else loop.line, outside.key)
+        if outside.key in recording.existing_shards or at in done:
             continue
+        done.add(at)
         reason = unwrapped_trainee(recording, facts, [source]) or outside.unshardable
         if reason is None and outside.statement is not None:
             _shard(recording, facts, outside)
@@ -114,7 +118,20 @@ def _trace(recording: Recording, source: BatchSource, origins: tuple[Origin, ...
             statement,
             unshardable="ddpify finds it only by the attribute's name on an object handed to the function that trains",
         )
+    if len(origins) > 1:
+        made = ", ".join(dict.fromkeys(_described(recording, o) for o in origins))
+        return _Outside(code(iterated)[:60], f"set from {made}", None, unshardable="it comes from more than one place")
     return _Outside(code(iterated)[:60], "made by code this file does not show", None, unshardable="ddpify cannot tell what it is")
+
+
+def _described(recording: Recording, origin: Origin) -> str:
+    """One place a value may come from, for a report: ``loader of T.__init__()``, ``get_data()``."""
+    parameter = _parameter(recording, origin)
+    if parameter is not None:
+        return f"{parameter.name} of {recording.analysis.dataflow.values.name_of(parameter.function)}()"
+    if isinstance(origin.node, cst.Call):
+        return f"{code(origin.node.func)[:40]}()"
+    return code(origin.node)[:40]
 
 
 def _parameter(recording: Recording, origin: Origin) -> _Parameter | None:
