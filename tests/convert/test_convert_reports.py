@@ -463,3 +463,34 @@ def test_an_attribute_set_from_two_parameters_is_reported_not_sharded() -> None:
     (found,) = [i for i in result.manual if i.why.startswith("self.loader is set from loader of Runner.__init__(), other of Runner.swap()")]
     assert found.line == 15 and "not sharded: it comes from more than one place" in found.why
     assert any(i.line == 14 and "ddpify.set_epoch(self.loader, epoch)" in i.todo for i in result.manual)
+
+
+def test_a_parameter_given_another_files_loader_is_rebound_in_the_function() -> None:
+    """fit(model, get_loader("train")): no name here holds the helper's loader, but fit()'s
+    parameter does: rebuilt first thing in fit(), reshuffled by fit()'s epoch loop."""
+    source = """\
+    import torch
+    from data_lib import get_loader
+
+
+    def fit(model, loader, epochs):
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(epochs):
+            for x, y in loader:
+                opt.zero_grad()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+
+
+    def main():
+        model = torch.nn.Linear(4, 1)
+        fit(model, get_loader("train"), 3)
+    """
+    result = convert(source)
+    assert "def fit(model, loader, epochs):\n    loader = ddpify.shard(loader)\n" in result.output, result.output
+    assert "        ddpify.set_epoch(loader, epoch)\n" in result.output
+    assert any(
+        c.line == 6 and c.what.startswith("loader is a parameter of fit(), given what get_loader() (another file) returns")
+        for c in result.changes
+    )
+    assert convert_source(result.output).output == result.output

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from ddpify.analysis.batches import loader_inner
+from ddpify.analysis.batches import counts, loader_inner
 from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.dataflow import BatchSource, Kind, Role, Use
 from ddpify.analysis.values import Origin
@@ -92,9 +92,7 @@ def _qualified(recording: Recording, node: cst.CSTNode) -> str:
 def _trace(recording: Recording, source: BatchSource, origins: tuple[Origin, ...]) -> _Outside:
     """What the source is: a parameter (whole: rebound at the top of its function; set into an
     attribute: rebound after that statement), an attribute a caller set, or untraced."""
-    iterated = source.node
-    while (inner := loader_inner(recording.analysis.source, iterated)) is not None:
-        iterated = inner
+    iterated = _looped(recording, source) or _unwrapped(recording, source.node)
     parameter = _parameter(recording, origins[0]) if len(origins) == 1 else None
     if parameter is not None:
         origin = origins[0]
@@ -118,10 +116,36 @@ def _trace(recording: Recording, source: BatchSource, origins: tuple[Origin, ...
             statement,
             unshardable="ddpify finds it only by the attribute's name on an object handed to the function that trains",
         )
+    helper = opaque_helper(recording, origins[0].node) if len(origins) == 1 and isinstance(origins[0].node, cst.Call) else None
+    if helper is not None:
+        handed = _parameter(recording, Origin(iterated, known=False)) if isinstance(iterated, cst.Name) else None
+        if handed is not None:  # fit(model, get_loader()): its only caller here hands it a helper's loader
+            function = recording.analysis.dataflow.values.name_of(handed.function)
+            return _top_of(handed, f"a parameter of {function}(), given what {helper}() (another file) returns")
+        return _Outside(
+            code(iterated)[:60], f"returned by {helper}() of another file", None, unshardable="no name of this file holds it to rebind"
+        )
     if len(origins) > 1:
         made = ", ".join(dict.fromkeys(_described(recording, o) for o in origins))
         return _Outside(code(iterated)[:60], f"set from {made}", None, unshardable="it comes from more than one place")
     return _Outside(code(iterated)[:60], "made by code this file does not show", None, unshardable="ddpify cannot tell what it is")
+
+
+def _looped(recording: Recording, source: BatchSource) -> cst.BaseExpression | None:
+    """What the training loop over the source iterates (``loader`` of ``enumerate(loader)``),
+    when it is a ``for`` over it (not a counting loop that calls ``next()``)."""
+    loop = next(c.node for c in source.consumers if c.use is Use.TRAINING)
+    if not isinstance(loop, cst.For) or counts(recording.analysis.source, loop.iter):
+        return None
+    return _unwrapped(recording, loop.iter)
+
+
+def _unwrapped(recording: Recording, node: cst.CSTNode) -> cst.BaseExpression:
+    """The iterable inside ``enumerate(...)``, ``tqdm(...)``..."""
+    while (inner := loader_inner(recording.analysis.source, node)) is not None:
+        node = inner
+    assert isinstance(node, cst.BaseExpression)
+    return node
 
 
 def _described(recording: Recording, origin: Origin) -> str:
