@@ -36,22 +36,32 @@ from ddpify.tree.cstutil import code, is_simple_reference
 class _Outside:
     """Where the batches of one source come from, as far as this file shows it."""
 
-    def __init__(self, key: str, what: str, statement: cst.BaseStatement | None, *, before: bool = False, unshardable: str | None = None):
+    def __init__(
+        self,
+        key: str,
+        what: str,
+        statement: cst.BaseStatement | None,
+        *,
+        function: str | None = None,
+        before: bool = False,
+        unshardable: str | None = None,
+    ):
         self.key = key  # what to rebind (``batches``, ``self.data``) or, when reported, to name
         self.what = what  # "a parameter of Trainer.fit()"
-        self.statement = statement  # where it is rebound: after the statement that binds it, or
-        self.before = before  # before this first statement of the function whose parameter it is
+        self.statement = statement  # where it is rebound: after this statement (before it if ``before``)
+        self.function = function  # the function whose parameter it is ("Trainer.fit"), rebound first thing there
+        self.before = before
         self.unshardable = unshardable  # why it cannot be rebuilt here (None: it can)
 
     def binding(self) -> cst.BaseStatement | None:
         """The statement of this file that binds it (a parameter has none)."""
-        return None if self.before else self.statement
+        return None if self.function is not None else self.statement
 
     def where(self) -> str:
         """Where a report tells to rebind it."""
-        if self.binding() is not None:
-            return "after this line"
-        return f"first thing in {self.what.split(' of ')[-1]}" if self.statement is not None else "before the loop that trains on it"
+        if self.function is not None:
+            return f"first thing in {self.function}()"
+        return "after this line" if self.statement is not None else "before the loop that trains on it"
 
 
 class _Parameter(NamedTuple):
@@ -91,7 +101,9 @@ def _qualified(recording: Recording, node: cst.CSTNode) -> str:
 
 def _trace(recording: Recording, source: BatchSource, origins: tuple[Origin, ...]) -> _Outside:
     """What the source is: a parameter (whole: rebound at the top of its function; set into an
-    attribute: rebound after that statement), an attribute a caller set, or untraced."""
+    attribute: rebound after that statement; one element: reported), an attribute a caller
+    set, another file's result (rebound at the top of the function whose parameter holds it),
+    values of several places, or untraced."""
     iterated = _looped(recording, source) or _unwrapped(recording, source.node)
     parameter = _parameter(recording, origins[0]) if len(origins) == 1 else None
     if parameter is not None:
@@ -104,7 +116,7 @@ def _trace(recording: Recording, source: BatchSource, origins: tuple[Origin, ...
             return _Outside(code(stored), f"set from {described}", recording.analysis.source.statement_of(stored))
         if origin.slot is not None:
             return _Outside(code(iterated), described, None, unshardable="ddpify cannot rebind one element of a parameter")
-        return _top_of(parameter, f"a parameter of {function}()")
+        return _top_of(parameter, function, f"a parameter of {function}()")
     stored_by_caller = _stored_by_caller(recording, iterated)
     if stored_by_caller is not None:
         statement, value = stored_by_caller
@@ -121,7 +133,7 @@ def _trace(recording: Recording, source: BatchSource, origins: tuple[Origin, ...
         handed = _parameter(recording, Origin(iterated, known=False)) if isinstance(iterated, cst.Name) else None
         if handed is not None:  # fit(model, get_loader()): its only caller here hands it a helper's loader
             function = recording.analysis.dataflow.values.name_of(handed.function)
-            return _top_of(handed, f"a parameter of {function}(), given what {helper}() (another file) returns")
+            return _top_of(handed, function, f"a parameter of {function}(), given what {helper}() (another file) returns")
         return _Outside(
             code(iterated)[:60], f"returned by {helper}() of another file", None, unshardable="no name of this file holds it to rebind"
         )
@@ -159,8 +171,8 @@ def _described(recording: Recording, origin: Origin) -> str:
 
 
 def _parameter(recording: Recording, origin: Origin) -> _Parameter | None:
-    """The parameter of a function of this file that no call here passes: where following the
-    value stopped."""
+    """The parameter of a function of this file where following the value stopped (no call
+    here passes it), or that a name reads."""
     node = origin.node
     if origin.known or not isinstance(node, cst.Name):
         return None
@@ -173,15 +185,15 @@ def _parameter(recording: Recording, origin: Origin) -> _Parameter | None:
     return _Parameter(node.value, function) if isinstance(function, cst.FunctionDef) else None
 
 
-def _top_of(parameter: _Parameter, described: str) -> _Outside:
+def _top_of(parameter: _Parameter, function: str, described: str) -> _Outside:
     """A whole parameter is rebound first thing in its function (after the docstring): the
     function's every use of it then reads the sharded loader."""
     body = parameter.function.body
     if not isinstance(body, cst.IndentedBlock):
-        return _Outside(parameter.name, described, None, unshardable="its function is written on one line")
+        return _Outside(parameter.name, described, None, function=function, unshardable="its function is written on one line")
     first = body.body[0]
     docstring = isinstance(first, cst.SimpleStatementLine) and parameter.function.get_docstring() is not None
-    return _Outside(parameter.name, described, first, before=not docstring)
+    return _Outside(parameter.name, described, first, function=function, before=not docstring)
 
 
 def _stored_by_caller(recording: Recording, iterated: cst.CSTNode) -> tuple[cst.BaseStatement, cst.BaseExpression] | None:
