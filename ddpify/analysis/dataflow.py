@@ -139,8 +139,44 @@ class DataFlow:
         generators = {self.source.enclosing_function(y) for y in self.source.of_types(cst.Yield)}
         generators -= self._passthrough
         for function in sorted((g for g in generators if g is not None and not g.name.value.startswith("__")), key=self.values.start):
-            found += self._produced(function, [c for c, _ in self.values.callers(function)], {Use.TRAINING})
+            passed = self._iterated_parameter(function)
+            if passed is not None:
+                found += self._passed_parameter(function, passed)
+            else:
+                found += self._produced(function, [c for c, _ in self.values.callers(function)], {Use.TRAINING})
         return found
+
+    def _iterated_parameter(self, function: cst.FunctionDef) -> cst.Param | None:
+        """``def forever(loader): while True: for x, _ in loader: yield x``: the parameter whose
+        batches a generator yields from a loop over it. It makes no batches of its own: the
+        batches are those of whatever its callers hand it."""
+        params = [p for p in [*function.params.posonly_params, *function.params.params] if not self.values.is_self(p, function)]
+        for loop in self.values.own(function, cst.For):
+            assert isinstance(loop, cst.For)
+            iterated = loop.iter
+            while (inner := loader_inner(self.source, iterated)) is not None:
+                iterated = inner
+            if not isinstance(iterated, cst.Name) or not any(
+                self.values.inside(y, loop.body) for y in self.values.own(function, cst.Yield)
+            ):
+                continue
+            param = next((p for p in params if p.name.value == iterated.value and self.values.stores_reaching(iterated) == [p.name]), None)
+            if param is not None:
+                return param
+        return None
+
+    def _passed_parameter(self, function: cst.FunctionDef, param: cst.Param) -> list[BatchSource]:
+        """A generator passing on a parameter's batches that training takes (kind UNKNOWN):
+        the source is where the parameter's value comes from (a parameter of the function that
+        calls the generator, an attribute...), which this file does not show."""
+        flows = self._flows([(param.name, None)])
+        consumers = self._consumers_of(flows)
+        if not any(c.use is Use.TRAINING for c in consumers):
+            return []
+        origins = self.values.origins(param.name, inner=loader_inner)
+        origin = origins[0].node if len(origins) == 1 else param.name
+        note = f"; {self.values.name_of(function)}() passes on the batches of {cstutil.code(origin)[:60]} (line {self.source.line(origin)}), which this file does not show"
+        return [self._source(Kind.UNKNOWN, origin, consumers, flows, origins[0].slot if len(origins) == 1 else None, note)]
 
     def _produced(self, producer: cst.CSTNode, calls: list[cst.Call], needed: set[Use]) -> list[BatchSource]:
         flows = self._flows([(c, None) for c in calls])

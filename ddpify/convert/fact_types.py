@@ -59,15 +59,19 @@ class HeldModel:
 
 @dataclass
 class HelperLoader:
-    """A training loader returned by a function this file does not define (a helper in another
-    module): it cannot be rewritten where it is built, so it is rebuilt after ``statement``."""
+    """A training loader this file does not build: returned by a function of another module,
+    or handed in (a parameter of the function that trains, an attribute set from one). It
+    cannot be rewritten where it is built, so it is rebuilt (``ddpify.shard``) after
+    ``statement`` (before it when ``before``: the first statement of the function whose
+    parameter it is). ``origin`` says where it comes from, for the report."""
 
-    statement: cst.SimpleStatementLine
+    statement: cst.BaseStatement
     key: str
-    helper: str
+    origin: str  # "built in another file (get_loaders())", "a parameter of Trainer.fit()"
     line: int
     call: cst.Call | None = None  # the helper's call
     slot: int | None = None  # the element of its result (a tuple), None: the whole result
+    before: bool = False
 
 
 class LoaderVariable(NamedTuple):

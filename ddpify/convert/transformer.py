@@ -85,10 +85,10 @@ class ConvertTransformer(cst.CSTTransformer):
         for loader in self.facts.helper_loaders:
             statement = rewrites.sharded(loader.key, per_process_batch=self.per_process_batch)
             what = (
-                f"{loader.key} is built in another file ({loader.helper}()) and trained on here: {code(statement).strip()} rebuilds it "
+                f"{loader.key} is {loader.origin} and trained on here: {code(statement).strip()} rebuilds it "
                 "with a DistributedSampler at run time if it is a plain DataLoader (anything else comes back unchanged, with a warning)"
             )
-            self._after.setdefault(loader.statement, []).append((statement, what))
+            (self._before if loader.before else self._after).setdefault(loader.statement, []).append((statement, what))
         if self.facts.setup_after is not None:
             setup = snippets.statement("setup", rt=RT)
             self._after.setdefault(self.facts.setup_after, []).insert(

@@ -394,3 +394,91 @@ def test_an_optimizer_of_another_file_is_never_the_model_to_wrap():
     result = convert(source)
     assert not any("prepare_model(self.optimizer)" in item.todo for item in result.manual), result.manual
     assert any(item.why.startswith("self.optimizer is stepped, but this file does not show where it is built") for item in result.manual)
+
+
+def test_two_loops_over_one_loader_parameter_rebind_it_once() -> None:
+    """A warm-up pass and the epoch loop both iterate the parameter: one ddpify.shard line,
+    first in the function, and converting again adds nothing."""
+    source = """\
+    import torch
+
+
+    def train(loader, epochs):
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+        for epoch in range(epochs):
+            for x, y in loader:
+                opt.zero_grad()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+    """
+    result = convert(source)
+    assert result.output.count("loader = ddpify.shard(loader)") == 1, result.output
+    assert "def train(loader, epochs):\n    loader = ddpify.shard(loader)\n" in result.output
+    assert "ddpify.set_epoch(loader, epoch)" in result.output
+    assert convert_source(result.output).output == result.output
+
+
+def test_an_attribute_set_from_two_parameters_is_reported_not_sharded() -> None:
+    """self.loader bound from the constructor and from swap(): no single place to rebind it,
+    so the loop gets an item naming both, and nothing is sharded."""
+    source = """\
+    import torch
+
+
+    class Runner:
+        def __init__(self, loader):
+            self.model = torch.nn.Linear(4, 1)
+            self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+            self.loader = loader
+
+        def swap(self, other):
+            self.loader = other
+
+        def fit(self, epochs):
+            for epoch in range(epochs):
+                for x, y in self.loader:
+                    self.opt.zero_grad()
+                    torch.nn.functional.mse_loss(self.model(x), y).backward()
+                    self.opt.step()
+    """
+    result = convert(source)
+    assert "ddpify.shard" not in result.output and "set_epoch" not in result.output
+    (found,) = [i for i in result.manual if i.why.startswith("self.loader is set from loader of Runner.__init__(), other of Runner.swap()")]
+    assert found.line == 15 and "not sharded: it comes from more than one place" in found.why
+    assert any(i.line == 14 and "ddpify.set_epoch(self.loader, epoch)" in i.todo for i in result.manual)
+
+
+def test_a_parameter_given_another_files_loader_is_rebound_in_the_function() -> None:
+    """fit(model, get_loader("train")): no name here holds the helper's loader, but fit()'s
+    parameter does: rebuilt first thing in fit(), reshuffled by fit()'s epoch loop."""
+    source = """\
+    import torch
+    from data_lib import get_loader
+
+
+    def fit(model, loader, epochs):
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(epochs):
+            for x, y in loader:
+                opt.zero_grad()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+
+
+    def main():
+        model = torch.nn.Linear(4, 1)
+        fit(model, get_loader("train"), 3)
+    """
+    result = convert(source)
+    assert "def fit(model, loader, epochs):\n    loader = ddpify.shard(loader)\n" in result.output, result.output
+    assert "        ddpify.set_epoch(loader, epoch)\n" in result.output
+    assert any(
+        c.line == 6 and c.what.startswith("loader is a parameter of fit(), given what get_loader() (another file) returns")
+        for c in result.changes
+    )
+    assert convert_source(result.output).output == result.output

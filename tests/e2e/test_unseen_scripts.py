@@ -6,7 +6,9 @@ scripts run under torchrun with 2 CPU processes (gloo).
 - a model with a layer its forward never uses, wrapped with ``find_unused_parameters=True``:
   trains several iterations without the reducer's error (DDP without it stops at the second);
 - a nanoGPT-style ``get_batch()``: the ranks draw different training offsets and the same
-  evaluation offsets.
+  evaluation offsets;
+- a loader handed to ``fit(train_loader, epochs)`` by a launcher in another file: rebuilt with
+  ``ddpify.shard`` in fit(), disjoint shards on the two ranks, reshuffled every epoch.
 """
 
 from __future__ import annotations
@@ -127,3 +129,34 @@ def test_ema_and_sampling_helpers_get_the_plain_module(tmp_path: Path) -> None:
 
     best = torch.load(tmp_path / "best.pt", weights_only=False)  # no process group here: a plain module loads
     assert type(best) is torch.nn.Linear
+
+
+_LAUNCHER = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from loader_parameter_lib_ddp import fit
+
+data = TensorDataset(torch.arange(64, dtype=torch.float32).unsqueeze(1), torch.zeros(64, 1))
+fit(DataLoader(data, batch_size=8, shuffle=True), epochs=2)
+"""
+
+
+@pytest.mark.torchrun
+def test_a_loader_handed_in_as_a_parameter_is_sharded_and_reshuffled(tmp_path: Path) -> None:
+    """fit(train_loader, epochs) of a module, called by a launcher this file does not show: the
+    loader is rebuilt with a DistributedSampler first thing in fit(), so the two ranks draw
+    disjoint halves, and set_epoch reshuffles them every epoch."""
+    module = _converted("loader_parameter_lib", tmp_path)
+    text = module.read_text()
+    assert "    train_loader = ddpify.shard(train_loader)\n" in text
+    assert "        ddpify.set_epoch(train_loader, epoch)\n" in text
+    launcher = tmp_path / "launch_fit.py"
+    launcher.write_text(_LAUNCHER)
+    run = run_script(launcher, cwd=tmp_path).assert_ok()
+    rebuilt = run.loader_seq(64, nth=1)  # the launcher's own loader is #0, never iterated
+    assert run.num_epochs(0, rebuilt) == 2
+    for epoch in (0, 1):
+        run.assert_disjoint_cover(rebuilt, epoch, dataset_len=64)
+    run.assert_reshuffled(rebuilt, 0, 1)
+    run.assert_params_equal()

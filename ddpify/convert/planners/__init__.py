@@ -17,6 +17,9 @@ A new rewrite = one planner + one rewrite (convert/rewrites.py) + one snippet
   unwrapped): ``loaders.hold_back`` unshards the loaders those train;
   ``models.report_conditional_training``,
   ``models.report_moves_after_wrap`` and ``handed_over.report`` need it;
+- ``outside_loaders.plan`` reads ``Facts.held_models`` and ``Facts.model_wraps`` (only a
+  wrapped model's outside loaders are sharded) and adds to ``Facts.helper_loaders`` and
+  ``Facts.loader_variables``: ``epochs.plan`` needs them;
 - ``side_effects.plan`` fills ``Facts.main_process_only``: ``output_helpers``, ``paths`` and
   ``fetches`` need it (a temporary folder rank 0 writes into; no ``main_process_first`` in
   code rank 0 runs alone);
@@ -50,6 +53,7 @@ from ddpify.convert.planners import (
     loop_shapes,
     models,
     output_helpers,
+    outside_loaders,
     own_methods,
     paths,
     random_data,
@@ -71,6 +75,7 @@ PLANNERS: tuple[Planner, ...] = (
     models.plan_wraps,  # where each model is wrapped, or why it is not (held)
     bootstrap.plan_import_time_wraps,  # a wrap at import time needs the group after the imports
     loaders.hold_back,  # loaders of held models stay unsharded
+    outside_loaders.plan,  # training batches this file does not build (parameters...): sharded or reported
     sources.plan,  # batch sources that are not DataLoaders: custom iterators, random indices
     models.report_conditional_training,
     epochs.plan,  # set_epoch

@@ -11,7 +11,7 @@ from ddpify.analysis.dataflow import BatchSource, DataFlow, Kind
 from ddpify.analysis.dataflow import Role as SourceRole
 from ddpify.analysis.modules import DATAPARALLEL
 from ddpify.convert import names
-from ddpify.convert.fact_types import Facts, HelperLoader, LoaderFact, LoaderVariable, Role, item
+from ddpify.convert.fact_types import Facts, HeldModel, HelperLoader, LoaderFact, LoaderVariable, Role, item
 from ddpify.convert.planners import batch_lengths
 from ddpify.convert.planners.calls import opaque_helper
 from ddpify.convert.planners.statements import find_outside_definitions
@@ -190,7 +190,9 @@ def _collect_helper_loaders(recording: Recording, facts: Facts) -> None:
             training = [s for s in made if (s.key == slot or key in s.names) and s.role is SourceRole.TRAIN]
             last = key.split(".")[-1]
             if training:
-                facts.helper_loaders.append(HelperLoader(statement, key, helper, recording.line(call), call, slot))
+                facts.helper_loaders.append(
+                    HelperLoader(statement, key, f"built in another file ({helper}())", recording.line(call), call, slot)
+                )
                 facts.loader_variables.append(LoaderVariable(key, "train", *recording.owners_of(call), recording.line(call)))
             elif not names.LOADER_VARIABLE.search(last):
                 continue
@@ -256,9 +258,12 @@ def plan_unsharded_evaluation(recording: Recording, facts: Facts) -> None:
 
 
 def _evaluated_parameters(function: cst.FunctionDef) -> dict[int, str]:
-    """Positions of the parameters an evaluation function loops over (no backward, no step)."""
+    """Positions of the parameters an evaluation function loops over (no backward, no step;
+    not a generator, which hands the batches on to whatever iterates it)."""
     body = function.body
     if any(attribute_name(c.func) in {"backward", "step"} for c in find_outside_definitions(body, cst.Call)):
+        return {}
+    if find_outside_definitions(body, cst.Yield):
         return {}
     params = [p.name.value for p in function.params.params]
     if params[:1] == ["self"]:
@@ -279,7 +284,7 @@ def hold_back(recording: Recording, facts: Facts) -> None:
     part of the data. The model's report item names them."""
     dataflow = recording.analysis.dataflow
     for held in facts.held_models:
-        uses = [s.node for s in held.model.forward_calls] + [b.node for b in held.model.bypasses]
+        uses = _uses(held)
         kept: list[str] = []
         for fact in facts.loaders.values():
             sources = [s for s in dataflow.sources_of(fact.call) if s.role is SourceRole.TRAIN]
@@ -303,6 +308,24 @@ def hold_back(recording: Recording, facts: Facts) -> None:
         facts.manual.extend(items)
     if not (facts.model_wraps or recording.existing_wraps or facts.held_models or _wraps_itself(recording)):
         _hold_without_wrapped_models(recording, facts)
+
+
+def unwrapped_trainee(recording: Recording, facts: Facts, sources: list[BatchSource]) -> str | None:
+    """Why the batches of ``sources`` must stay unsharded (None: a wrapped model trains on
+    them): a held model trains on them, or no model of this file is wrapped. Sharded, every
+    rank would train its own copy on its own part of the data."""
+    dataflow = recording.analysis.dataflow
+    for held in facts.held_models:
+        if _trains(dataflow, sources, _uses(held)):
+            return f"{held.key}, which it trains, is not wrapped"
+    if not (facts.model_wraps or recording.existing_wraps or _wraps_itself(recording)):
+        return "no model of this file is wrapped"
+    return None
+
+
+def _uses(held: HeldModel) -> list[cst.CSTNode]:
+    """Where a held model is used on the training path: its forward calls and bypasses."""
+    return [s.node for s in held.model.forward_calls] + [b.node for b in held.model.bypasses]
 
 
 def _wraps_itself(recording: Recording) -> bool:
