@@ -72,6 +72,9 @@ class HelperLoader:
     call: cst.Call | None = None  # the helper's call
     slot: int | None = None  # the element of its result (a tuple), None: the whole result
     before: bool = False
+    # ("self.args.batch_size", line): a batch size sizing a tensor on the training path of
+    # this file (``torch.arange(self.args.batch_size)``): the loader keeps the per-process batch
+    batch_used_at: tuple[str, int] | None = None
 
 
 class LoaderVariable(NamedTuple):

@@ -83,11 +83,17 @@ class ConvertTransformer(cst.CSTTransformer):
             what = f"wrap the model for DDP: {code(statement).strip()}"
             (self._before if where == "before" else self._after).setdefault(anchor, []).append((statement, what))
         for loader in self.facts.helper_loaders:
-            statement = rewrites.sharded(loader.key, per_process_batch=self.per_process_batch)
+            statement = rewrites.sharded(loader.key, per_process_batch=self.per_process_batch or loader.batch_used_at is not None)
             what = (
                 f"{loader.key} is {loader.origin} and trained on here: {code(statement).strip()} rebuilds it "
                 "with a DistributedSampler at run time if it is a plain DataLoader (anything else comes back unchanged, with a warning)"
             )
+            if loader.batch_used_at is not None and not self.per_process_batch:
+                used, line = loader.batch_used_at
+                what += (
+                    f"; per-process batch kept, because {used} sizes a tensor at line {line} (effective batch x world_size: "
+                    "scale the learning rate, or use the real batch length there and convert again)"
+                )
             (self._before if loader.before else self._after).setdefault(loader.statement, []).append((statement, what))
         if self.facts.setup_after is not None:
             setup = snippets.statement("setup", rt=RT)

@@ -38,6 +38,7 @@ from ddpify.convert.fact_types import Facts
 from ddpify.convert.planners import (
     accumulation,
     batch_coupling,
+    batch_lengths,
     bootstrap,
     checkpoints,
     device_args,
@@ -76,6 +77,7 @@ PLANNERS: tuple[Planner, ...] = (
     bootstrap.plan_import_time_wraps,  # a wrap at import time needs the group after the imports
     loaders.hold_back,  # loaders of held models stay unsharded
     outside_loaders.plan,  # training batches this file does not build (parameters...): sharded or reported
+    batch_lengths.plan_handed_in,  # their batch size used as a batch length here: per-process batch
     sources.plan,  # batch sources that are not DataLoaders: custom iterators, random indices
     models.report_conditional_training,
     epochs.plan,  # set_epoch

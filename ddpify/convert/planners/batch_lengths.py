@@ -12,8 +12,11 @@ line (``print``, f-strings, logging), an unpacking that binds the name afresh
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
+from ddpify.convert.fact_types import Facts
 from ddpify.convert.record import Recording
 from ddpify.tree.cstutil import attribute_name, code, of_types
 
@@ -52,6 +55,8 @@ SHAPE_CALLS = frozenset(
 )
 # Calls whose other arguments are values: the size is the tuple (or ``size=``).
 _SIZE_ONLY_IN_A_SEQUENCE = frozenset({"randint", "normal", "full"})
+# what a batch size is called where the loader's own argument is out of sight
+_BATCH_SIZE_NAME = re.compile(r"(train_|per_device_|local_)?(batch_?size|bs)", re.IGNORECASE)
 # What may stand between the variable and the call's argument list: ``(batch_size, 1)``,
 # ``[batch_size]``, ``batch_size * 2``, ``-batch_size``.
 _THROUGH = (cst.Tuple, cst.List, cst.Element, cst.BinaryOperation, cst.UnaryOperation, cst.Arg)
@@ -70,6 +75,28 @@ def used_at(recording: Recording, batch: cst.BaseExpression) -> int | None:
         if _sizes_a_tensor(recording, node) and dataflow.on_training_path(node):
             lines.append(recording.line(node))
     return min(lines, default=None)
+
+
+def plan_handed_in(recording: Recording, facts: Facts) -> None:
+    """Loaders this file does not build (``Facts.helper_loaders``): their batch size is not
+    in sight, so the evidence is a value *named* like one (``args.batch_size``, ``bs``) that
+    sizes a tensor on the training path. Splitting the batch would then break that code
+    (SimCLR's ``torch.arange(self.args.batch_size)`` labels), so the loader keeps the
+    per-process batch, as a loader of this file with such a use does."""
+    if not facts.helper_loaders:
+        return
+    dataflow = recording.analysis.dataflow
+    uses = [
+        (code(node), recording.line(node))
+        for node in of_types(recording.module, cst.Name, cst.Attribute)
+        if _BATCH_SIZE_NAME.fullmatch(node.value if isinstance(node, cst.Name) else attribute_name(node) or "")
+        and _sizes_a_tensor(recording, node)
+        and dataflow.on_training_path(node)
+    ]
+    if uses:
+        first = min(uses, key=lambda use: use[1])
+        for loader in facts.helper_loaders:
+            loader.batch_used_at = first
 
 
 def _root(node: cst.BaseExpression) -> cst.BaseExpression:
