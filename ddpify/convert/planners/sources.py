@@ -93,6 +93,44 @@ def _random_draw(recording: Recording, facts: Facts, dataflow: DataFlow, source:
         )
         return
     facts.rank_generators[call] = generator
+    facts.manual.append(_global_batch_item(recording, call))
+
+
+def _global_batch_item(recording: Recording, call: cst.Call) -> ManualItem:
+    """Per-rank draws keep each rank's batch: a step then averages world_size times the
+    one-process batch (a DataLoader keeps the global batch instead). Said at the size's own
+    assignment when it has one at module level (where it is changed), else at the draw."""
+    line = recording.line(call)
+    size = _drawn_size(call)
+    if size is None:
+        return item(
+            line,
+            f"each rank draws its own batch with {code(call.func)}() (line {line}): one optimizer step now averages "
+            "world_size batches, where one process used one",
+            "to keep the one-process batch, draw batch // ddpify.world_size() samples per rank; or keep it and scale the "
+            "learning rate for the larger batch",
+        )
+    text = code(size)
+    bound = recording.analysis.source.assignments.get(text, []) if isinstance(size, cst.Name) else []
+    at = recording.line(bound[0][0]) if len(bound) == 1 and recording.function_of(bound[0][0]) is None else line
+    return item(
+        at,
+        f"each rank draws its own {text} samples per step ({code(call.func)}() at line {line}): with N ranks one optimizer "
+        f"step averages N x {text} samples, where one process used {text}",
+        f"to keep the one-process batch, draw {text} // ddpify.world_size() per rank (e.g. {text} = max(1, {text} // "
+        "ddpify.world_size()) once it is set); or keep it and scale the learning rate for the larger batch",
+    )
+
+
+def _drawn_size(call: cst.Call) -> cst.BaseExpression | None:
+    """The batch dimension of ``torch.randint(high, (batch, ...))`` / ``size=(batch,)``."""
+    size = keyword_value(call, "size")
+    if size is None:
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        size = positional[-1] if positional and isinstance(positional[-1], (cst.Tuple, cst.List)) else None
+    if isinstance(size, (cst.Tuple, cst.List)) and size.elements:
+        return size.elements[0].value
+    return None
 
 
 def _generator(recording: Recording, dataflow: DataFlow, source: BatchSource, call: cst.Call) -> cst.BaseExpression | str | None:
