@@ -124,13 +124,19 @@ MODULE_API = frozenset(
 )
 
 
-_TRAINING_TEXT = re.compile(r"DataLoader|optim|\.backward\(|" + OPTIMIZER_CLASS.pattern.replace("(^|\\.)", r"\b").rstrip("$"))
+# A function or class of another project file named like the code that trains a model handed
+# to it (`Trainer(cfg, model, ds)`, `train_model(model)`, `fit(...)`): planners/drivers.py.
+TRAINER_NAME = re.compile(r"train|fit|learn|solver|engine|runner", re.I)
+_TRAINING_TEXT = re.compile(
+    r"DataLoader|optim|\.backward\(|" + TRAINER_NAME.pattern + "|" + OPTIMIZER_CLASS.pattern.replace("(^|\\.)", r"\b").rstrip("$"),
+    re.I,
+)
 
 
 def may_have_training_code(source: str) -> bool:
     """Cheap text test run before any parsing metadata: training code (a torch DataLoader, an
     optimizer, or a backward pass) cannot exist in a file whose text never names one, however
-    it is imported."""
+    it is imported; nor can a hand-over of a model to another file's trainer."""
     return "torch" in source and bool(_TRAINING_TEXT.search(source))
 
 

@@ -40,6 +40,7 @@ from ddpify.convert.planners import (
     device_args,
     divergent_exits,
     downloads,
+    drivers,
     epochs,
     fetches,
     file_writes,
@@ -67,6 +68,7 @@ PLANNERS: tuple[Planner, ...] = (
     downloads.plan,  # rank 0 downloads first
     models.plan_trained,  # trained models, optimizers; training without an optimizer
     loaders.plan,  # loader roles and every variable holding a loader
+    drivers.plan,  # a model built here and handed to another file's trainer: convert the output, report
     models.plan_wraps,  # where each model is wrapped, or why it is not (held)
     bootstrap.plan_import_time_wraps,  # a wrap at import time needs the group after the imports
     loaders.hold_back,  # loaders of held models stay unsharded

@@ -5,11 +5,10 @@ writes in them, which now happen once per rank, are reported (once per function)
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import QualifiedNameSource
 
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.names import RUNTIME_MODULE
-from ddpify.convert.planners.calls import COPIES, HARMLESS_CALLS, LOADS_INTO, behind_rank_test, project_helper
+from ddpify.convert.planners.calls import COPIES, behind_rank_test, imported_helper
 from ddpify.convert.planners.models import optimizer_builders
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
@@ -24,7 +23,7 @@ def report(recording: Recording, facts: Facts) -> None:
     reported: set[str] = set()
     handled = set(recording.checkpoint_calls) | {builder for builder, _ in optimizer_builders(recording)}
     for call in recording.reference_calls:
-        helper = _imported_helper(recording, call)
+        helper = imported_helper(recording, call)
         if helper is None or helper in reported or call in handled or _rewritten(recording, facts, call):
             continue
         handed = _handed_over(recording, facts, call)
@@ -80,18 +79,6 @@ def _copy_of(recording: Recording, value: cst.BaseExpression, key: str) -> bool:
         if any(callee_name(c) == "deepcopy" and c.args and code(c.args[0].value) == key for c in calls):
             return True
     return False
-
-
-def _imported_helper(recording: Recording, call: cst.Call) -> str | None:
-    """A project helper (see calls.project_helper) that is imported, or a plain name a star
-    import may have brought; not a method of an object this file cannot name."""
-    helper = project_helper(recording, call)
-    qualified = recording.qualified_names(call)
-    if helper is None or callee_name(call) in HARMLESS_CALLS or LOADS_INTO.search(helper):
-        return None
-    if any(q.source is QualifiedNameSource.IMPORT for q in qualified):
-        return helper
-    return helper if not qualified and recording.star_import and isinstance(call.func, cst.Name) else None
 
 
 def _rewritten(recording: Recording, facts: Facts, call: cst.Call) -> bool:
