@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.convert.fact_types import Facts
 from ddpify.convert import names
+from ddpify.convert.fact_types import Facts
 from ddpify.convert.names import RUNTIME_MODULE
 from ddpify.convert.planners.calls import COPIES, behind_rank_test, imported_helper
-from ddpify.convert.planners.rank_zero import is_call_statement, statement_of
 from ddpify.convert.planners.models import optimizer_builders
+from ddpify.convert.planners.rank_zero import is_call_statement, statement_of
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
 from ddpify.tree.cstutil import callee_name, code, of_types
