@@ -12,7 +12,7 @@ from ddpify.convert.fact_types import Facts
 from ddpify.convert.names import RUNTIME_MODULE
 from ddpify.convert.planners.calls import COPIES, behind_rank_test, imported_helper
 from ddpify.convert.planners.models import optimizer_builders
-from ddpify.convert.planners.rank_zero import is_call_statement, statement_of
+from ddpify.convert.planners.rank_zero import imported_from_local_module, is_call_statement, statement_of
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
 from ddpify.tree.cstutil import callee_name, code, of_types
@@ -50,7 +50,9 @@ def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: se
     """``setup_logging(config)``, ``plot_images(sampled)``: a statement that only calls a
     function of another project file runs it on every rank, and whatever it prints, plots or
     writes happens once per rank; its body is invisible, so it is reported once per function,
-    not guarded (it may also do work every rank needs). Not reported: seeding helpers (every
+    not guarded (it may also do work every rank needs). Only modules that are local (a relative
+    import, or a top-level module neither standard nor installed: ``rank_zero.imported_from_local_module``)
+    count, so an installed library's ``sns.set()`` is not taken for the project's. Not reported: seeding helpers (every
     rank must seed), calls given a model (they change or run it: ``init_weights(model)``, or
     ``report`` above for the DDP model) or a loader, hand-overs to a trainer (``drivers``), and
     calls the conversion rewrites or that run behind a rank test already."""
@@ -60,7 +62,9 @@ def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: se
         helper = imported_helper(recording, call)
         if helper is None or helper in reported or call in handled or call in facts.trained_elsewhere:
             continue
-        if not is_call_statement(statement_of(recording, call), call) or names.SEED_HELPER.search(callee_name(call) or ""):
+        if not is_call_statement(statement_of(recording, call), call) or not imported_from_local_module(recording, call.func):
+            continue
+        if names.SEED_HELPER.search(callee_name(call) or "") or names.is_rank_zero_client(recording.qualified(call)):
             continue
         if any(code(a.value) in models or code(a.value) in loaders for a in call.args) or _rewritten(recording, facts, call):
             continue
