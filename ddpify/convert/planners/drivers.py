@@ -24,7 +24,7 @@ What counts, so that a file with nothing to convert stays byte-identical:
   parameters (``ddpify.analysis.modules.constructs_module``: a module class of the file,
   ``nn.Linear``, ``torchvision.models``), or any call whose result the file also uses as a
   model only a module can be (``model.eval()``, ``.parameters()``, ``.state_dict()``: a
-  tensor has none of these). Models trained in this file are the other planners' (``handed_over``).
+  tensor has none of these). A file that trains models itself is the other planners' (``handed_over``).
 """
 
 from __future__ import annotations
@@ -45,7 +45,11 @@ _MODULE_ONLY = frozenset({"train", "eval", "parameters", "named_parameters", "st
 
 def plan(recording: Recording, facts: Facts) -> None:
     """``Facts.trained_elsewhere``: the calls that hand a model built here to another file's
-    trainer, each reported once per trainer at its first call."""
+    trainer, each reported once per trainer at its first call. Only in a file without training
+    code of its own: where this file trains, ``handed_over`` speaks of the models it hands on
+    (a frozen teacher given to ``distill_train(student, teacher)`` is not trained there)."""
+    if facts.has_training_code:
+        return
     reported: set[str] = set()
     for call in recording.reference_calls:
         trainer = _trainer(recording, call)
