@@ -16,7 +16,7 @@ from ddpify.api import convert_source
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import run_script  # noqa: E402
 
-TRAINER = '''\
+TRAINER = """\
 import torch
 from torch.utils.data import DataLoader
 
@@ -41,9 +41,9 @@ class Trainer:
                 optimizer.step()
             for callback in self.callbacks:
                 callback(epoch)
-'''
+"""
 
-DRIVER = '''\
+DRIVER = """\
 import torch
 from torch.utils.data import TensorDataset
 
@@ -63,7 +63,7 @@ if __name__ == "__main__":
     trainer.add_callback(epoch_end)
     trainer.run()
     print("DONE")
-'''
+"""
 
 
 def _converted(tmp_path: Path) -> Path:

@@ -15,7 +15,7 @@ from ddpify.convert.planners.models import optimizer_builders
 from ddpify.convert.planners.rank_zero import imported_from_local_module, is_call_statement, statement_of
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
-from ddpify.tree.cstutil import callee_name, code, of_types
+from ddpify.tree.cstutil import callee_name, code, is_simple_reference, of_types
 
 # The runtime's calls that give back a loader (a converted script's training loaders).
 _RUNTIME_LOADERS = ("distributed_loader", "shard", "unsharded")
@@ -62,7 +62,9 @@ def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: se
         helper = imported_helper(recording, call)
         if helper is None or helper in reported or call in handled or call in facts.trained_elsewhere:
             continue
-        if not is_call_statement(statement_of(recording, call), call) or not imported_from_local_module(recording, call.func):
+        if not is_simple_reference(call.func) or not is_call_statement(statement_of(recording, call), call):
+            continue  # `Trainer(model).run()`: a method of an object, not a function of the project
+        if not imported_from_local_module(recording, call.func):
             continue
         if names.SEED_HELPER.search(callee_name(call) or "") or names.is_rank_zero_client(recording.qualified(call)):
             continue
