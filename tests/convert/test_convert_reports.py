@@ -202,10 +202,7 @@ OUTPUT_HELPERS = """\
 def test_local_output_helper_call_is_guarded_and_one_running_the_model_is_reported():
     result = convert(OUTPUT_HELPERS)
     whats = {(c.line, c.what) for c in result.changes}
-    assert (
-        15,
-        "show() (a helper of this file that writes output: plt.show) on rank 0 only: under `if ddpify.is_main_process():` (every rank would write the same output)",
-    ) in whats
+    assert (15, "show() (a helper of this file that writes output: plt.show) on rank 0 only: under `if ddpify.is_main_process():` (every rank would write the same output)") in whats
     assert "if ddpify.is_main_process():\n    show([1, 2])\n" in result.output
     assert "values = show([3])\n" in result.output  # a result used: not moved under a guard
     [item] = [m for m in result.manual if m.line == 16]
@@ -239,10 +236,7 @@ HANDED_TO_OTHER_FILES = """\
 def test_model_handed_to_another_files_function_is_reported_once_per_function():
     result = convert(HANDED_TO_OTHER_FILES)
     [item] = [m for m in result.manual if "another file" in m.why]
-    assert (item.line, item.why) == (
-        13,
-        "check_accuracy() (another file) runs on every rank with model (the DDP model): prints or writes inside it happen once per rank",
-    )
+    assert (item.line, item.why) == (13, "check_accuracy() (another file) runs on every rank with model (the DDP model): prints or writes inside it happen once per rank")
     assert item.todo == (
         "guard its prints and writes inside it (if ddpify.is_main_process():), not the call: every rank must run the DDP model's forward; "
         "there it receives the DDP wrapper: reach the model's own methods and attributes other than forward "
@@ -287,11 +281,8 @@ def test_model_with_a_conditional_optimizer_is_wrapped_and_its_condition_reporte
     """)
     assert "encoder = ddpify.prepare_model(encoder)" in result.output
     assert [(m.line, m.why) for m in result.manual] == [
-        (
-            6,
-            "encoder is trained only when args.frozen is false (its optimizer is conditional): "
-            "ddpify.prepare_model wraps it only if it has trainable parameters at that point",
-        )
+        (6, "encoder is trained only when args.frozen is false (its optimizer is conditional): "
+            "ddpify.prepare_model wraps it only if it has trainable parameters at that point")
     ]
 
 
@@ -313,7 +304,7 @@ READ_BACK_HANDLE = """\
 
 
 @pytest.mark.parametrize("mode", ["w+", "r+", "a+"])
-@pytest.mark.parametrize("write", ['json.dump({"step": step}, handle)', "handle.write(str(step))", "print(step, file=handle)"])
+@pytest.mark.parametrize("write", ['json.dump({"step": step}, handle)', 'handle.write(str(step))', 'print(step, file=handle)'])
 def test_writes_into_a_reported_handle_stay_on_every_rank(mode: str, write: str):
     """Every rank opens (and truncates) the file and reads it back: rank 0 writing alone would
     leave the others reading nothing. The handle is reported; the write into it is not moved."""
