@@ -90,3 +90,24 @@ def test_side_effect_helpers_of_installed_packages_are_not_reported() -> None:
     [item] = [m for m in result.manual if "side effects" in m.why]
     assert item.line == 11 and item.why.startswith("make_gif() (another file) is called for its side effects on every rank")
     assert '`if ddpify.is_main_process(): make_gif("out/")`' in item.todo
+
+
+def test_a_copy_read_back_is_guarded_and_reported() -> None:
+    """Rank 0 alone copies; every rank reads the copy: the barrier is the human's to place."""
+    result = convert(
+        """\
+        import shutil
+        import numpy as np
+        import torch
+
+        shutil.copyfile("raw.npy", "train.npy")
+        x = torch.from_numpy(np.load("train.npy"))
+        model = torch.nn.Linear(2, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(x).sum().backward()
+        opt.step()
+        """
+    )
+    assert 'if ddpify.is_main_process():\n    shutil.copyfile("raw.npy", "train.npy")\n' in result.output
+    [item] = result.manual
+    assert item.line == 5 and "read back on every rank at line 6" in item.why and "ddpify.barrier()" in item.todo
