@@ -22,8 +22,8 @@ def convert_source(
 ) -> ConversionResult:
     """Rewrite a single-GPU training script for DDP.
 
-    A script with no training code (no DataLoader, no optimizer) comes back unchanged, byte
-    for byte. Raises :class:`DdpifyError` for input that does not parse. ``standalone`` embeds
+    A script with no training code (no DataLoader, no optimizer, no model handed to another
+    file's trainer) comes back unchanged, byte for byte. Raises :class:`DdpifyError` for input that does not parse. ``standalone`` embeds
     the runtime helpers the output uses instead of importing ddpify; input that already
     carries such a block stays standalone (see :mod:`ddpify.standalone`). ``annotate`` puts each
     item that needs a human above its statement as a ``# ddpify:`` comment.
@@ -36,7 +36,7 @@ def convert_source(
         return ConversionResult(source, source)
     wrapper = FastMetadata(module)
     facts = collect_facts(wrapper)
-    if not facts.has_training_code:
+    if not facts.has_training_code and not facts.trained_elsewhere:
         return ConversionResult(source, source)
     _refuse_distributed(wrapper, filename)
     transformer = ConvertTransformer(facts, facts.analysis, per_process_batch=per_process_batch, annotate=annotate)

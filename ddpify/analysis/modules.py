@@ -77,13 +77,19 @@ def registers(graph: CallGraph, site: cst.CSTNode | None) -> bool:
         return False
     if any(isinstance(a.value, cst.Name) and a.value.value == "self" for a in cstutil.of_types(value, cst.Attribute)):
         return False  # nn.Sequential(self.fc1): the parameters of submodules registered already
-    klass = graph.class_called(value)
+    return constructs_module(graph, value)
+
+
+def constructs_module(graph: CallGraph, call: cst.Call) -> bool:
+    """``Block()`` (a module class of the file), ``nn.Linear(...)``, ``torchvision.models.resnet18()``
+    (or ``nn.Parameter(...)``): the call builds new parameters."""
+    klass = graph.class_called(call)
     if klass is not None:
         return is_module_class(graph, klass)
     return any(
         (q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and ".functional." not in q)
         or q.startswith("torchvision.models.")
-        for q in graph.source.qualified(value.func)
+        for q in graph.source.qualified(call.func)
     )
 
 

@@ -139,6 +139,9 @@ class Facts:
     main_guard: cst.If | None = None
     setup_after: cst.CSTNode | None = None
     has_training_code: bool = False
+    # calls that hand a model built here to another project file's trainer (planners.drivers):
+    # the file is converted for its output although it trains nothing itself
+    trained_elsewhere: set[cst.Call] = field(default_factory=set)
     already_converted: bool = False
     changes: list[Change] = field(default_factory=list)
     manual: list[ManualItem] = field(default_factory=list)

@@ -66,6 +66,36 @@ SUMMARY_WRITERS = frozenset(
     }
 )
 WANDB_PREFIX = "wandb."
+# Logging and visualisation clients: one run, one server connection, one event file is rank 0's
+# (other ranks get a no-op object from ddpify.rank_zero): the writers above, every wandb call,
+# and these constructors and module-level logging functions.
+RANK_ZERO_CLIENTS = SUMMARY_WRITERS | frozenset(
+    {
+        "visdom.Visdom",
+        "tensorboard_logger.configure",
+        "tensorboard_logger.log_value",
+        "tensorboard_logger.log_histogram",
+        "tensorboard_logger.log_images",
+        "tensorboard_logger.Logger",
+        "comet_ml.Experiment",
+        "aim.Run",
+        "neptune.init",
+        "neptune.init_run",
+        "mlflow.start_run",
+        "mlflow.log_metric",
+        "mlflow.log_metrics",
+        "mlflow.log_param",
+        "mlflow.log_params",
+        "mlflow.log_artifact",
+    }
+)
+
+
+def is_rank_zero_client(qualified: set[str]) -> bool:
+    """A call whose object or effect belongs to rank 0 alone (``RANK_ZERO_CLIENTS``, ``wandb.*``)."""
+    return bool(qualified & RANK_ZERO_CLIENTS) or any(q.startswith(WANDB_PREFIX) for q in qualified)
+
+
 OPTIMIZER_PREFIX = "torch.optim."
 # A variable holding an optimizer a helper built (`optimizer = build_optimizer(model, cfg)`).
 OPTIMIZER_VARIABLE = re.compile(r"optim|(^|_)opt($|_)", re.I)
@@ -95,7 +125,8 @@ NOT_A_SAVE = re.compile(r"load|restore|resume|read|find|latest|exists", re.I)
 LIBRARY_MODULES = frozenset(
     """torch torchvision torchaudio torchtext numpy scipy pandas sklearn matplotlib PIL cv2 imageio
     transformers accelerate lightning pytorch_lightning timm wandb tensorboardX mlflow
-    tqdm albumentations h5py safetensors huggingface_hub deepspeed apex ddpify""".split()
+    tqdm albumentations h5py safetensors huggingface_hub deepspeed apex ddpify visdom tensorboard_logger
+    comet_ml aim neptune""".split()
 )
 LOCAL_RANK_FLAGS = ("--local_rank", "--local-rank")
 # Tests that select one process: `rank == 0`, `is_main_process()`, `args.local_rank in [-1, 0]`...
@@ -125,13 +156,19 @@ MODULE_API = frozenset(
 )
 
 
-_TRAINING_TEXT = re.compile(r"DataLoader|optim|\.backward\(|" + OPTIMIZER_CLASS.pattern.replace("(^|\\.)", r"\b").rstrip("$"))
+# A function or class of another project file named like the code that trains a model handed
+# to it (`Trainer(cfg, model, ds)`, `train_model(model)`, `fit(...)`): planners/drivers.py.
+TRAINER_NAME = re.compile(r"train|fit|learn|solver|engine|runner", re.I)
+_TRAINING_TEXT = re.compile(
+    r"DataLoader|optim|\.backward\(|" + TRAINER_NAME.pattern + "|" + OPTIMIZER_CLASS.pattern.replace("(^|\\.)", r"\b").rstrip("$"),
+    re.I,
+)
 
 
 def may_have_training_code(source: str) -> bool:
     """Cheap text test run before any parsing metadata: training code (a torch DataLoader, an
     optimizer, or a backward pass) cannot exist in a file whose text never names one, however
-    it is imported."""
+    it is imported; nor can a hand-over of a model to another file's trainer."""
     return "torch" in source and bool(_TRAINING_TEXT.search(source))
 
 

@@ -38,6 +38,21 @@ WRITERS = {
     "cv2.imwrite": "cv2.imwrite",
     "imageio.imwrite": "imageio.imwrite",
     "imageio.v2.imwrite": "imageio.imwrite",
+    # file-system changes: N ranks copying onto one path race, and all but the first removal or
+    # move fail (FileNotFoundError)
+    **{change: change for change in ("shutil.copyfile", "shutil.copy", "shutil.copy2", "shutil.copytree", "shutil.move")},
+    **{change: change for change in ("shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.rename", "os.replace")},
+}
+# File-system changes that make a path vanish: (position, keyword) of that path. Rank 0 alone
+# removing it may pull it from under a rank that still reads it (planners/side_effects.py).
+REMOVED_PATH = {
+    "shutil.move": (0, "src"),
+    "os.rename": (0, "src"),
+    "os.replace": (0, "src"),
+    "shutil.rmtree": (0, "path"),
+    "os.remove": (0, "path"),
+    "os.unlink": (0, "path"),
+    "os.rmdir": (0, "path"),
 }
 # Writers of data files (a vocabulary, an array): named in the report of a block that writes one.
 DATA_WRITERS = frozenset(
@@ -54,6 +69,8 @@ PATH_ARGUMENT = {
     "cv2.imwrite": (0, "filename"),
     ".save_pretrained()": (0, "save_directory"),
     ".save_vocabulary()": (0, "save_directory"),
+    **{change: (1, "dst") for change in ("shutil.copyfile", "shutil.copy", "shutil.copy2", "shutil.copytree", "shutil.move")},
+    **{change: (1, "dst") for change in ("os.rename", "os.replace")},
 }
 # Drawing into a figure writes nothing by itself, but a helper of this file that draws is an
 # output helper (``imshow(img)`` of the tutorials): the figure is rank 0's to show.

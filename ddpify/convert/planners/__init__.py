@@ -42,8 +42,10 @@ from ddpify.convert.planners import (
     bootstrap,
     checkpoints,
     device_args,
+    directories,
     divergent_exits,
     downloads,
+    drivers,
     epochs,
     fetches,
     file_writes,
@@ -73,6 +75,7 @@ PLANNERS: tuple[Planner, ...] = (
     downloads.plan,  # rank 0 downloads first
     models.plan_trained,  # trained models, optimizers; training without an optimizer
     loaders.plan,  # loader roles and every variable holding a loader
+    drivers.plan,  # a model built here and handed to another file's trainer: convert the output, report
     models.plan_wraps,  # where each model is wrapped, or why it is not (held)
     bootstrap.plan_import_time_wraps,  # a wrap at import time needs the group after the imports
     loaders.hold_back,  # loaders of held models stay unsharded
@@ -87,10 +90,11 @@ PLANNERS: tuple[Planner, ...] = (
     models.report_moves_after_wrap,
     fetches.plan_existence_tests,  # `if not exists(p): download`: rank 0 first (side_effects reads it)
     side_effects.plan,  # writes on rank 0
-    # the four after side_effects read Facts.main_process_only (what rank 0 now runs alone);
+    # the planners after side_effects read Facts.main_process_only (what rank 0 now runs alone);
     # they run before handed_over, which must stay last
     output_helpers.plan,  # this file's helpers that write, whole on rank 0
     paths.plan,  # clock-named directories; temporary folders rank 0 writes into
+    directories.plan,  # pathlib mkdir(): exist_ok=True; `from os import mkdir` reported
     fetches.plan,  # other web downloads: rank 0 first (never inside rank-0-only code)
     logs.plan,  # logging configured on rank 0
     random_data.plan,  # random_split generator; unseeded synthetic datasets

@@ -74,3 +74,16 @@ def behind_rank_test(recording: Recording, node: cst.CSTNode) -> bool:
     """Only some ranks run it: a rank test around it (any spelling, ``ddpify.analysis.rank_tests``),
     an early exit above it, or every caller of its function behind one (``analysis.context``)."""
     return recording.analysis.context.selection(node) is not RankSelection.ALL
+
+
+def imported_helper(recording: Recording, call: cst.Call) -> str | None:
+    """A project helper (see :func:`project_helper`) that is imported, or a plain name a star
+    import may have brought; not a method of an object this file cannot name, not a harmless
+    call (``summary(model)``) and not a loading helper."""
+    helper = project_helper(recording, call)
+    qualified = recording.qualified_names(call)
+    if helper is None or callee_name(call) in HARMLESS_CALLS or LOADS_INTO.search(helper):
+        return None
+    if any(q.source is QualifiedNameSource.IMPORT for q in qualified):
+        return helper
+    return helper if not qualified and recording.star_import and isinstance(call.func, cst.Name) else None

@@ -1,19 +1,24 @@
 """Functions of the project's other files given the DDP model or a loader
-(``check_accuracy(val_loader, model)``): their bodies are invisible here, so the prints and
-writes in them, which now happen once per rank, are reported (once per function)."""
+(``check_accuracy(val_loader, model)``), or called for their side effects alone
+(``setup_logging(config)``): their bodies are invisible here, so the prints and writes in them,
+which now happen once per rank, are reported (once per function)."""
 
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import QualifiedNameSource
 
+from ddpify.convert import names
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.names import RUNTIME_MODULE
-from ddpify.convert.planners.calls import COPIES, HARMLESS_CALLS, LOADS_INTO, behind_rank_test, project_helper
+from ddpify.convert.planners.calls import COPIES, behind_rank_test, imported_helper
 from ddpify.convert.planners.models import optimizer_builders
+from ddpify.convert.planners.rank_zero import imported_from_local_module, is_call_statement, statement_of
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
-from ddpify.tree.cstutil import callee_name, code, of_types
+from ddpify.tree.cstutil import callee_name, code, is_simple_reference, of_types
+
+# The runtime's calls that give back a loader (a converted script's training loaders).
+_RUNTIME_LOADERS = ("distributed_loader", "shard", "unsharded")
 
 
 def report(recording: Recording, facts: Facts) -> None:
@@ -24,7 +29,7 @@ def report(recording: Recording, facts: Facts) -> None:
     reported: set[str] = set()
     handled = set(recording.checkpoint_calls) | {builder for builder, _ in optimizer_builders(recording)}
     for call in recording.reference_calls:
-        helper = _imported_helper(recording, call)
+        helper = imported_helper(recording, call)
         if helper is None or helper in reported or call in handled or _rewritten(recording, facts, call):
             continue
         handed = _handed_over(recording, facts, call)
@@ -38,6 +43,44 @@ def report(recording: Recording, facts: Facts) -> None:
                     _handed_over_todo(handed),
                 )
             )
+    _report_side_effect_helpers(recording, facts, reported, handled)
+
+
+def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: set[str], handled: set[cst.Call]) -> None:
+    """``setup_logging(config)``, ``plot_images(sampled)``: a statement that only calls a
+    function of another project file runs it on every rank, and whatever it prints, plots or
+    writes happens once per rank; its body is invisible, so it is reported once per function,
+    not guarded (it may also do work every rank needs). Only modules that are local (a relative
+    import, or a top-level module neither standard nor installed: ``rank_zero.imported_from_local_module``)
+    count, so an installed library's ``sns.set()`` is not taken for the project's. Not reported: seeding helpers (every
+    rank must seed), calls given a model (they change or run it: ``init_weights(model)``, or
+    ``report`` above for the DDP model) or a loader, hand-overs to a trainer (``drivers``), and
+    calls the conversion rewrites or that run behind a rank test already."""
+    models = facts.model_keys | recording.module_like
+    loaders = {v.key for v in facts.loader_variables} | _converted_loaders(recording)
+    for call in recording.analysis.source.of_types(cst.Call):
+        helper = imported_helper(recording, call)
+        if helper is None or helper in reported or call in handled or call in facts.trained_elsewhere:
+            continue
+        if not is_simple_reference(call.func) or not is_call_statement(statement_of(recording, call), call):
+            continue  # `Trainer(model).run()`: a method of an object, not a function of the project
+        if not imported_from_local_module(recording, call.func):
+            continue
+        if names.SEED_HELPER.search(callee_name(call) or "") or names.is_rank_zero_client(recording.qualified(call)):
+            continue
+        if any(code(a.value) in models or code(a.value) in loaders for a in call.args) or _rewritten(recording, facts, call):
+            continue
+        reported.add(helper)
+        facts.manual.append(
+            ManualItem(
+                recording.line(call),
+                f"{helper}() (another file) is called for its side effects on every rank: ddpify cannot see its body, "
+                "so whatever it prints, plots or writes now happens once per rank",
+                "if it only prints, plots or writes files (no collective, no forward of the DDP model, nothing the other "
+                f"ranks need), call it on rank 0 only: `if ddpify.is_main_process(): {code(call)}`; if the other ranks read "
+                "what it writes, call ddpify.barrier() after that block",
+            )
+        )
 
 
 def plan_plain_handoffs(recording: Recording, facts: Facts) -> None:
@@ -82,18 +125,6 @@ def _copy_of(recording: Recording, value: cst.BaseExpression, key: str) -> bool:
     return False
 
 
-def _imported_helper(recording: Recording, call: cst.Call) -> str | None:
-    """A project helper (see calls.project_helper) that is imported, or a plain name a star
-    import may have brought; not a method of an object this file cannot name."""
-    helper = project_helper(recording, call)
-    qualified = recording.qualified_names(call)
-    if helper is None or callee_name(call) in HARMLESS_CALLS or LOADS_INTO.search(helper):
-        return None
-    if any(q.source is QualifiedNameSource.IMPORT for q in qualified):
-        return helper
-    return helper if not qualified and recording.star_import and isinstance(call.func, cst.Name) else None
-
-
 def _rewritten(recording: Recording, facts: Facts, call: cst.Call) -> bool:
     """Guarded (by the script or the conversion) or given rewritten arguments already."""
     statement = recording.parent(recording.parent(call) or call)
@@ -133,11 +164,27 @@ def _before_wrap(recording: Recording, facts: Facts, call: cst.Call, key: str) -
     return False
 
 
+def _converted_loaders(recording: Recording) -> set[str]:
+    """Names assigned ``ddpify.distributed_loader(...)`` or another runtime loader call: a
+    converted script's loaders, which ``Facts.loader_variables`` leaves out."""
+    return {
+        name
+        for name, values in recording.values.items()
+        if any(isinstance(v, cst.Call) and {f"{RUNTIME_MODULE}.{f}" for f in _RUNTIME_LOADERS} & recording.qualified(v) for v in values)
+    }
+
+
 def _handed_over_todo(handed: list[str]) -> str:
     """What to do about a function of another file given ``handed`` (see _handed_over)."""
     todo = "guard its prints and writes inside it (if ddpify.is_main_process():)"
-    if any(h.endswith("(the DDP model)") for h in handed):
-        todo += ", not the call: every rank must run the DDP model's forward"
+    wrapped = [h.removesuffix(" (the DDP model)") for h in handed if h.endswith("(the DDP model)")]
+    if wrapped:
+        model = wrapped[0]
+        todo += (
+            ", not the call: every rank must run the DDP model's forward; there it receives the DDP wrapper: reach the "
+            f"model's own methods and attributes other than forward (e.g. {model}.config, {model}.sample_latent(...)) through "
+            f"{model}.module (or ddpify.unwrap({model})), and only calls of its forward average gradients"
+        )
     if any(h.endswith("training loader)") for h in handed):
         todo += "; a metric it computes over the sharded loader covers one rank's shard: reduce it (torch.distributed.all_reduce)"
     return todo

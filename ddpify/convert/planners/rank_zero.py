@@ -45,7 +45,7 @@ def write_label(recording: Recording, call: cst.Call) -> str | None:
             return f"{receiver}.{method}"
         if method == "write" and any(recording.qualified(v) & names.TQDM for v in values + _with_bound(recording, call, receiver)):
             return f"{receiver}.write (a tqdm bar's write)"  # tqdm.write's instance spelling
-    if isinstance(func, cst.Name) and "progress" in func.value.lower() and _imported_from_local_module(recording, func):
+    if isinstance(func, cst.Name) and "progress" in func.value.lower() and imported_from_local_module(recording, func):
         return f"{func.value} (a progress helper from a local module)"
     return None
 
@@ -72,8 +72,9 @@ def _star_imported_writer(recording: Recording, call: cst.Call) -> bool:
     return not recording.bindings(head, ())
 
 
-def _imported_from_local_module(recording: Recording, name: cst.Name) -> bool:
-    """``from utils import progress_bar``: the module is the project's own, not an installed one."""
+def imported_from_local_module(recording: Recording, name: cst.CSTNode) -> bool:
+    """``from utils import progress_bar``, ``import visuals; visuals.plot(...)``: the module is
+    the project's own, not an installed one."""
     for qualified in recording.qualified_names(name):
         if qualified.source is QualifiedNameSource.IMPORT:
             return qualified.name.startswith(".") or not _installed(qualified.name.split(".")[0])

@@ -62,7 +62,7 @@ def _rank_zero_factory(recording: Recording, facts: Facts, call: cst.Call) -> st
     qualified = recording.qualified(call)
     if call in facts.rank_zero_opens:
         return "open"
-    if qualified & names.SUMMARY_WRITERS or any(q.startswith(names.WANDB_PREFIX) for q in qualified):
+    if names.is_rank_zero_client(qualified):
         return code(call.func)
     return None
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from ddpify.convert.record import Recording
-from ddpify.convert.writes import OPEN, PATH_ARGUMENT, WRITERS
+from ddpify.convert.writes import OPEN, PATH_ARGUMENT, REMOVED_PATH, WRITERS
 from ddpify.tree.cstutil import code, of_types
 
 READERS = frozenset(
@@ -69,6 +69,13 @@ def written_path(recording: Recording, call: cst.Call) -> cst.BaseExpression | N
         return _opened_path(recording, call, target) or target
     where = next((_FILE_ARGUMENT[q] for q in qualified if q in _FILE_ARGUMENT), None)
     return _opened_path(recording, call, _argument(call, *where)) if where else None
+
+
+def removed_path(recording: Recording, call: cst.Call) -> cst.BaseExpression | None:
+    """The path ``call`` makes vanish: ``os.remove(p)``, ``shutil.rmtree(d)``, the source of
+    ``shutil.move(src, dst)`` / ``os.rename(src, dst)``."""
+    where = next((REMOVED_PATH[q] for q in recording.qualified(call) if q in REMOVED_PATH), None)
+    return _argument(call, *where) if where else None
 
 
 def _opened_path(recording: Recording, call: cst.Call, handle: cst.BaseExpression | None) -> cst.BaseExpression | None:

@@ -25,12 +25,13 @@ from ddpify.convert.planners.rank_zero import (
     is_call_statement,
     is_write_open,
     must_run_everywhere,
+    on_rank_zero_only,
     ordered_first,
     statement_line,
     statement_of,
     write_label,
 )
-from ddpify.convert.planners.read_back import ReadBack, written_path
+from ddpify.convert.planners.read_back import ReadBack, removed_path, written_path
 from ddpify.convert.record import Recording
 from ddpify.convert.writes import CSV_WRITERS, DATA_WRITERS, SERIALIZERS
 from ddpify.findings import ManualItem
@@ -155,6 +156,8 @@ def _plan_write(recording: Recording, facts: Facts, call: cst.Call, label: str, 
             )
         )
         return
+    if _report_removal_under_reads(recording, facts, call, label, reads):
+        return
     facts.main_process_only[statement] = label
     if label in READ_BACK:
         facts.manual.append(
@@ -166,6 +169,31 @@ def _plan_write(recording: Recording, facts: Facts, call: cst.Call, label: str, 
         )
     else:
         _report_read_back(recording, facts, statement, label, written_path(recording, call), reads)
+
+
+def _report_removal_under_reads(recording: Recording, facts: Facts, call: cst.Call, label: str, reads: ReadBack) -> bool:
+    """``os.remove(p)`` / ``shutil.rmtree(d)`` / ``shutil.move(p, q)`` of a path the script also
+    reads: on rank 0 alone it may vanish while a slower rank still reads it, so the change is
+    reported (with the barrier that makes it safe), not guarded. True when reported."""
+    path = removed_path(recording, call)
+    if path is None:
+        return False
+    read_at = reads.line_reading(
+        path,
+        after=0,
+        unless=lambda read: read is call or on_rank_zero_only(recording, facts, read) or ordered_first(recording, facts, read),
+    )
+    if read_at is None:
+        return False
+    facts.manual.append(
+        ManualItem(
+            recording.line(call),
+            f"{label} makes {code(path)} vanish on every rank (all but the first fail with FileNotFoundError), and the script "
+            f"reads {code(path)} at line {read_at}: on rank 0 alone it could vanish while another rank still reads it",
+            f"call ddpify.barrier() (on every rank) once all the reads are done, then `if ddpify.is_main_process(): {code(call)}`",
+        )
+    )
+    return True
 
 
 def _report_read_back(

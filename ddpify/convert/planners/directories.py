@@ -1,0 +1,72 @@
+"""Directories created on every rank: all ranks run ``if not d.exists(): d.mkdir()`` at once, and
+all but the first crash with FileExistsError. ``os.mkdir`` / ``os.makedirs`` become
+``os.makedirs(d, exist_ok=True)`` in the transformer (``names.MAKE_DIRECTORY``); this planner
+covers the spellings that rewrite cannot reach:
+
+- pathlib's ``path.mkdir(...)`` without ``exist_ok`` gets ``exist_ok=True`` when the receiver is
+  a ``pathlib.Path`` by evidence: ``Path(...)`` itself, ``/``, ``.parent`` or a path method of one,
+  or a variable (of the same function or the module) only ever assigned such values; another
+  object's ``mkdir`` method (an FTP client) is left alone;
+- ``mkdir(d)`` imported from ``os`` (``from os import mkdir``, no ``makedirs`` in scope to switch
+  to) is reported with what to write.
+
+Calls behind a rank test (only some ranks create it) are left alone."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.convert import rewrites
+from ddpify.convert.fact_types import Facts, NodeRewrite
+from ddpify.convert.planners.rank_zero import already_guarded, same_scope_values
+from ddpify.convert.record import Recording
+from ddpify.findings import ManualItem
+from ddpify.tree.cstutil import code
+
+PATH_CLASSES = frozenset({"pathlib.Path", "pathlib.PosixPath", "pathlib.WindowsPath"})
+# Path members that give back another Path.
+_PATH_RESULTS = frozenset({"parent", "joinpath", "with_name", "with_suffix", "with_stem", "resolve", "absolute", "expanduser"})
+
+
+def plan(recording: Recording, facts: Facts) -> None:
+    """``exist_ok=True`` for pathlib's ``mkdir``; a report for ``from os import mkdir``."""
+    for call in recording.write_calls:
+        func = call.func
+        if already_guarded(recording, call) or rewrites.has_keyword(call, "exist_ok"):
+            continue
+        if isinstance(func, cst.Attribute) and func.attr.value == "mkdir" and _is_path(recording, func.value, set()):
+            if len(call.args) < 3 and not any(a.star for a in call.args):
+                facts.node_rewrites[call] = NodeRewrite(
+                    _exist_ok, f"{code(func)}() tolerates the other ranks: exist_ok=True (all but the first would raise FileExistsError)"
+                )
+        elif isinstance(func, cst.Name) and "os.mkdir" in recording.qualified(call):
+            facts.manual.append(
+                ManualItem(
+                    recording.line(call),
+                    f"{code(call)} runs on every rank: all but the first raise FileExistsError, and `from os import mkdir` leaves "
+                    "no os.makedirs in scope to switch to",
+                    f"write os.makedirs({code(call.args[0].value) if call.args else 'path'}, exist_ok=True) (with import os)",
+                )
+            )
+
+
+def _exist_ok(call: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(call, cst.Call)
+    return rewrites.with_keyword(call, "exist_ok", cst.Name("True"))
+
+
+def _is_path(recording: Recording, node: cst.BaseExpression, seen: set[str]) -> bool:
+    """``node`` evaluates to a ``pathlib.Path`` (see the module docstring)."""
+    if isinstance(node, cst.Call):
+        if recording.qualified(node.func) & PATH_CLASSES:
+            return True
+        return isinstance(node.func, cst.Attribute) and node.func.attr.value in _PATH_RESULTS and _is_path(recording, node.func.value, seen)
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "parent" and _is_path(recording, node.value, seen)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+        return _is_path(recording, node.left, seen)
+    if isinstance(node, cst.Name) and node.value not in seen:
+        seen.add(node.value)
+        values = same_scope_values(recording, node.value, recording.function_of(node))
+        return bool(values) and all(_is_path(recording, v, seen) for v in values)
+    return False
