@@ -127,7 +127,8 @@ class Facts:
     downloads: set[cst.SimpleStatementLine] = field(default_factory=set)
     # writes one process makes (save_image, savefig, csv/log files...): statement -> what it writes
     main_process_only: dict[cst.CSTNode, str] = field(default_factory=dict)
-    # writes into a handle every rank opened and reads back (reported): left on every rank
+    # left on every rank, reported: writes into a handle every rank opened and reads back, and
+    # logging clients (SummaryWriter(...)) whose values every rank computes with
     kept_writes: set[cst.Call] = field(default_factory=set)
     # open(path, "w") whose block also computes: ddpify.rank_zero(open)(...)
     rank_zero_opens: set[cst.Call] = field(default_factory=set)

@@ -126,7 +126,8 @@ LIBRARY_MODULES = frozenset(
     """torch torchvision torchaudio torchtext numpy scipy pandas sklearn matplotlib PIL cv2 imageio
     transformers accelerate lightning pytorch_lightning timm wandb tensorboardX mlflow
     tqdm albumentations h5py safetensors huggingface_hub deepspeed apex ddpify visdom tensorboard_logger
-    comet_ml aim neptune""".split()
+    comet_ml aim neptune dill cloudpickle joblib yaml requests gym gymnasium tyro einops seaborn
+    torchmetrics datasets tokenizers sentencepiece hydra omegaconf spacy nltk""".split()
 )
 LOCAL_RANK_FLAGS = ("--local_rank", "--local-rank")
 # Tests that select one process: `rank == 0`, `is_main_process()`, `args.local_rank in [-1, 0]`...

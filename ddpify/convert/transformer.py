@@ -476,7 +476,7 @@ class ConvertTransformer(cst.CSTTransformer):
                 "file opened for writing on rank 0 only: ddpify.rank_zero(open) (other ranks get a no-op file; the code around it still runs everywhere)",
             )
             return rewrites.rank_zero_factory(updated)
-        if names.is_rank_zero_client(qualified):
+        if names.is_rank_zero_client(qualified) and original not in self.facts.kept_writes:
             self.note(original, f"{code(original.func)} runs on rank 0 only (other ranks get a no-op object)")
             return rewrites.rank_zero_factory(updated)
         return None

@@ -85,7 +85,7 @@ def imported_from_local_module(recording: Recording, name: cst.CSTNode) -> bool:
 def _installed(module: str) -> bool:
     """Whether ``module`` is the standard library's or installed; the working directory is left
     out of the search, so a ``utils.py`` beside the script counts as local wherever ddpify runs."""
-    if module in sys.stdlib_module_names:
+    if module in sys.stdlib_module_names or module in names.LIBRARY_MODULES:
         return True
     here = {"", os.getcwd()}
     path = [p for p in sys.path if p not in here]

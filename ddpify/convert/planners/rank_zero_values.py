@@ -5,9 +5,12 @@ right for calls whose result is dropped (``writer.add_scalar(...)``, ``log.write
 wrong where a value is used: ``os.path.join(writer.log_dir, "x")`` raises TypeError on rank 1
 (SimCLR's trainer), ``run.name`` is no string there.
 
-The runtime cannot answer such reads (it cannot know what ``log_dir`` rank 0's writer chose), so
-the converter reports them: an attribute of the object, or the result of one of its methods,
-used as a value (assigned, passed, formatted, tested) by code that runs on every rank.
+The runtime cannot answer such reads (it cannot know what ``log_dir`` rank 0's writer chose): an
+attribute of the object, or the result of one of its methods, used as a value (assigned,
+passed, formatted) by code that runs on every rank. A logging client with such a read is left
+on every rank (``Facts.kept_writes``) and reported: its own logs per rank beat a TypeError. A
+file opened for writing stays rank 0's (every rank writing one file garbles it), and the read
+is reported.
 """
 
 from __future__ import annotations
@@ -44,7 +47,13 @@ def plan(recording: Recording, facts: Facts) -> None:
                 continue
             if _given_to_rank_zero_factory(recording, facts, use):
                 continue  # SummaryWriter(comment=run.name): the other ranks never build it either
+            if _kept_for_the_object(recording, key, region, use):
+                continue  # win = viz.line(...), then viz.line(..., win=win): back into the no-op object
             reported.add(line)
+            if factory != "open":  # a client: every rank keeps its own, rather than crash here
+                facts.kept_writes.add(call)
+                facts.manual.append(_kept_client_item(recording, call, key, factory, use, line))
+                break
             facts.manual.append(
                 ManualItem(
                     line,
@@ -146,6 +155,64 @@ def _given_to_rank_zero_factory(recording: Recording, facts: Facts, node: cst.CS
     arg = recording.parent(node)
     call = recording.parent(arg) if isinstance(arg, cst.Arg) else None
     return isinstance(call, cst.Call) and _rank_zero_factory(recording, facts, call) is not None
+
+
+def _kept_client_item(recording: Recording, call: cst.Call, key: str, factory: str, use: cst.CSTNode, line: int) -> ManualItem:
+    """A logging client whose value every rank computes with stays on every rank: on rank 0
+    alone the others would get a no-op object there and fail (TypeError), so each rank keeps
+    its own client and writes its own logs until the value no longer needs it."""
+    return ManualItem(
+        recording.line(call),
+        f"{factory}(...) stays on every rank (not ddpify.rank_zero): {_short(use)} (line {line}) uses it as a value on every "
+        f"rank, which a no-op object on the other ranks could not give (TypeError); so each rank writes its own logs",
+        f"compute that value without {key} ({_instead(factory)}), then create it on rank 0 only: "
+        f"{key} = ddpify.rank_zero({factory})(...), and convert again",
+    )
+
+
+def _kept_for_the_object(recording: Recording, key: str, region: cst.CSTNode, use: cst.CSTNode) -> bool:
+    """``self.win = self.viz.line(...)`` whose every later read of ``self.win`` goes back into
+    a call of the same object (``self.viz.line(..., win=self.win)``), is a test (``if
+    self.win is None``) or is stored in a container: the other ranks' no-op value only meets
+    the no-op object, or is kept, never computed with."""
+    assign = recording.parent(use)
+    if not (isinstance(assign, cst.Assign) and assign.value is use and len(assign.targets) == 1):
+        return False
+    kept = code(assign.targets[0].target)
+    reads = [n for n in of_types(region, cst.Name, cst.Attribute) if code(n) == kept and not _bound_by(recording, n)]
+    return bool(reads) and all(
+        _into_the_object(recording, key, read) or _tested(recording, read) or _stored(recording, read) for read in reads
+    )
+
+
+def _stored(recording: Recording, node: cst.CSTNode) -> bool:
+    """An element of a dict, list or tuple (``{"recon": self.win}`` kept in a checkpoint):
+    kept as it is, not computed with (the no-op object pickles)."""
+    parent = recording.parent(node)
+    return isinstance(parent, cst.DictElement) and parent.value is node or isinstance(parent, cst.Element)
+
+
+def _bound_by(recording: Recording, node: cst.CSTNode) -> bool:
+    parent = recording.parent(node)
+    return isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.Attribute) and parent.value is node
+
+
+def _into_the_object(recording: Recording, key: str, node: cst.CSTNode) -> bool:
+    arg = recording.parent(node)
+    call = recording.parent(arg) if isinstance(arg, cst.Arg) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and code(call.func.value) == key
+
+
+def _tested(recording: Recording, node: cst.CSTNode) -> bool:
+    """``x is None``, ``x is not None``, ``if x:``, ``not x``."""
+    parent = recording.parent(node)
+    if isinstance(parent, cst.ComparisonTarget):
+        parent = recording.parent(parent)
+    return (
+        isinstance(parent, cst.Comparison)
+        and all(isinstance(t.operator, (cst.Is, cst.IsNot)) and code(t.comparator) == "None" for t in parent.comparisons)
+        or _truthiness(parent, node)
+    )
 
 
 def _instead(factory: str) -> str:
