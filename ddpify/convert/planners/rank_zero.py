@@ -75,10 +75,28 @@ def _star_imported_writer(recording: Recording, call: cst.Call) -> bool:
 def imported_from_local_module(recording: Recording, name: cst.CSTNode) -> bool:
     """``from utils import progress_bar``, ``import visuals; visuals.plot(...)``: the module is
     the project's own, not an installed one."""
-    for qualified in recording.qualified_names(name):
+    qualified_names = recording.qualified_names(name)
+    for qualified in qualified_names:
         if qualified.source is QualifiedNameSource.IMPORT:
             return qualified.name.startswith(".") or not _installed(qualified.name.split(".")[0])
-    return False
+    if qualified_names or not isinstance(name, cst.Name) or recording.defines(name.value):
+        return False
+    return any(_local_module(module) for module in _star_imported_modules(recording.module))  # from utils import *
+
+
+def _star_imported_modules(module: cst.Module) -> list[str]:
+    """``from utils import *`` / ``from .helpers import *`` at the top level: the modules."""
+    found = []
+    for statement in module.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else []:
+            if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
+                dots = "." * len(small.relative)
+                found.append(dots + (code(small.module) if small.module is not None else ""))
+    return found
+
+
+def _local_module(module: str) -> bool:
+    return module.startswith(".") or not _installed(module.split(".")[0])
 
 
 @functools.lru_cache(maxsize=64)
