@@ -3,7 +3,7 @@ then ``torch.device(args.device)`` / ``model.to(args.device)``. Every rank parse
 command line, so every rank would take the same GPU.
 
 Where the option's value is used as a device -- the argument of ``torch.device(...)``,
-``.to(...)``, ``torch.cuda.set_device(...)``, a ``device=`` keyword, or the value of a variable
+``.to(...)``, ``torch.cuda.set_device(...)`` / ``with torch.cuda.device(...)``, a ``device=`` keyword, or the value of a variable
 named like a device (``device = args.device``) -- it becomes ``ddpify.device_from(args.device)``:
 under a launcher a CUDA device (or GPU index) there is the rank's own GPU, ``cuda:LOCAL_RANK``;
 ``cpu`` (or any other device) stays what the user asked for, and with one process every value

@@ -20,6 +20,13 @@ from ddpify.findings import Change, ManualItem
 from ddpify.tree.cstutil import attribute_name, code, is_simple_reference, keyword_value
 
 
+# a loader ddpify cannot place: how to shard it, and the batch-size choice code elsewhere may need
+_UNKNOWN_TODO = (
+    "if it feeds training, build it with ddpify.distributed_loader(...) (same arguments: each rank gets batch_size "
+    "// world_size) and convert again; if code elsewhere sizes tensors by the batch size (labels, masks), add "
+    "per_process_batch=True (each rank keeps batch_size, the global batch grows world_size times)"
+)
+
 def report_iterable_datasets(recording: Recording, facts: Facts) -> None:
     """An IterableDataset yields the same items on every rank: no sampler can shard it."""
     for klass in recording.classes:
@@ -85,7 +92,7 @@ def _loader_fact(recording: Recording, facts: Facts, call: cst.Call, key: str | 
             item(
                 line,
                 f"ddpify cannot tell whether {named} trains: {source.evidence or 'no loop over its batches in this file'}; left unsharded",
-                "if it feeds training, build it with ddpify.distributed_loader(...) (same arguments) and convert again",
+                _UNKNOWN_TODO,
             )
         )
     if not train:
@@ -95,7 +102,7 @@ def _loader_fact(recording: Recording, facts: Facts, call: cst.Call, key: str | 
                 item(
                     line,
                     f"ddpify cannot tell whether {label} trains: {reason}; left unsharded",
-                    "if it feeds training, build it with ddpify.distributed_loader(...) (same arguments) and convert again",
+                    _UNKNOWN_TODO,
                 )
             )
         return LoaderFact(call, key, "kept", reason, line)
