@@ -46,6 +46,7 @@ from ddpify.convert.planners import (
     divergent_exits,
     downloads,
     drivers,
+    environment_seeds,
     epochs,
     fetches,
     file_writes,
@@ -109,6 +110,7 @@ PLANNERS: tuple[Planner, ...] = (
     batch_coupling.report,  # the split batch size in another file's code; summed losses
     shard_sums.report,  # a shard's sums divided by the whole dataset's size
     divergent_exits.report,  # training loops ranks may leave or run a different number of times
+    environment_seeds.report,  # environments seeded alike on every rank (RL)
 )
 
 
