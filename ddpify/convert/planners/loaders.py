@@ -19,7 +19,6 @@ from ddpify.convert.record import Recording
 from ddpify.findings import Change, ManualItem
 from ddpify.tree.cstutil import attribute_name, code, is_simple_reference, keyword_value
 
-
 # a loader ddpify cannot place: how to shard it, and the batch-size choice code elsewhere may need
 _UNKNOWN_TODO = (
     "if it feeds training, build it with ddpify.distributed_loader(...) (same arguments: each rank gets batch_size "
