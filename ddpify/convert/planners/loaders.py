@@ -26,6 +26,7 @@ _UNKNOWN_TODO = (
     "per_process_batch=True (each rank keeps batch_size, the global batch grows world_size times)"
 )
 
+
 def report_iterable_datasets(recording: Recording, facts: Facts) -> None:
     """An IterableDataset yields the same items on every rank: no sampler can shard it."""
     for klass in recording.classes:
