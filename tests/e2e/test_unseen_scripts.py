@@ -8,7 +8,9 @@ scripts run under torchrun with 2 CPU processes (gloo).
 - a nanoGPT-style ``get_batch()``: the ranks draw different training offsets and the same
   evaluation offsets;
 - a loader handed to ``fit(train_loader, epochs)`` by a launcher in another file: rebuilt with
-  ``ddpify.shard`` in fit(), disjoint shards on the two ranks, reshuffled every epoch.
+  ``ddpify.shard`` in fit(), disjoint shards on the two ranks, reshuffled every epoch;
+- a condition dropped on random steps (``cond = None``): wrapped with
+  ``find_unused_parameters=True``, it trains in sync; without it DDP stops (the control).
 """
 
 from __future__ import annotations
@@ -160,3 +162,19 @@ def test_a_loader_handed_in_as_a_parameter_is_sharded_and_reshuffled(tmp_path: P
         run.assert_disjoint_cover(rebuilt, epoch, dataset_len=64)
     run.assert_reshuffled(rebuilt, 0, 1)
     run.assert_params_equal()
+
+
+@pytest.mark.torchrun
+def test_condition_dropped_on_some_steps_trains_with_find_unused_parameters(tmp_path: Path) -> None:
+    """The label embedding gets no gradient on the steps a rank drops the condition, and the
+    ranks drop it on different steps: without find_unused_parameters=True DDP stops with its
+    reducer error (the control run); with it, both ranks train to the end in sync."""
+    script = _converted("sometimes_unconditioned", tmp_path)
+    text = script.read_text()
+    assert "net = ddpify.prepare_model(net, find_unused_parameters=True)" in text
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    run.assert_params_equal()
+    control = tmp_path / "control_ddp.py"
+    control.write_text(text.replace("ddpify.prepare_model(net, find_unused_parameters=True)", "ddpify.prepare_model(net)"))
+    failed = run_script(control, cwd=tmp_path)
+    assert failed.returncode != 0 and "find_unused_parameters" in failed.stdout + failed.stderr
