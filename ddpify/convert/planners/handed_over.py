@@ -5,6 +5,8 @@ which now happen once per rank, are reported (once per function)."""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ddpify.convert import names
@@ -19,6 +21,12 @@ from ddpify.tree.cstutil import callee_name, code, is_simple_reference, of_types
 
 # The runtime's calls that give back a loader (a converted script's training loaders).
 _RUNTIME_LOADERS = ("distributed_loader", "shard", "unsharded")
+
+
+# `./logs`, `runs/exp1`, `out.csv`: a relative path, a folder or a file with an extension
+# what another file's logger-like callables are called: the ones a path is given to write into
+_WRITER_NAME = re.compile(r"log|writer|record|visuali|monitor|track|board|saver|plot", re.IGNORECASE)
+_PATH_LIKE = re.compile(r"^\.{1,2}/|/|^[\w-]+\.(txt|csv|json|log|ya?ml|pt|pth|pkl|png|jpg|npy|h5)$")
 
 
 def report(recording: Recording, facts: Facts) -> None:
@@ -62,8 +70,12 @@ def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: se
         helper = imported_helper(recording, call)
         if helper is None or helper in reported or call in handled or call in facts.trained_elsewhere:
             continue
-        if not is_simple_reference(call.func) or not is_call_statement(statement_of(recording, call), call):
+        if not is_simple_reference(call.func):
             continue  # `Trainer(model).run()`: a method of an object, not a function of the project
+        path = _path_argument(call) if _WRITER_NAME.search(helper) else None
+        kept = not is_call_statement(statement_of(recording, call), call)
+        if kept and path is None:
+            continue  # its result is used: it computes something (unless it is given a path)
         if not imported_from_local_module(recording, call.func):
             continue
         if names.SEED_HELPER.search(callee_name(call) or "") or names.is_rank_zero_client(recording.qualified(call)):
@@ -71,16 +83,35 @@ def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: se
         if any(code(a.value) in models or code(a.value) in loaders for a in call.args) or _rewritten(recording, facts, call):
             continue
         reported.add(helper)
+        what = "is called for its side effects" if path is None else f"is given the path {path}"
         facts.manual.append(
             ManualItem(
                 recording.line(call),
-                f"{helper}() (another file) is called for its side effects on every rank: ddpify cannot see its body, "
+                f"{helper}() (another file) {what} on every rank: ddpify cannot see its body, "
                 "so whatever it prints, plots or writes now happens once per rank",
                 "if it only prints, plots or writes files (no collective, no forward of the DDP model, nothing the other "
-                f"ranks need), call it on rank 0 only: `if ddpify.is_main_process(): {code(call)}`; if the other ranks read "
-                "what it writes, call ddpify.barrier() after that block",
+                f"ranks need), {_on_rank_zero(call, kept)}; if the other ranks read what it writes, call ddpify.barrier() after it",
             )
         )
+
+
+def _on_rank_zero(call: cst.Call, kept: bool) -> str:
+    """How to run ``call`` on rank 0 alone: a guard for a call made for its effects, the no-op
+    object for one whose result is kept (``self.logger = Logger(...)``)."""
+    if kept:
+        arguments = ", ".join(code(a).rstrip(", ") for a in call.args)
+        return f"create it on rank 0 only: ddpify.rank_zero({code(call.func)})({arguments}) (the other ranks get a no-op object)"
+    return f"call it on rank 0 only: `if ddpify.is_main_process(): {code(call)}`"
+
+
+def _path_argument(call: cst.Call) -> str | None:
+    """A string argument that names a file or folder (``Logger('./logs')``,
+    ``Recorder(out_dir="runs/exp1")``): what another file's code is given to write into."""
+    for arg in call.args:
+        value = arg.value
+        if isinstance(value, cst.SimpleString) and _PATH_LIKE.search(str(value.evaluated_value)):
+            return code(value)
+    return None
 
 
 def plan_plain_handoffs(recording: Recording, facts: Facts) -> None:
