@@ -462,3 +462,21 @@ def name_hint(names: tuple[str, ...], key: object, node: cst.CSTNode) -> tuple[s
         if isinstance(shuffle, cst.Name) and shuffle.value in ("True", "False"):
             return ("train" if shuffle.value == "True" else "eval"), f"shuffle={shuffle.value}"
     return None, None
+
+
+def iterated_parameter(source: Source, values: Values, function: cst.FunctionDef) -> cst.Param | None:
+    """``def forever(loader): while True: for x, _ in loader: yield x``: the parameter whose
+    batches a generator yields from a loop over it. It makes no batches of its own: the
+    batches are those of whatever its callers hand it."""
+    params = [p for p in [*function.params.posonly_params, *function.params.params] if not values.is_self(p, function)]
+    for loop in values.own(function, cst.For):
+        assert isinstance(loop, cst.For)
+        iterated = loop.iter
+        while (inner := loader_inner(source, iterated)) is not None:
+            iterated = inner
+        if not isinstance(iterated, cst.Name) or not any(values.inside(y, loop.body) for y in values.own(function, cst.Yield)):
+            continue
+        param = next((p for p in params if p.name.value == iterated.value and values.stores_reaching(iterated) == [p.name]), None)
+        if param is not None:
+            return param
+    return None

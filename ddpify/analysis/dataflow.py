@@ -21,7 +21,18 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from ddpify.analysis.batches import DATALOADERS, RANDOM, Batches, Constants, Reach, counts, loader_inner, loader_step, name_hint
+from ddpify.analysis.batches import (
+    DATALOADERS,
+    RANDOM,
+    Batches,
+    Constants,
+    Reach,
+    counts,
+    iterated_parameter,
+    loader_inner,
+    loader_step,
+    name_hint,
+)
 from ddpify.analysis.callgraph import binding_site, literal
 from ddpify.analysis.source import Source
 from ddpify.analysis.sources import BatchSource, Consumer, Kind, Role, Use
@@ -139,31 +150,12 @@ class DataFlow:
         generators = {self.source.enclosing_function(y) for y in self.source.of_types(cst.Yield)}
         generators -= self._passthrough
         for function in sorted((g for g in generators if g is not None and not g.name.value.startswith("__")), key=self.values.start):
-            passed = self._iterated_parameter(function)
+            passed = iterated_parameter(self.source, self.values, function)
             if passed is not None:
                 found += self._passed_parameter(function, passed)
             else:
                 found += self._produced(function, [c for c, _ in self.values.callers(function)], {Use.TRAINING})
         return found
-
-    def _iterated_parameter(self, function: cst.FunctionDef) -> cst.Param | None:
-        """``def forever(loader): while True: for x, _ in loader: yield x``: the parameter whose
-        batches a generator yields from a loop over it. It makes no batches of its own: the
-        batches are those of whatever its callers hand it."""
-        params = [p for p in [*function.params.posonly_params, *function.params.params] if not self.values.is_self(p, function)]
-        for loop in self.values.own(function, cst.For):
-            assert isinstance(loop, cst.For)
-            iterated = loop.iter
-            while (inner := loader_inner(self.source, iterated)) is not None:
-                iterated = inner
-            if not isinstance(iterated, cst.Name) or not any(
-                self.values.inside(y, loop.body) for y in self.values.own(function, cst.Yield)
-            ):
-                continue
-            param = next((p for p in params if p.name.value == iterated.value and self.values.stores_reaching(iterated) == [p.name]), None)
-            if param is not None:
-                return param
-        return None
 
     def _passed_parameter(self, function: cst.FunctionDef, param: cst.Param) -> list[BatchSource]:
         """A generator passing on a parameter's batches that training takes (kind UNKNOWN):

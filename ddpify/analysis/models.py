@@ -156,6 +156,38 @@ class ModelFlow:
             self._placements[model] = found
         return found
 
+    def sometimes_none_input(self, model: Model) -> tuple[str, int] | None:
+        """An argument of a training forward (``model(x_t, t, labels)``) that the loop around
+        it sets to None under a condition first (``if np.random.random() < 0.1: labels =
+        None``, classifier-free guidance): a model that then skips the layers using it gives
+        them no gradient on those steps, and the ranks skip on different steps. The argument
+        and the line of ``= None``."""
+        spellings = {model.key, *model.references}
+        for call in self.source.of_types(cst.Call):
+            if cstutil.code(call.func) not in spellings or not self.dataflow.on_training_path(call):
+                continue
+            loop = next((a for a in self.source.ancestors(call) if isinstance(a, (cst.For, cst.While))), None)
+            if loop is None:
+                continue
+            arguments = {cstutil.code(a.value) for a in call.args if isinstance(a.value, cst.Name)}
+            for assign in self.source.of_types_in(loop, cst.Assign):
+                target = cstutil.code(assign.targets[0].target) if len(assign.targets) == 1 else None
+                if target not in arguments or cstutil.code(assign.value) != "None":
+                    continue
+                line = self.source.line(assign)
+                if line < self.source.line(call) and self._conditional_in(assign, loop):
+                    return target, line
+        return None
+
+    def _conditional_in(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+        """``node`` sits under an ``if`` inside ``loop``."""
+        for ancestor in self.source.ancestors(node):
+            if ancestor is loop:
+                return False
+            if isinstance(ancestor, cst.If):
+                return True
+        return False
+
     # ------------------------------------------------------------------ discovery
     def _groups(self) -> list[_Group]:
         groups: list[_Group] = []

@@ -76,6 +76,20 @@ class HelperLoader:
     # this file (``torch.arange(self.args.batch_size)``): the loader keeps the per-process batch
     batch_used_at: tuple[str, int] | None = None
 
+    def rebuild_note(self, statement: str, *, per_process_batch: bool) -> str:
+        """What the report says about ``statement`` (``x = ddpify.shard(x)``) rebuilding it."""
+        note = (
+            f"{self.key} is {self.origin} and trained on here: {statement} rebuilds it with a DistributedSampler at run "
+            "time if it is a plain DataLoader (anything else comes back unchanged, with a warning)"
+        )
+        if self.batch_used_at is None or per_process_batch:
+            return note
+        used, line = self.batch_used_at
+        return (
+            f"{note}; per-process batch kept, because {used} sizes a tensor at line {line} (effective batch x world_size: "
+            "scale the learning rate, or use the real batch length there and convert again)"
+        )
+
 
 class LoaderVariable(NamedTuple):
     """A variable that holds a loader (``train_loader``, ``self.val_loader``), where it is

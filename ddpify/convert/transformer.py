@@ -42,7 +42,6 @@ class ConvertTransformer(cst.CSTTransformer):
         self.annotate = annotate
         self.changes: list[Change] = list(facts.changes)
         self.manual: list[ManualItem] = list(facts.manual)
-        self._mps_reported = False
         # statements to insert before / after an original one, each with its report line
         self._before: dict[cst.CSTNode, list[tuple[cst.BaseStatement, str]]] = {}
         self._after: dict[cst.CSTNode, list[tuple[cst.BaseStatement, str]]] = {}
@@ -84,16 +83,7 @@ class ConvertTransformer(cst.CSTTransformer):
             (self._before if where == "before" else self._after).setdefault(anchor, []).append((statement, what))
         for loader in self.facts.helper_loaders:
             statement = rewrites.sharded(loader.key, per_process_batch=self.per_process_batch or loader.batch_used_at is not None)
-            what = (
-                f"{loader.key} is {loader.origin} and trained on here: {code(statement).strip()} rebuilds it "
-                "with a DistributedSampler at run time if it is a plain DataLoader (anything else comes back unchanged, with a warning)"
-            )
-            if loader.batch_used_at is not None and not self.per_process_batch:
-                used, line = loader.batch_used_at
-                what += (
-                    f"; per-process batch kept, because {used} sizes a tensor at line {line} (effective batch x world_size: "
-                    "scale the learning rate, or use the real batch length there and convert again)"
-                )
+            what = loader.rebuild_note(code(statement).strip(), per_process_batch=self.per_process_batch)
             (self._before if loader.before else self._after).setdefault(loader.statement, []).append((statement, what))
         if self.facts.setup_after is not None:
             setup = snippets.statement("setup", rt=RT)
@@ -358,7 +348,6 @@ class ConvertTransformer(cst.CSTTransformer):
             value = self._device_value(updated.args[0].value, allow_int=True)
             if value is updated.args[0].value:
                 per_rank = f"{RT}.device()" in code(value) or f"{RT}.device_from(" in code(value)
-                self._report_mps(original, value)
                 if not isinstance(value, (cst.SimpleString, cst.Call)) and not per_rank:
                     self.manual.append(
                         ManualItem(
@@ -383,25 +372,7 @@ class ConvertTransformer(cst.CSTTransformer):
             if value is not updated.args[0].value:
                 self.note(original, ".to(<cuda>) → .to(ddpify.device())")
                 return updated.with_changes(args=[updated.args[0].with_changes(value=value), *updated.args[1:]])
-            self._report_mps(original, value)
         return self._device_keyword(original, updated)
-
-    def _report_mps(self, original: cst.Call, value: cst.BaseExpression) -> None:
-        """``torch.device("mps")`` / ``.to("mps")``, once per file: no process group backend
-        moves MPS tensors, so DDP cannot train there, and a script whose device choice never
-        names CUDA leaves every rank's GPU idle."""
-        if self._mps_reported or not (isinstance(value, cst.SimpleString) and names.MPS_STRING.match(str(value.evaluated_value))):
-            return
-        self._mps_reported = True
-        self.manual.append(
-            ManualItem(
-                self.line(original),
-                f"{code(original)} picks Apple's MPS device: DDP cannot train on MPS (no process group backend moves MPS "
-                "tensors), and where this device choice does not name CUDA the ranks do not use the machine's GPUs",
-                "choose the device with ddpify.device() (this rank's GPU under torchrun, else the CPU) wherever the script "
-                "picks one; keep MPS for one-process runs only",
-            )
-        )
 
     def _device_keyword(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
         args = list(updated.args)

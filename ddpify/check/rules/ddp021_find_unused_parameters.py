@@ -60,6 +60,22 @@ class Net(nn.Module):
 model = ddpify.prepare_model(Net(), find_unused_parameters=True)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 """,
+        """\
+import random
+import torch
+import ddpify.runtime as ddpify
+from conditioned import UNet
+
+model = ddpify.prepare_model(UNet(), find_unused_parameters=True)
+optimizer = torch.optim.Adam(model.parameters())
+for images, labels in loader:
+    if random.random() < 0.1:
+        labels = None  # classifier-free guidance: the label embedding gets no gradient now
+    loss = model(images, labels).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
     )
     invalid = (
         Invalid(
@@ -82,9 +98,11 @@ model = DDP(model, device_ids=[rank], find_unused_parameters=True)
 
     def _needed(self, wrap: cst.Call) -> bool:
         """The wrapped model registers submodules its forward never uses, or its optimizer
-        gets only some of its parts (``ddpify.analysis.models``): the flag is what keeps DDP
+        gets only some of its parts, or a forward input is set to None on some steps
+        (``ddpify.analysis.models``): the flag is what keeps DDP
         from stopping at the second iteration (the converter adds it there)."""
         if not wrap.args:
             return False
-        model = self.file.facts.analysis.models.model_of(wrap.args[0].value)
-        return model is not None and bool(model.possibly_unused or model.parts)
+        models = self.file.facts.analysis.models
+        model = models.model_of(wrap.args[0].value)
+        return model is not None and bool(model.possibly_unused or model.parts or models.sometimes_none_input(model))

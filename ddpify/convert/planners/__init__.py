@@ -42,6 +42,7 @@ from ddpify.convert.planners import (
     bootstrap,
     checkpoints,
     device_args,
+    device_choice,
     directories,
     divergent_exits,
     downloads,
@@ -100,6 +101,7 @@ PLANNERS: tuple[Planner, ...] = (
     logs.plan,  # logging configured on rank 0
     random_data.plan,  # random_split generator; unseeded synthetic datasets
     device_args.plan,  # --device options: the rank's own GPU
+    device_choice.report,  # Apple's MPS chosen: no DDP there
     handed_over.plan_plain_handoffs,  # the DDP model given to no_grad code or beside its plain copy: unwrapped
     handed_over.report,  # functions of other files given the DDP model or a loader
     loop_shapes.plan,  # set_epoch taken back from batch loops and loaders that may not exist there

@@ -197,7 +197,7 @@ def _unused_parameters(recording: Recording, facts: Facts, model: Model, name: s
     elif model.parts:
         parts = ", ".join(f"{name}.{p}" for p in model.parts)
         why = f"only {parts} of {name} {'reaches' if len(model.parts) == 1 else 'reach'} the optimizer, so its other parameters may get no gradients"
-    elif (emptied := _sometimes_none(recording, model)) is not None:
+    elif (emptied := recording.analysis.models.sometimes_none_input(model)) is not None:
         argument, line = emptied
         why = (
             f"{argument} is set to None on some steps (line {line}) before {name}'s forward gets it: a model that skips the "
@@ -212,39 +212,6 @@ def _unused_parameters(recording: Recording, facts: Facts, model: Model, name: s
             f"{why}: wrapped with {UNUSED_OPTION} (DDP would otherwise stop at the second iteration, waiting for their gradients)",
         )
     )
-
-
-def _sometimes_none(recording: Recording, model: Model) -> tuple[str, int] | None:
-    """An argument of a training forward (``model(x_t, t, labels)``) that the same loop sets to
-    None under a condition before the call (``if np.random.random() < 0.1: labels = None``):
-    the argument, and the line of ``= None``."""
-    source = recording.analysis.source
-    spellings = {model.key, *model.references}
-    for call in source.of_types(cst.Call):
-        assert isinstance(call, cst.Call)
-        if code(call.func) not in spellings or not recording.analysis.dataflow.on_training_path(call):
-            continue
-        names = {code(a.value) for a in call.args if isinstance(a.value, cst.Name)}
-        loop = next((a for a in recording.ancestors(call) if isinstance(a, (cst.For, cst.While))), None)
-        if loop is None:
-            continue
-        for assign in source.of_types_in(loop, cst.Assign):
-            assert isinstance(assign, cst.Assign)
-            target = code(assign.targets[0].target) if len(assign.targets) == 1 else None
-            if target in names and code(assign.value) == "None" and recording.line(assign) < recording.line(call):
-                if any(isinstance(a, cst.If) for a in _between(recording, assign, loop)):
-                    return target, recording.line(assign)
-    return None
-
-
-def _between(recording: Recording, node: cst.CSTNode, outer: cst.CSTNode) -> list[cst.CSTNode]:
-    """The ancestors of ``node`` inside ``outer``."""
-    found = []
-    for ancestor in recording.ancestors(node):
-        if ancestor is outer:
-            break
-        found.append(ancestor)
-    return found
 
 
 def _line(recording: Recording, model: Model) -> int:
