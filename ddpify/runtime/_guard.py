@@ -147,8 +147,9 @@ class DistributedDataParallel(TorchDDP):
                 message = (
                     f"ddpify: {call_site(1)} moves the DDP-wrapped model from {device} to {target} after "
                     f"ddpify.prepare_model wrapped it at {self.__dict__['_ddpify_site']}: DDP keeps its gradient "
-                    f"buckets and device_ids on {device}. Move the model before prepare_model (which already "
-                    f"puts it on this rank's device), or not at all."
+                    f"buckets and device_ids on {device}. Move the model before prepare_model, or not at all; for a "
+                    f"model on the CPU that code you cannot change moves later, prepare_model(model, on_rank_device=True) "
+                    f"puts it on this rank's GPU first."
                 )
                 note("guard", row="wrapped", message=message)
                 raise GuardError(message, "wrapped")

@@ -22,7 +22,7 @@ _WRAPPERS = (DistributedDataParallel, nn.DataParallel)
 _DDP_PREFIX = "module."
 
 
-def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, **ddp_kwargs: Any) -> nn.Module:
+def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, on_rank_device: bool = False, **ddp_kwargs: Any) -> nn.Module:
     """Wrap ``model`` in DistributedDataParallel on this rank's device.
 
     * One process: ``model`` is returned unchanged (same object), so plain runs match the
@@ -38,8 +38,11 @@ def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, **ddp_kwargs
     * With CUDA, a model on another GPU is moved to this rank's GPU first (every rank on cuda:0
       is the classic mistake). A model on the CPU stays there (DDP on the CPU uses the group's
       gloo part): the script keeps its batches where it puts them, and a model moved behind
-      its back would meet CPU targets with CUDA outputs. A model spread over several devices
-      is left as is.
+      its back would meet CPU targets with CUDA outputs. ``on_rank_device=True`` moves a CPU
+      model too: the converter sets it where the model goes on to code it cannot see (another
+      file's trainer) that may move it to ``"cuda"`` after the wrap, which DDP cannot follow;
+      on this rank's GPU already, that later move is none. A model spread over several
+      devices is left as is.
     * The wrapper's ``state_dict()`` has the bare model's keys (no ``module.`` prefix) and its
       ``load_state_dict`` takes either kind (see ``_plain_checkpoint_keys``).
     * Guard rails (unless DDPIFY_GUARDS=0, see ``_guard``): moving the wrapped model to another
@@ -59,7 +62,7 @@ def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, **ddp_kwargs
     if not any(p.requires_grad for p in params):
         return model
 
-    model = _on_rank_device(model)
+    model = _on_rank_device(model, cpu_too=on_rank_device)
     placed = next(iter(model.parameters())).device
     if placed.type == "cuda":
         if sync_batchnorm and any(isinstance(m, _BatchNorm) for m in model.modules()):
@@ -70,21 +73,22 @@ def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, **ddp_kwargs
     return wrapped
 
 
-def _on_rank_device(model: nn.Module) -> nn.Module:
-    """``model`` on this rank's GPU when it sits wholly on another GPU; otherwise unchanged."""
+def _on_rank_device(model: nn.Module, *, cpu_too: bool = False) -> nn.Module:
+    """``model`` on this rank's GPU when it sits wholly on another GPU (or, ``cpu_too``, on the
+    CPU); otherwise unchanged."""
     target = device()
     placed = {p.device for p in model.parameters()} | {b.device for b in model.buffers()}
-    return model.to(target) if _moves_to(placed, target) else model
+    return model.to(target) if _moves_to(placed, target, cpu_too=cpu_too) else model
 
 
-def _moves_to(placed: set[torch.device], target: torch.device) -> bool:
-    """Whether a model on the devices ``placed`` goes to ``target``: only from one other GPU to
-    this rank's GPU. CPU, meta and other accelerators stay: the script chose them, and its
-    batches follow its own choice, not ours."""
+def _moves_to(placed: set[torch.device], target: torch.device, *, cpu_too: bool = False) -> bool:
+    """Whether a model on the devices ``placed`` goes to ``target``: from one other GPU to this
+    rank's GPU (and from the CPU when ``cpu_too``). Otherwise the CPU, meta and other
+    accelerators stay: the script chose them, and its batches follow its own choice."""
     if target.type != "cuda" or len(placed) != 1:
         return False
     (where,) = placed
-    return where.type == "cuda" and where != target
+    return where.type == "cuda" and where != target or cpu_too and where.type == "cpu"
 
 
 def _plain_checkpoint_keys(wrapped: nn.Module) -> None:

@@ -240,7 +240,7 @@ def test_model_handed_to_another_files_function_is_reported_once_per_function():
     assert item.todo == (
         "guard its prints and writes inside it (if ddpify.is_main_process():), not the call: every rank must run the DDP model's forward; "
         "there it receives the DDP wrapper: reach the model's own methods and attributes other than forward "
-        "(e.g. model.config, model.sample_latent(...)) through model.module (or ddpify.unwrap(model)), and only calls of its forward average gradients"
+        "through model.module (or ddpify.unwrap(model)), and only calls of its forward average gradients"
     )
     # init_weights gets the plain model (before the wrap), evaluate is this file's own code,
     # load and checkpoint helpers are handled by their own rules

@@ -111,3 +111,26 @@ def test_a_copy_read_back_is_guarded_and_reported() -> None:
     assert 'if ddpify.is_main_process():\n    shutil.copyfile("raw.npy", "train.npy")\n' in result.output
     [item] = result.manual
     assert item.line == 5 and "read back on every rank at line 6" in item.why and "ddpify.barrier()" in item.todo
+
+
+def test_helpers_that_load_or_change_training_state_are_not_side_effects() -> None:
+    """``read_data(opt)`` fills what every rank trains on; ``adjust_learning_rate(optimizer,
+    0.8)`` changes every rank's optimizer: neither may move to rank 0, so neither is reported
+    as a side-effect call; ``plot_samples(...)`` still is."""
+    result = convert(
+        """\
+        import torch
+        from utils import adjust_learning_rate, read_data, plot_samples
+
+        read_data(opt)
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(3):
+            model(torch.ones(1, 2)).sum().backward()
+            optimizer.step()
+            adjust_learning_rate(optimizer, 0.8)
+            plot_samples(step)
+        """
+    )
+    reported = [m.why.split("()")[0] for m in result.manual if "side effects" in m.why]
+    assert reported == ["plot_samples"]

@@ -121,6 +121,9 @@ def test_prepare_model_moves_only_a_model_on_another_gpu() -> None:
     assert not _model._moves_to({torch.device("meta")}, cuda1)
     assert not _model._moves_to({cuda0, cpu}, cuda1)  # spread over devices: the script's choice
     assert not _model._moves_to({cuda0}, cpu)  # no CUDA here
+    # on_rank_device=True (a model another file's trainer may move after the wrap): the CPU too
+    assert _model._moves_to({cpu}, cuda1, cpu_too=True)
+    assert not _model._moves_to({cpu}, cpu, cpu_too=True)
 
 
 def test_on_rank_device_leaves_a_cpu_model_alone(monkeypatch: pytest.MonkeyPatch) -> None:

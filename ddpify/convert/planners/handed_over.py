@@ -15,8 +15,9 @@ from ddpify.convert.names import RUNTIME_MODULE
 from ddpify.convert.planners.calls import COPIES, behind_rank_test, imported_helper
 from ddpify.convert.planners.models import optimizer_builders
 from ddpify.convert.planners.rank_zero import imported_from_local_module, is_call_statement, statement_of
+from ddpify.convert.planners.wraps import ON_RANK_DEVICE
 from ddpify.convert.record import Recording
-from ddpify.findings import ManualItem
+from ddpify.findings import Change, ManualItem
 from ddpify.tree.cstutil import callee_name, code, is_simple_reference, of_types
 
 # The runtime's calls that give back a loader (a converted script's training loaders).
@@ -24,6 +25,13 @@ _RUNTIME_LOADERS = ("distributed_loader", "shard", "unsharded")
 
 
 # `./logs`, `runs/exp1`, `out.csv`: a relative path, a folder or a file with an extension
+# what functions that load, compute or change training state are called (``read_data(opt)``,
+# ``adjust_learning_rate(optimizer, 0.8)``, ``clip_gradient(optimizer, 5)``): every rank needs
+# their effect, so they are no side-effect calls to move to rank 0 (a name-based filter on a report)
+_CHANGES_STATE = re.compile(
+    r"(read|load|get|fetch|build|prepare|parse|compute|update|adjust|clip|init|set|scale|decay|warmup)(_|$)",
+    re.IGNORECASE,
+)
 # what another file's logger-like callables are called: the ones a path is given to write into
 _WRITER_NAME = re.compile(r"log|writer|record|visuali|monitor|track|board|saver|plot", re.IGNORECASE)
 _PATH_LIKE = re.compile(r"^\.{1,2}/|/|^[\w-]+\.(txt|csv|json|log|ya?ml|pt|pth|pkl|png|jpg|npy|h5)$")
@@ -43,6 +51,8 @@ def report(recording: Recording, facts: Facts) -> None:
         handed = _handed_over(recording, facts, call)
         if handed:
             reported.add(helper)
+            if names.TRAINER_NAME.search(helper) or _gets_an_optimizer(recording, call):
+                _placed_for_the_other_file(recording, facts, call, helper)
             facts.manual.append(
                 ManualItem(
                     recording.line(call),
@@ -80,6 +90,8 @@ def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: se
             continue
         if names.SEED_HELPER.search(callee_name(call) or "") or names.is_rank_zero_client(recording.qualified(call)):
             continue
+        if path is None and _CHANGES_STATE.match(callee_name(call) or ""):
+            continue  # read_data(opt), adjust_learning_rate(optimizer, 0.8): every rank needs what it does
         if any(code(a.value) in models or code(a.value) in loaders for a in call.args) or _rewritten(recording, facts, call):
             continue
         reported.add(helper)
@@ -182,6 +194,40 @@ def _handed_over(recording: Recording, facts: Facts, call: cst.Call) -> list[str
     return handed
 
 
+def _gets_an_optimizer(recording: Recording, call: cst.Call) -> bool:
+    """``SimCLR(model=model, optimizer=optimizer, ...)``: code given an optimizer of this file
+    (a variable assigned ``torch.optim.*(...)``) trains what it is given."""
+    for arg in call.args:
+        if not is_simple_reference(arg.value):
+            continue
+        for _, value in recording.analysis.source.assignments.get(code(arg.value), []):
+            if isinstance(value, cst.Call) and names.is_optimizer(recording.qualified(value)):
+                return True
+    return False
+
+
+def _placed_for_the_other_file(recording: Recording, facts: Facts, call: cst.Call, helper: str) -> None:
+    """A DDP model handed to another file's trainer (``Trainer(generator, ...)``, ``fit(model)``:
+    ``names.TRAINER_NAME``; or code also given its optimizer) may be moved there after the wrap (``self.G.cuda()``), which DDP
+    cannot follow: its wrap gets
+    ``on_rank_device=True``, so under CUDA it is on this rank's GPU already and that move is
+    none. Without it a CPU model stays on the CPU (``ddpify.runtime.prepare_model``)."""
+    for arg in call.args:
+        key = code(arg.value)
+        for wrapped, anchor, _ in facts.model_wraps:
+            options = facts.wrap_options.get((anchor, wrapped), "")
+            if wrapped != key or ON_RANK_DEVICE in options:
+                continue
+            facts.wrap_options[anchor, wrapped] = ", ".join(o for o in (options, ON_RANK_DEVICE) if o)
+            facts.changes.append(
+                Change(
+                    recording.line(anchor),
+                    f"{key} goes on to {helper}() of another file, which may move it after the wrap: wrapped with "
+                    f"{ON_RANK_DEVICE} (under CUDA it is on this rank's GPU first, so a later .cuda() there moves nothing)",
+                )
+            )
+
+
 def _before_wrap(recording: Recording, facts: Facts, call: cst.Call, key: str) -> bool:
     """``init_weights(model)`` above ``model = ddpify.prepare_model(model)`` (planned, or
     there already) in the same function: the plain model, still being built."""
@@ -213,8 +259,8 @@ def _handed_over_todo(handed: list[str]) -> str:
         model = wrapped[0]
         todo += (
             ", not the call: every rank must run the DDP model's forward; there it receives the DDP wrapper: reach the "
-            f"model's own methods and attributes other than forward (e.g. {model}.config, {model}.sample_latent(...)) through "
-            f"{model}.module (or ddpify.unwrap({model})), and only calls of its forward average gradients"
+            f"model's own methods and attributes other than forward through {model}.module (or ddpify.unwrap({model})), "
+            "and only calls of its forward average gradients"
         )
     if any(h.endswith("training loader)") for h in handed):
         todo += "; a metric it computes over the sharded loader covers one rank's shard: reduce it (torch.distributed.all_reduce)"

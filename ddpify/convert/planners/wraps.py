@@ -25,6 +25,7 @@ from ddpify.findings import Change
 from ddpify.tree.cstutil import code, is_simple_reference
 
 UNUSED_OPTION = "find_unused_parameters=True"
+ON_RANK_DEVICE = "on_rank_device=True"  # a CPU model onto the rank's GPU before the wrap
 # (body, index of the statement the wrap follows, key) -> (anchor, "before" | "after")
 Spot = Callable[[Sequence[cst.CSTNode], int, str], tuple[cst.CSTNode, str]]
 
