@@ -27,7 +27,7 @@ from ddpify.analysis.dataflow import BatchSource, Kind, Role, Use
 from ddpify.analysis.values import Origin
 from ddpify.convert import names
 from ddpify.convert.fact_types import Facts, HelperLoader, LoaderVariable, item
-from ddpify.convert.planners.calls import opaque_helper
+from ddpify.convert.planners.calls import opaque_helper, project_helper
 from ddpify.convert.planners.loaders import unwrapped_trainee
 from ddpify.convert.record import Recording
 from ddpify.tree.cstutil import code, is_simple_reference
@@ -45,6 +45,7 @@ class _Outside:
         function: str | None = None,
         before: bool = False,
         unshardable: str | None = None,
+        built_here: bool = False,
     ):
         self.key = key  # what to rebind (``batches``, ``self.data``) or, when reported, to name
         self.what = what  # "a parameter of Trainer.fit()"
@@ -52,6 +53,7 @@ class _Outside:
         self.function = function  # the function whose parameter it is ("Trainer.fit"), rebound first thing there
         self.before = before
         self.unshardable = unshardable  # why it cannot be rebuilt here (None: it can)
+        self.built_here = built_here  # made by calls of this file (a library's iterator), not a DataLoader
 
     def binding(self) -> cst.BaseStatement | None:
         """The statement of this file that binds it (a parameter has none)."""
@@ -139,6 +141,15 @@ def _trace(recording: Recording, source: BatchSource, origins: tuple[Origin, ...
         )
     if len(origins) > 1:
         made = ", ".join(dict.fromkeys(_described(recording, o) for o in origins))
+        if all(isinstance(o.node, cst.Call) and project_helper(recording, o.node) is None for o in origins):
+            lines = ", ".join(str(recording.line(o.node)) for o in origins)
+            return _Outside(
+                code(iterated)[:60],
+                f"built by {made} in this file (lines {lines})",
+                None,
+                unshardable="it is not a DataLoader, and ddpify shards DataLoaders only",
+                built_here=True,
+            )
         return _Outside(code(iterated)[:60], f"set from {made}", None, unshardable="it comes from more than one place")
     return _Outside(code(iterated)[:60], "made by code this file does not show", None, unshardable="ddpify cannot tell what it is")
 
@@ -240,20 +251,26 @@ def _report(recording: Recording, facts: Facts, source: BatchSource, outside: _O
     line = recording.line(binding) if binding is not None else loop.line
     first = "once the model is wrapped (ddpify.prepare_model), " if reason.endswith("is not wrapped") else ""
     epoch_loop = _epoch_loop_around(recording, loop.node)
-    facts.manual.append(
-        item(
-            line,
-            f"{outside.key} is {outside.what}: training iterates it and this file does not build it, so every rank trains on all of it; not sharded: {reason}",
+    if outside.built_here:
+        why = f"{outside.key} is {outside.what}: training iterates it, so every rank trains on all of it; not sharded: {reason}"
+        todo = (
+            f"{first}build the batches with a DataLoader and a DistributedSampler (ddpify.distributed_loader(dataset, ...)), or "
+            "make each rank take every ddpify.world_size()-th batch starting at ddpify.rank()"
+        )
+    else:
+        why = f"{outside.key} is {outside.what}: training iterates it and this file does not build it, so every rank trains on all of it; not sharded: {reason}"
+        todo = (
             f"{first}build it with sampler=DistributedSampler(dataset) where it is made, or write {outside.key} = ddpify.shard({outside.key}) "
             f"{outside.where()} (a plain DataLoader is rebuilt with a DistributedSampler)"
-            + (", and call ddpify.set_epoch on it at the top of its epoch loop" if epoch_loop is not None else ""),
         )
-    )
+    todo += ", and call ddpify.set_epoch on it at the top of its epoch loop" if epoch_loop is not None else ""
+    facts.manual.append(item(line, why, todo))
     if epoch_loop is not None and recording.line(epoch_loop) != line:
         facts.manual.append(
             item(
                 recording.line(epoch_loop),
-                f"this epoch loop trains on {outside.key}, which this file does not build and does not shard",
+                f"this epoch loop trains on {outside.key}, which "
+                + ("is no DataLoader and is not sharded" if outside.built_here else "this file does not build and does not shard"),
                 f"once it is sharded, call ddpify.set_epoch({outside.key}, {code(epoch_loop.target)}) first in this loop, so every epoch reshuffles the shards",
             )
         )
