@@ -83,6 +83,9 @@ def last_placement(
         function = values.frame_of(unordered[0])
         where = f" in {values.name_of(function)}()" if isinstance(function, cst.FunctionDef) else ""
         return Placement(None, None, f"{described}{where} runs at a time this file does not fix against its use in training")
+    if not events and constructions:
+        built = " and ".join(f"{cstutil.code(c)[:40]} at line {source.line(c)}" for c in constructions[:2])
+        return Placement(None, None, f"ddpify cannot order where it is built ({built}) against its use in training")
     if not events:
         return Placement(None, None, "nothing in this file builds, moves or loads it")
     if not before:
