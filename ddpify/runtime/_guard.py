@@ -113,7 +113,21 @@ class DistributedDataParallel(TorchDDP):
     * ``forward`` counts its calls, and the optimizer-step pre-hook checks the count: a step
       whose model has gradients without a forward through this wrapper since that optimizer's
       last step was not averaged across ranks.
+
+    Because that check catches training through them, the model's own public members the
+    wrapper lacks are read from the model (``G.sample_latent(n)``, ``model.config`` in code of
+    another file that the converter cannot rewrite): sampling and reading work, and a step
+    trained only through such a method still raises instead of going unaveraged.
     """
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            module = self.__dict__.get("_modules", {}).get("module")
+            if module is None or name.startswith("_"):
+                raise
+            return getattr(module, name)
 
     def __init__(self, module: torch.nn.Module, *args: Any, wrap_site: str = "?", **kwargs: Any) -> None:
         super().__init__(module, *args, **kwargs)

@@ -70,6 +70,25 @@ def test_a_step_whose_gradients_bypassed_the_wrapper_raises(group: None) -> None
     assert caught.value.row == "forward" and "DDPIFY_VERIFY=1 names the call" in str(caught.value)
 
 
+def test_the_models_own_members_are_read_through_the_wrapper_and_training_through_them_still_raises(group: None) -> None:
+    """Another file's code calling ``G.sample_latent(n)`` or reading ``model.config`` on the
+    wrapper gets the model's member; a step trained only through such a method still raises."""
+    net = Net()
+    net.config = {"width": 4}  # type: ignore[assignment]
+    wrapped = GuardedDDP(net, wrap_site="train.py:12")
+    assert wrapped.config == {"width": 4} and wrapped.encoder is net.encoder
+    with torch.no_grad():
+        assert wrapped.encode(torch.ones(1, 3)).shape == (1, 1)
+    with pytest.raises(AttributeError):
+        wrapped.no_such_member  # noqa: B018
+    with pytest.raises(AttributeError):
+        wrapped._private_of_the_model  # noqa: B018  (private names stay the wrapper's)
+    optimizer = torch.optim.SGD(wrapped.parameters(), lr=0.1)
+    _step(optimizer, wrapped(torch.randn(2, 3)))
+    with pytest.raises(GuardError, match="no forward went through"):
+        _step(optimizer, wrapped.encode(torch.randn(2, 3)))
+
+
 def test_verify_mode_names_the_method_that_bypassed_the_wrapper(group: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DDPIFY_VERIFY", "1")
     wrapped = GuardedDDP(Net(), wrap_site="train.py:12")

@@ -32,8 +32,8 @@ def report(recording: Recording, facts: Facts) -> None:
             ManualItem(
                 recording.line(call),
                 f"{code(call.func)}(... {code(seed)} ...) seeds the environment alike on every rank: every rank collects "
-                "the same experience, so DDP averages world_size copies of one rank's gradient (world_size times the work, "
-                "no more data)",
+                "the same experience, so once the model is wrapped DDP averages world_size copies of one rank's gradient "
+                "(world_size times the work, no more data)",
                 f"give each rank its own seed, e.g. {code(seed)} + ddpify.rank() * 1000 (and the same offset wherever the "
                 "environments are seeded), keeping evaluation episodes alike if you compare them across ranks",
             )

@@ -48,17 +48,21 @@ def report(recording: Recording, facts: Facts) -> None:
         helper = imported_helper(recording, call)
         if helper is None or helper in reported or call in handled or _rewritten(recording, facts, call):
             continue
-        handed = _handed_over(recording, facts, call)
+        unwrapped = [code(a.value) for a in call.args if a in facts.unwrapped_args]
+        handed = _handed_over(recording, facts, call) if not unwrapped else [f"{u} (the plain model)" for u in unwrapped]
         if handed:
             reported.add(helper)
-            if names.TRAINER_NAME.search(helper) or _gets_an_optimizer(recording, call):
+            if not unwrapped and (names.TRAINER_NAME.search(helper) or _gets_an_optimizer(recording, call)):
                 _placed_for_the_other_file(recording, facts, call, helper)
             facts.manual.append(
                 ManualItem(
                     recording.line(call),
                     f"{helper}() (another file) runs on every rank with {', '.join(handed)}: "
                     "prints or writes inside it happen once per rank",
-                    _handed_over_todo(handed),
+                    _handed_over_todo(handed)
+                    if not unwrapped
+                    else f"it gets ddpify.unwrap(...), so it runs no DDP forward: if it only samples, prints or writes, put the "
+                    f"statement of {helper}() under `if ddpify.is_main_process():`, else guard its prints and writes inside it",
                 )
             )
     _report_side_effect_helpers(recording, facts, reported, handled)
@@ -169,13 +173,10 @@ def _copy_of(recording: Recording, value: cst.BaseExpression, key: str) -> bool:
 
 
 def _rewritten(recording: Recording, facts: Facts, call: cst.Call) -> bool:
-    """Guarded (by the script or the conversion) or given rewritten arguments already."""
+    """Guarded (by the script or the conversion) or given unsharded loaders already (a call
+    given ``ddpify.unwrap(model)`` is still reported: its prints happen on every rank)."""
     statement = recording.parent(recording.parent(call) or call)
-    return (
-        statement in facts.main_process_only
-        or any(a in facts.unwrapped_args or a in facts.unsharded_args for a in call.args)
-        or behind_rank_test(recording, call)
-    )
+    return statement in facts.main_process_only or any(a in facts.unsharded_args for a in call.args) or behind_rank_test(recording, call)
 
 
 def _handed_over(recording: Recording, facts: Facts, call: cst.Call) -> list[str]:
