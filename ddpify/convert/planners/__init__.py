@@ -19,12 +19,16 @@ A new rewrite = one planner + one rewrite (convert/rewrites.py) + one snippet
   ``models.report_moves_after_wrap`` and ``handed_over.report`` need it;
 - ``outside_loaders.plan`` reads ``Facts.held_models`` and ``Facts.model_wraps`` (only a
   wrapped model's outside loaders are sharded) and adds to ``Facts.helper_loaders`` and
-  ``Facts.loader_variables``: ``epochs.plan`` needs them;
+  ``Facts.loader_variables``: ``epochs.plan`` needs them, and ``batch_lengths.plan_handed_in``
+  gives those loaders the per-process batch where a batch size sizes a tensor here;
+- ``rank_zero_values.plan`` moves a logging client whose values every rank reads into
+  ``Facts.kept_writes`` (left on every rank: the transformer reads it);
 - ``side_effects.plan`` fills ``Facts.main_process_only``: ``output_helpers``, ``paths`` and
   ``fetches`` need it (a temporary folder rank 0 writes into; no ``main_process_first`` in
   code rank 0 runs alone);
-- ``handed_over.report`` comes last: it skips calls the others rewrote (unwrapped or unsharded
-  arguments, statements guarded for rank 0).
+- ``handed_over.report`` comes late: it skips calls the others rewrote (unsharded arguments,
+  statements guarded for rank 0), and adds ``on_rank_device=True`` to ``Facts.wrap_options`` of
+  a model it finds handed to another file's trainer.
 
 The rest of the order is the order of ``Facts.manual`` and ``Facts.changes`` (``--annotate``
 writes the items of one line in that order), kept as it was when one visitor did it all.
