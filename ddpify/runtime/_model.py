@@ -13,7 +13,6 @@ from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 from torch.nn.parallel import DistributedDataParallel
 
-from . import _seed
 from ._guard import GuardedDDP, call_site, guards_enabled
 from ._process_group import device, setup, world_size
 
@@ -71,22 +70,7 @@ def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, on_rank_devi
         ddp_kwargs.setdefault("device_ids", [placed.index])
     wrapped = GuardedDDP(model, wrap_site=site, **ddp_kwargs) if guards_enabled() else DistributedDataParallel(model, **ddp_kwargs)
     _plain_checkpoint_keys(wrapped)
-    _rank_seeds_when_training_starts(wrapped)
     return wrapped
-
-
-def _rank_seeds_when_training_starts(wrapped: nn.Module) -> None:
-    """Switch the RNGs ``ddpify.seed`` recorded to per-rank seeds at the wrapper's first
-    training forward (train mode, gradients on), once. The data loader does it on its first
-    iteration; scripts without one (random batch indices, RL rollouts) would otherwise keep
-    identical dropout and noise on every rank for the whole run."""
-
-    def switch(module: nn.Module, inputs: Any) -> None:
-        if module.training and torch.is_grad_enabled():
-            _seed.switch_to_rank_seeds()
-            handle.remove()
-
-    handle = wrapped.register_forward_pre_hook(switch)
 
 
 def _on_rank_device(model: nn.Module, *, cpu_too: bool = False) -> nn.Module:

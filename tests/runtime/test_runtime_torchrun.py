@@ -175,14 +175,6 @@ def test_load_state_dict_strips_module_prefix(model_io):
         assert rec["wrapper_loads_both"] == ["<All keys matched successfully>"] * 2
 
 
-def test_first_training_forward_switches_to_per_rank_seeds(model_io):
-    """No data loader iterates in this script: the RNG streams are the same on both ranks until
-    the wrapped model's first training forward, then differ (dropout, noise per rank)."""
-    r0, r1 = model_io
-    assert r0["draw_before_training"] == r1["draw_before_training"]
-    assert r0["draw_after_training"] != r1["draw_after_training"]
-
-
 def test_wrapper_checkpoints_have_the_bare_models_keys(model_io):
     """Code ddpify cannot rewrite (another file's trainer, an EMA) saves and copies
     ``wrapper.state_dict()``: it must be the bare model's, also when a module holds the wrapper."""
