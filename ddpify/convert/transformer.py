@@ -401,10 +401,13 @@ class ConvertTransformer(cst.CSTTransformer):
     def _seed(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if not qualified & names.SEED_FUNCTIONS or not updated.args:
             return None
-        self.note(
-            original,
-            f"{code(original.func)}(...) → ddpify.seed: same seed on every rank for model init and data, then seed + rank once training starts",
+        sharded = any(f.role == "train" for f in self.facts.loaders.values()) or self.facts.helper_loaders or self.facts.trained_elsewhere
+        then = (
+            "then seed + rank once training starts"
+            if sharded
+            else "and, with no sharded loader to start training, for the whole run (evaluation draws agree across ranks)"
         )
+        self.note(original, f"{code(original.func)}(...) → ddpify.seed: same seed on every rank for model init and data, {then}")
         return rewrites.seeded(updated)
 
     def _checkpoint(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
