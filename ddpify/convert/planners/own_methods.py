@@ -1,8 +1,9 @@
 """A trained model, now the DDP wrapper, handed to a function of another file when the model
 has members of its own. This file reaches them through ``ddpify.unwrap(model)`` (the
-transformer rewrites ``decoder.init_hidden(...)``), but the other file's code is out of reach:
-if it calls the same member on what it is given, it fails with AttributeError
-(char-rnn's ``generate(decoder, ...)``, which calls ``decoder.init_hidden(1)``).
+transformer rewrites ``decoder.init_hidden(...)``), but the other file's code is out of reach
+(char-rnn's ``generate(decoder, ...)``, which calls ``decoder.init_hidden(1)``): ddpify's guarded
+wrapper answers such calls from the model, plain DDP (``DDPIFY_GUARDS=0``) raises AttributeError,
+and training through such a member is never averaged.
 
 Reported at the call, naming the members this file uses and what to write; not rewritten:
 whether the helper trains through the model (then it needs the wrapper) or only samples (then
@@ -41,10 +42,12 @@ def report(recording: Recording, facts: Facts) -> None:
             facts.manual.append(
                 ManualItem(
                     recording.line(recording_statement(recording, call)),
-                    f"{helper}() (another file) is given {model}, which is now the DDP wrapper; the model has members the "
-                    f"wrapper lacks ({listed}): where {helper}() uses them on what it is given, it fails with AttributeError",
+                    f"{helper}() (another file) is given {model}, which is now the DDP wrapper; the model has members DDP "
+                    f"lacks ({listed}): ddpify's wrapper reads them from the model (guard rails on, the default; with "
+                    "DDPIFY_GUARDS=0 they raise AttributeError), and gradients are averaged only through its forward",
                     f"if {helper}() only samples or evaluates, pass ddpify.unwrap({model}); if it trains through {model}, keep "
-                    f"the wrapper and write ddpify.unwrap(model).{first}(...) inside {helper}()",
+                    f"the wrapper and train through its forward ({model}(...)), using {model}.{first}(...) only for what needs "
+                    "no gradient",
                 )
             )
 
