@@ -24,7 +24,6 @@ from ddpify.tree.cstutil import callee_name, code, is_simple_reference, of_types
 _RUNTIME_LOADERS = ("distributed_loader", "shard", "unsharded")
 
 
-# `./logs`, `runs/exp1`, `out.csv`: a relative path, a folder or a file with an extension
 # what functions that load, compute or change training state are called (``read_data(opt)``,
 # ``adjust_learning_rate(optimizer, 0.8)``, ``clip_gradient(optimizer, 5)``): every rank needs
 # their effect, so they are no side-effect calls to move to rank 0 (a name-based filter on a report)
@@ -34,6 +33,7 @@ _CHANGES_STATE = re.compile(
 )
 # what another file's logger-like callables are called: the ones a path is given to write into
 _WRITER_NAME = re.compile(r"log|writer|record|visuali|monitor|track|board|saver|plot", re.IGNORECASE)
+# `./logs`, `runs/exp1`, `out.csv`: a relative path, a folder or a file with an extension
 _PATH_LIKE = re.compile(r"^\.{1,2}/|/|^[\w-]+\.(txt|csv|json|log|ya?ml|pt|pth|pkl|png|jpg|npy|h5)$")
 
 
