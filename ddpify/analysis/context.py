@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis.callers import Callers, Key, first_on_the_way
 from ddpify.analysis.divergence import Divergence, Divergent
+from ddpify.analysis.fixpoint import Fixpoint
 from ddpify.analysis.rank_tests import RankTests
 from ddpify.analysis.ranks import EVERY, NOWHERE, Branch, Ranks, RankSelection
 from ddpify.analysis.source import Source
@@ -84,9 +86,6 @@ class Context:
         self._prefixes: dict[cst.CSTNode, list[Ranks]] = {}
         self._indexes: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}
         self._scanning: set[cst.CSTNode] = set()
-        self._functions: dict[cst.FunctionDef, Ranks] = {}
-        self._busy: list[cst.FunctionDef] = []
-        self._cycle = False
 
     # ---------------------------------------------------------------- the answers
     def of(self, node: cst.CSTNode) -> Execution:
@@ -218,38 +217,48 @@ class Context:
     def function(self, function: cst.FunctionDef) -> Ranks:
         """Where ``function`` runs: every rank for a spawn target; else wherever its call sites
         (and the places that hand it over, ``callbacks=[f]``) run; where it is defined when
-        this file never calls it."""
-        found = self._functions.get(function)
-        if found is not None:
-            return found
-        if function in self._busy:  # recursion: contributes nothing new
-            self._cycle = True
-            return NOWHERE
-        outermost = not self._busy
-        self._busy.append(function)
-        try:
-            found = self._function(function)
-        finally:
-            self._busy.pop()
-        if outermost or not self._cycle:
-            self._functions[function] = found
-        if outermost:
-            self._cycle = False
-        return found
+        this file never calls it. Code reached only from a cycle with no way in that the file
+        shows runs anywhere (unknown)."""
+        found = self._where(function)
+        return found if found.may else EVERY
 
-    def _function(self, function: cst.FunctionDef) -> Ranks:
-        if function in self.source.spawned:
-            return EVERY
-        sites: list[cst.CSTNode] = [*self.call_sites(function), *self.source.mentions_of(function)]
-        if not sites:
-            return self.ranks(function)
+    @functools.cached_property
+    def _callers(self) -> Callers:
+        return Callers(self.source, mentions=True)
+
+    @functools.cached_property
+    def _where(self) -> Fixpoint[Key, Ranks]:
+        """Where each function runs and each method name is called: one fixpoint over the
+        callers (``ddpify.analysis.callers``)."""
+        return Fixpoint(self._where_depends, self._where_from, NOWHERE, self.source.budget)
+
+    def _where_depends(self, key: Key) -> list[Key]:
+        if isinstance(key, cst.FunctionDef):
+            if key in self.source.spawned:
+                return []
+            if not self._callers.called(key):  # where it is defined
+                enclosing = self.source.enclosing_function(key)
+                return [enclosing] if enclosing is not None else []
+        return self._callers.frames(key)
+
+    def _where_from(self, key: Key, where: Callable[[Key], Ranks]) -> Ranks:
+        def at(node: cst.CSTNode) -> Ranks:
+            enclosing = self.source.enclosing_function(node)
+            return self.local(node) & where(enclosing) if enclosing is not None else self.local(node)
+
         found = NOWHERE
-        for site in sites:
-            found = found | self.ranks(site)
+        if isinstance(key, cst.FunctionDef):
+            if key in self.source.spawned:
+                return EVERY
+            if not self._callers.called(key):
+                return at(key)
+            name = self._callers.method_name(key)
+            if name is not None:
+                found = where(name)
+        for site in self._callers.sites(key):
             if found == EVERY:
                 break
-        if not found.may and not self._busy[:-1]:
-            return EVERY  # only called from a cycle with no way in that the file shows: unknown
+            found = found | at(site)
         return found
 
     def call_sites(self, function: cst.FunctionDef) -> list[cst.Call]:
@@ -261,7 +270,7 @@ class Context:
                 sites += [c for c in self.source.calls_by_callee.get(klass.name.value, []) if isinstance(c.func, cst.Name)]
         return sites
 
-    def restriction(self, node: cst.CSTNode, *, callers: bool = True, _depth: int = 0) -> cst.BaseExpression | None:
+    def restriction(self, node: cst.CSTNode, *, callers: bool = True) -> cst.BaseExpression | None:
         """The innermost rank test that narrows where ``node`` runs (an enclosing condition,
         an early exit above it, or, with ``callers``, one at a call site of its function), for
         messages."""
@@ -276,14 +285,14 @@ class Context:
                 if isinstance(parent, cst.BooleanOperation):
                     return parent.left
             if isinstance(parent, cst.FunctionDef):
-                if callers and _depth < 4 and parent not in self.source.spawned:
-                    for site in self.call_sites(parent):
-                        found = self.restriction(site, _depth=_depth + 1)
-                        if found is not None:
-                            return found
-                return None
+                return self._restriction_at_entry(parent) if callers else None
             child = parent
         return None
+
+    @functools.cached_property
+    def _restriction_at_entry(self) -> Callable[[cst.FunctionDef], cst.BaseExpression | None]:
+        """The innermost rank test on the way to each function, solved once per function."""
+        return first_on_the_way(self._callers, lambda site: self.restriction(site, callers=False), self.source.budget, self.source.spawned)
 
     def _exit_test(self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> cst.BaseExpression | None:
         found: cst.BaseExpression | None = None

@@ -33,7 +33,9 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis.batches import counts
+from ddpify.analysis.callers import CalleeKey, Callees, Callers, first_on_the_way
 from ddpify.analysis.dataflow import DataFlow, Role
+from ddpify.analysis.fixpoint import Fixpoint
 from ddpify.analysis.reads import CLOCK, COLLECTIVES, MUTATORS, RANDOM_METHODS, draws, exits, loop_items, paired, parts, short, targets
 from ddpify.analysis.source import Source
 from ddpify.tree.cstutil import code, is_simple_reference
@@ -41,10 +43,10 @@ from ddpify.tree.cstutil import code, is_simple_reference
 if TYPE_CHECKING:
     from ddpify.analysis.rank_tests import RankTests
 
-_MAX_CALLER_DEPTH = 4
-
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for self.x), or the Module
 Key = tuple[Scope, str]
+# target, value (an expression, or the key of a method name's argument slot), the value's scope
+_Edge = tuple["Key | None", "cst.BaseExpression | Key", Scope]
 
 
 @dataclass(frozen=True)
@@ -82,8 +84,6 @@ class Divergence:
         self.rank_tests = rank_tests
         self._dataflow = dataflow
         self._decisions: dict[cst.CSTNode, Divergent | None] = {}
-        self._training_functions: dict[cst.FunctionDef, bool] = {}
-        self._training: dict[cst.CSTNode, bool] = {}
         self._atom_cache: dict[tuple[cst.CSTNode, Scope], list[tuple[_Why | None, list[Key]]]] = {}
 
     # ---------------------------------------------------------------- the answers
@@ -109,16 +109,10 @@ class Divergence:
     def decision(self, node: cst.CSTNode) -> Divergent | None:
         """The innermost decision on the way to ``node`` (here, or at a call site of its function,
         transitively) that ranks may take differently; None when every rank reaches it alike."""
-        return self._decision(node, 0, frozenset())
-
-    # ---------------------------------------------------------------- decisions
-    def _decision(self, node: cst.CSTNode, depth: int, visiting: frozenset[cst.FunctionDef]) -> Divergent | None:
         child = node
         for parent in self.source.ancestors(node):
             if isinstance(parent, cst.FunctionDef):
-                if depth >= _MAX_CALLER_DEPTH or parent in visiting:
-                    return None
-                return self._callers(parent, depth, visiting | {parent})
+                return self._decision_at_entry(parent)
             if isinstance(parent, (cst.ClassDef, cst.Lambda)):
                 return None
             found = self._step(child, parent)
@@ -127,16 +121,25 @@ class Divergence:
             child = parent
         return None
 
-    def _callers(self, function: cst.FunctionDef, depth: int, visiting: frozenset[cst.FunctionDef]) -> Divergent | None:
-        sites: list[cst.CSTNode] = list(self.source.call_sites(function))
-        if function.name.value == "__init__":
-            klass = self.source.enclosing_class(function)
-            if klass is not None:
-                sites += [c for c in self.source.calls_by_callee.get(klass.name.value, []) if isinstance(c.func, cst.Name)]
-        for site in sites:
-            found = self._decision(site, depth + 1, visiting)
+    # ---------------------------------------------------------------- decisions
+    @functools.cached_property
+    def _callers(self) -> Callers:
+        return Callers(self.source, mentions=False)
+
+    @functools.cached_property
+    def _decision_at_entry(self) -> Callable[[cst.FunctionDef], Divergent | None]:
+        """The innermost divergent decision at a call site of each function, transitively."""
+        return first_on_the_way(self._callers, self._local_decision, self.source.budget)
+
+    def _local_decision(self, node: cst.CSTNode) -> Divergent | None:
+        child = node
+        for parent in self.source.ancestors(node):
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            found = self._step(child, parent)
             if found is not None:
                 return found
+            child = parent
         return None
 
     def _step(self, child: cst.CSTNode, parent: cst.CSTNode) -> Divergent | None:
@@ -211,52 +214,66 @@ class Divergence:
         if qualified & CLOCK:
             return _Why("clock", f"{text} reads the clock, which differs between ranks")
         drawn = any(draws(q) for q in qualified) or isinstance(call.func, cst.Attribute) and call.func.attr.value in RANDOM_METHODS
-        if drawn and self._during_training(call, 0):
+        if drawn and self._during_training(call):
             return _Why("random", f"{text} draws random numbers while training runs, when each rank has its own seed")
         return None
 
-    def _during_training(self, node: cst.CSTNode, depth: int) -> bool:
+    def _during_training(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` runs once training has started (on the training path, or in a
         function called from there): before that, every rank draws the same numbers (ddpify
         seeds the ranks apart only when training data starts flowing), so a dataset generated
         or a model initialised at random is the same everywhere."""
+        if self._started_here(node):
+            return True
+        function = self.source.enclosing_function(node)
+        return function is not None and bool(self._training_caller(function))
+
+    def _started_here(self, node: cst.CSTNode) -> bool | None:
+        """On the training path, or in a loop that trains, within its own function."""
         if self._dataflow().on_training_path(node):
             return True
         for ancestor in self.source.ancestors(node):
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
                 break
-            if isinstance(ancestor, (cst.For, cst.While)) and self._trains(ancestor, 0):
+            if isinstance(ancestor, (cst.For, cst.While)) and self.trains(ancestor):
                 return True
-        function = self.source.enclosing_function(node)
-        if function is None or depth >= _MAX_CALLER_DEPTH:
-            return False
-        known = self._training_functions.get(function)
-        if known is None:
-            self._training_functions[function] = False  # recursion: no
-            known = any(self._during_training(site, depth + 1) for site in self.source.call_sites(function))
-            self._training_functions[function] = known
-        return known
+        return None
+
+    @functools.cached_property
+    def _training_caller(self) -> Callable[[cst.FunctionDef], bool | None]:
+        """Whether some call of each function, transitively, runs once training has started."""
+        return first_on_the_way(self._callers, self._started_here, self.source.budget)
 
     def trains(self, node: cst.CSTNode) -> bool:
         """``node`` (a loop or a function) runs a ``.backward()``, itself or through this file's
         functions: with DDP, every pass of it all-reduces gradients with the other ranks."""
-        return self._trains(node, 0)
+        if isinstance(node, cst.FunctionDef):
+            return self._training_function(node)
+        return self._backward_or_training_call(node, self._training_function)
 
-    def _trains(self, node: cst.CSTNode, depth: int) -> bool:
-        """``node`` (a loop or function) runs a backward, itself or through this file's functions."""
-        known = self._training.get(node)
-        if known is None:
-            self._training[node] = False  # recursion: no
-            calls = [c for c in self.source.of_types_in(node, cst.Call) if isinstance(c, cst.Call)]
-            known = any(
-                isinstance(c.func, cst.Attribute)
-                and c.func.attr.value == "backward"
-                or depth < _MAX_CALLER_DEPTH
-                and any(self._trains(f, depth + 1) for f in self.source.functions_called(c))
-                for c in calls
-            )
-            self._training[node] = known
-        return known
+    @functools.cached_property
+    def _callees(self) -> Callees:
+        return Callees(self.source)
+
+    @functools.cached_property
+    def _training_function(self) -> Fixpoint[CalleeKey, bool]:
+        """Which functions (and method names) run a backward, solved once over the callees."""
+        callees = self._callees
+
+        def transfer(key: CalleeKey, trains: Callable[[CalleeKey], bool]) -> bool:
+            if isinstance(key, str):
+                return any(trains(m) for m in callees.methods(key))
+            return self._backward_or_training_call(key, trains)
+
+        return Fixpoint(callees.dependencies, transfer, False, self.source.budget)
+
+    def _backward_or_training_call(self, node: cst.CSTNode, trains: Callable[[CalleeKey], bool]) -> bool:
+        for call in self.source.of_types_in(node, cst.Call):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward":
+                return True
+            if any(trains(k) for k in self._callees.of_call(call)):
+                return True
+        return False
 
     def _key(self, text: str, scope: Scope) -> Key | None:
         """Where a reference (``x``, ``self.best``, ``args.lr``) lives: the innermost function
@@ -322,27 +339,50 @@ class Divergence:
 
     @functools.cached_property
     def tainted(self) -> dict[Key, _Why]:
-        """Every divergent variable, attribute, parameter and function return of the file."""
-        tainted: dict[Key, _Why] = dict(self._roots())
+        """Every divergent variable, attribute, parameter and function return of the file: a
+        worklist over the edges, each edge looked at again only when a key it reads turns
+        divergent (linear in the edges)."""
+        tainted: dict[Key, _Why] = {}
         # rank dependence is not followed here: a rank test is the context's (``Context.ranks``),
         # and ``why`` asks ``RankTests.depends_on_rank`` of the test itself, one assignment deep
         edges = [(self._key(t, s), v, s) for t, v, s in self._edges] + self._returns() + self._arguments()
-        changed = True
-        while changed:
-            changed = False
-            for key, value, scope in edges:
-                if key is not None and key not in tainted:
-                    why = self._expression(value, scope, tainted)
-                    if why is not None:
-                        tainted[key] = why
-                        changed = True
+        readers: dict[Key, list[int]] = {}
+        queue: list[Key] = []
+
+        def taint(key: Key, why: _Why) -> None:
+            if key not in tainted:
+                tainted[key] = why
+                queue.append(key)
+
+        for root, reason in self._roots():
+            taint(root, reason)
+        for index, (target, value, scope) in enumerate(edges):
+            if target is None:
+                continue
+            if isinstance(value, tuple):  # a parameter fed by a method name's arguments
+                readers.setdefault(value, []).append(index)
+                continue
+            for cause, keys in self._atoms(value, scope):
+                if cause is not None:
+                    taint(target, cause)
+                for read in keys:
+                    readers.setdefault(read, []).append(index)
+        while queue:
+            read = queue.pop()
+            self.source.budget.spend(1)
+            for index in readers.get(read, ()):
+                target, value, scope = edges[index]
+                if target is not None and target not in tainted:
+                    found = tainted[value] if isinstance(value, tuple) else self._expression(value, scope, tainted)
+                    if found is not None:
+                        taint(target, found)
         for key in self._reduced():
             tainted.pop(key, None)
         return tainted
 
-    def _returns(self) -> list[tuple[Key | None, cst.BaseExpression, Scope]]:
+    def _returns(self) -> list[_Edge]:
         """A function of this file returns (or yields) what its ``return`` statements give."""
-        found: list[tuple[Key | None, cst.BaseExpression, Scope]] = []
+        found: list[_Edge] = []
         for function in self.source.of_types(cst.FunctionDef):
             for node in self.source.of_types_in(function, cst.Return, cst.Yield):
                 value = getattr(node, "value", None)
@@ -350,22 +390,40 @@ class Divergence:
                     found.append(((function, "<return>"), value, function))
         return found
 
-    def _arguments(self) -> list[tuple[Key | None, cst.BaseExpression, Scope]]:
-        """A parameter of this file's function takes each argument its call sites pass."""
-        found: list[tuple[Key | None, cst.BaseExpression, Scope]] = []
+    def _arguments(self) -> list[_Edge]:
+        """A parameter of this file's function takes each argument its call sites pass. A
+        method's calls (``x.get(a)``) feed the method name's argument slots (``("get", 0)``),
+        which feed the parameters of every method of that name: edges linear in the program."""
+        found: list[_Edge] = []
+        module = self.source.module
+        for name, calls in self.source.calls_by_callee.items():
+            for call in calls:
+                if isinstance(call.func, cst.Attribute) and self._callees.methods(name):
+                    for slot, arg in self._slots(call):
+                        found.append(((module, f"<{name} argument {slot}>"), arg.value, self._scope_of(call)))
         for function in self.source.of_types(cst.FunctionDef):
-            assert isinstance(function, cst.FunctionDef)
             params = [p.name.value for p in [*function.params.posonly_params, *function.params.params]]
-            if params and self.source.enclosing_class(function) is not None:
+            if self.source.enclosing_class(function) is not None:
                 params = params[1:]
+                name = function.name.value
+                for index, param in enumerate(params):
+                    for slot in (str(index), param):
+                        found.append(((function, param), (module, f"<{name} argument {slot}>"), function))
+                continue
             for call in self.source.call_sites(function):
-                for index, arg in enumerate(call.args):
-                    if arg.star:
-                        break
-                    name = arg.keyword.value if arg.keyword is not None else params[index] if index < len(params) else None
-                    if name is not None:
-                        found.append(((function, name), arg.value, self._scope_of(call)))
+                for slot, arg in self._slots(call):
+                    filled = slot if not slot.isdigit() else params[int(slot)] if int(slot) < len(params) else None
+                    if filled is not None:
+                        found.append(((function, filled), arg.value, self._scope_of(call)))
         return found
+
+    @staticmethod
+    def _slots(call: cst.Call) -> Iterator[tuple[str, cst.Arg]]:
+        """Each argument with the slot it fills: its position, or its keyword."""
+        for index, arg in enumerate(call.args):
+            if arg.star:
+                return
+            yield (arg.keyword.value if arg.keyword is not None else str(index)), arg
 
     def _roots(self) -> Iterator[tuple[Key, _Why]]:
         """The batches of sharded sources: what the loops over them (or ``x = next(it)``) bind."""

@@ -16,10 +16,13 @@ function's parameters mapped to the call's arguments (``train(model, train_loade
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
+from ddpify.analysis.fixpoint import Fixpoint
 from ddpify.analysis.source import Source
 from ddpify.tree.cstutil import code, is_simple_reference
 
@@ -35,7 +38,6 @@ _RANGES = frozenset({"builtins.range", "tqdm.trange", "tqdm.auto.trange", "tqdm.
 # Calls whose items are those of their (first / every) argument.
 _WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "islice", "reversed", "track", "progress_bar"})
 _SPREADERS = frozenset({"zip", "chain"})
-_MAX_DEPTH = 4
 
 
 class Loops:
@@ -83,7 +85,7 @@ class Loops:
         it runs iterates, in source order."""
         found = self._iterated.get(loop)
         if found is None:
-            found = list(dict.fromkeys([*_items_of(loop.iter), *self._iterated_in(loop.body, 0, set())]))
+            found = list(dict.fromkeys([*_items_of(loop.iter), *self._iterated_in(loop.body, self._iterates)]))
             self._iterated[loop] = found
         return found
 
@@ -117,7 +119,20 @@ class Loops:
         return found
 
     # ---------------------------------------------------------------- inside
-    def _iterated_in(self, body: cst.CSTNode, depth: int, active: set[cst.FunctionDef]) -> list[str]:
+    @functools.cached_property
+    def _iterates(self) -> Fixpoint[cst.FunctionDef, tuple[str, ...]]:
+        """What each function iterates, in its own names (parameters, globals, ``self.x``),
+        callees included: one fixpoint over the calls, each function summarised once."""
+
+        def callees(function: cst.FunctionDef) -> list[cst.FunctionDef]:
+            return [f for call in self.source.of_types_in(function.body, cst.Call) for f in self.source.functions_called(call)]
+
+        def summary(function: cst.FunctionDef, iterates: Callable[[cst.FunctionDef], tuple[str, ...]]) -> tuple[str, ...]:
+            return tuple(dict.fromkeys(self._iterated_in(function.body, iterates)))
+
+        return Fixpoint(callees, summary, (), self.source.budget)
+
+    def _iterated_in(self, body: cst.CSTNode, iterates: Callable[[cst.FunctionDef], tuple[str, ...]]) -> list[str]:
         found: list[str] = []
         for node in self.source.of_types_in(body, cst.For, cst.Call, cst.CompFor):
             if isinstance(node, (cst.For, cst.CompFor)):
@@ -126,13 +141,8 @@ class Loops:
             assert isinstance(node, cst.Call)
             if _callee(node) == "iter" and node.args:
                 found.extend(_items_of(node))
-            if depth >= _MAX_DEPTH:
-                continue
             for function in self.source.functions_called(node):
-                if function in active:
-                    continue
-                inner = self._iterated_in(function.body, depth + 1, active | {function})
-                found.extend(_through_parameters(inner, function, node))
+                found.extend(_through_parameters(list(iterates(function)), function, node))
         return found
 
 

@@ -14,6 +14,7 @@ from typing import Any, TypeVar, overload
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
+from ddpify.analysis.budget import Budget
 from ddpify.tree import cstutil
 
 Scope = cst.Module | cst.FunctionDef
@@ -30,6 +31,7 @@ class Source:
         self._qualified = wrapper.resolve(QualifiedNameProvider)
         self._parents = wrapper.resolve(ParentNodeProvider)
         self._positions = wrapper.resolve(PositionProvider)
+        self.budget = Budget.for_nodes(len(self._parents))
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
         """The qualified names ``node`` may refer to (``{"torch.utils.data.DataLoader"}``)."""

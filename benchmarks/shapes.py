@@ -1,0 +1,121 @@
+"""Generated programs of adversarial shape for the cost of ddpify's analyses over calls.
+
+Every shape is a valid script of ``size`` repeated units followed by a short training loop, so
+convert and check run all their analyses on it. The shapes are the ones that made call-graph
+walks explode before the analyses became per-function fixpoints (issue 22):
+
+- ``methods``: classes whose same-named methods (``apply`` / ``get``) call each other through
+  attributes, as transform, layer and model libraries do (one cycle through every class);
+- ``chain``: ``f0`` calls ``f1`` ... calls ``f{n-1}``, each under a rank test or not;
+- ``lattice``: layers of two functions, each calling both functions of the next layer (2^n paths);
+- ``recursion``: a ring of mutually recursive functions entered once;
+- ``hierarchy``: a deep class hierarchy whose methods call ``super()`` and each other.
+
+    python benchmarks/shapes.py SHAPE SIZE        # prints the program
+"""
+
+from __future__ import annotations
+
+import sys
+
+TRAINING = '''
+
+def train():
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    for epoch in range(2):
+        for x, y in loader:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+    print("done", entry(epoch))
+    torch.save(model.state_dict(), "model.pt")
+
+
+if __name__ == "__main__":
+    train()
+'''
+
+HEADER = """import os
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+"""
+
+
+def _methods(size: int) -> str:
+    units = []
+    for i in range(size):
+        other = (i + 1) % size
+        units.append(f'''
+class Transform{i}:
+    def __init__(self, inner=None):
+        self.inner = inner or Transform{other}.__new__(Transform{other})
+
+    def apply(self, x):
+        if os.environ.get("RANK", "0") == "0":
+            print("apply {i}")
+        return self.inner.get(x) + self.inner.apply(x)
+
+    def get(self, x):
+        return self.inner.apply(x) * self.get_scale()
+
+    def get_scale(self):
+        return self.inner.get_scale() if x else {i}
+''')
+    return "".join(units) + "\n\ndef entry(x):\n    return Transform0().apply(x)\n"
+
+
+def _chain(size: int) -> str:
+    units = []
+    for i in range(size):
+        call = f"f{i + 1}(x)" if i + 1 < size else "x"
+        guard = 'if int(os.environ.get("RANK", "0")) == 0:\n        print(x)\n    ' if i % 3 == 0 else ""
+        units.append(f"\ndef f{i}(x):\n    {guard}return {call}\n")
+    return "".join(units) + "\n\ndef entry(x):\n    return f0(x)\n"
+
+
+def _lattice(size: int) -> str:
+    units = []
+    for i in range(size):
+        body = f"a{i + 1}(x) + b{i + 1}(x)" if i + 1 < size else "x"
+        for name in (f"a{i}", f"b{i}"):
+            units.append(f'\ndef {name}(x):\n    if x:\n        print("{name}")\n    return {body}\n')
+    return "".join(units) + "\n\ndef entry(x):\n    return a0(x) + b0(x)\n"
+
+
+def _recursion(size: int) -> str:
+    units = []
+    for i in range(size):
+        nxt, prev = (i + 1) % size, (i - 1) % size
+        units.append(f'\ndef r{i}(x):\n    if x > 0:\n        print("r{i}")\n        return r{nxt}(x - 1) + r{prev}(x - 2)\n    return 0\n')
+    return "".join(units) + "\n\ndef entry(x):\n    return r0(x)\n"
+
+
+def _hierarchy(size: int) -> str:
+    units = ["\nclass Base0:\n    def step(self, x):\n        return x\n\n    def run(self, x):\n        return self.step(x)\n"]
+    for i in range(1, size):
+        units.append(f'''
+class Base{i}(Base{i - 1}):
+    def step(self, x):
+        print("step {i}")
+        return super().step(x) + self.run(x - 1)
+
+    def run(self, x):
+        return super().run(x) if x else self.step(x)
+''')
+    return "".join(units) + f"\n\ndef entry(x):\n    return Base{size - 1}().run(x)\n"
+
+
+SHAPES = {"methods": _methods, "chain": _chain, "lattice": _lattice, "recursion": _recursion, "hierarchy": _hierarchy}
+
+
+def program(shape: str, size: int) -> str:
+    """The script of ``size`` units of ``shape`` and the training loop."""
+    return HEADER + SHAPES[shape](size) + TRAINING
+
+
+if __name__ == "__main__":
+    print(program(sys.argv[1], int(sys.argv[2])), end="")
