@@ -8,11 +8,12 @@ import libcst as cst
 from libcst.metadata import PositionProvider, QualifiedNameProvider
 
 from ddpify import standalone as embedding
+from ddpify.analysis.budget import Exhausted
 from ddpify.convert import names, rewrites
 from ddpify.convert.facts import collect_facts
 from ddpify.convert.transformer import ConvertTransformer
 from ddpify.errors import DdpifyError, InternalError, syntax_error
-from ddpify.findings import ConversionResult
+from ddpify.findings import ConversionResult, ManualItem
 from ddpify.tree import cstutil
 from ddpify.tree.metadata import FastMetadata
 
@@ -35,16 +36,18 @@ def convert_source(
     if not names.may_have_training_code(source):  # no metadata pass for library code
         return ConversionResult(source, source)
     wrapper = FastMetadata(module)
-    facts = collect_facts(wrapper)
-    if not facts.has_training_code and not facts.trained_elsewhere:
-        return ConversionResult(source, source)
-    _refuse_distributed(wrapper, filename)
-    transformer = ConvertTransformer(facts, facts.analysis, per_process_batch=per_process_batch, annotate=annotate)
     try:
+        facts = collect_facts(wrapper)
+        if not facts.has_training_code and not facts.trained_elsewhere:
+            return ConversionResult(source, source)
+        _refuse_distributed(wrapper, filename)
+        transformer = ConvertTransformer(facts, facts.analysis, per_process_batch=per_process_batch, annotate=annotate)
         converted = wrapper.visit(transformer)
         if converted.code != source:
             converted = rewrites.with_runtime_import(converted)
         output = converted.code
+    except Exhausted as exhausted:
+        return _unanalysed(source, exhausted)
     except RecursionError:
         raise DdpifyError(f"{filename}: nested too deeply for the rewriter (recursion limit); nothing written") from None
     try:  # never hand out code that does not parse
@@ -59,6 +62,17 @@ def convert_source(
         changes=tuple(sorted(set(transformer.changes))),
         manual=tuple(sorted(set(transformer.manual))),
     )
+
+
+def _unanalysed(source: str, exhausted: Exhausted) -> ConversionResult:
+    """The conservative answer when the analysis spent its budget: the script unchanged, and
+    a report item that says so (a rewrite from a half-finished analysis would be a guess)."""
+    item = ManualItem(
+        1,
+        f"not converted: {exhausted}",
+        "make the DDP changes by hand, or convert again with DDPIFY_ANALYSIS_BUDGET set above that number of steps",
+    )
+    return ConversionResult(source, source, manual=(item,))
 
 
 def _refuse_distributed(wrapper: FastMetadata, filename: str) -> None:

@@ -27,18 +27,23 @@ def conversion_report(
     where = locate or (lambda line: f"L{line}")
     lines = [f"ddpify: {source_name}: {note}" for note in notes]
     arrow = f"{source_name} -> {target}" if target is not None else f"{source_name} (--diff: nothing written)"
-    if not result.changed:
+    if not result.changed and not result.manual:
         lines.append(f"ddpify: {arrow}: no training code to convert, output is identical")
         return "\n".join(lines) + "\n"
-    lines.append(f"ddpify: {arrow}: {len(result.changes)} change(s), {len(result.manual)} item(s) for a human")
-    lines.append("changed:")
-    lines += [f"  {_at(where, c.line)}{c.what}" for c in result.changes]
+    if not result.changed:
+        lines.append(f"ddpify: {arrow}: not converted, output is identical")
+    else:
+        lines.append(f"ddpify: {arrow}: {len(result.changes)} change(s), {len(result.manual)} item(s) for a human")
+    if result.changes:
+        lines.append("changed:")
+        lines += [f"  {_at(where, c.line)}{c.what}" for c in result.changes]
     if result.manual:
         lines.append("needs a human (not rewritten):")
         for item in result.manual:
             lines.append(f"  {_at(where, item.line)}{item.why}")
             lines.append(f"  {'':6}-> {item.todo}")
-    lines += _launch(source_name, target)
+    if result.changed:
+        lines += _launch(source_name, target)
     return "\n".join(lines) + "\n"
 
 

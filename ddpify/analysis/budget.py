@@ -15,15 +15,21 @@ from __future__ import annotations
 
 import os
 
+from ddpify.errors import DdpifyError
+
 STEPS_PER_NODE = 200
 MINIMUM = 2_000_000
 
 
-class Exhausted(Exception):
-    """The analyses of one file spent their budget."""
+class Exhausted(DdpifyError):
+    """The analyses of one file spent their budget. ``ddpify check`` reports the file as not
+    checked (an error line, exit 2: silence would claim it clean)."""
 
     def __init__(self, steps: int) -> None:
-        super().__init__(f"the analysis of this file stopped after {steps:,} steps (its work budget)")
+        super().__init__(
+            f"the analysis stopped after {steps:,} steps (its work budget); nothing was concluded. "
+            "DDPIFY_ANALYSIS_BUDGET=<steps> raises the limit"
+        )
         self.steps = steps
 
 

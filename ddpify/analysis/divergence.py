@@ -199,7 +199,7 @@ class Divergence:
             found = []
             for node in parts(expression, self.source):
                 if isinstance(node, cst.Call):
-                    found.append((self._call(node), [(f, "<return>") for f in self.source.functions_called(node)]))
+                    found.append((self._call(node), [self._return_key(k) for k in self._callees.of_call(node)]))
                 else:
                     key = self._key(code(node), scope)
                     if key is not None:
@@ -388,7 +388,13 @@ class Divergence:
                 value = getattr(node, "value", None)
                 if isinstance(value, cst.BaseExpression) and self.source.enclosing_function(node) is function:
                     found.append(((function, "<return>"), value, function))
+            if self.source.enclosing_class(function) is not None:
+                found.append((self._return_key(function.name.value), (function, "<return>"), function))
         return found
+
+    def _return_key(self, callee: CalleeKey) -> Key:
+        """What a call returns: its function's return, or every same-named method's."""
+        return (self.source.module, f"<{callee} return>") if isinstance(callee, str) else (callee, "<return>")
 
     def _arguments(self) -> list[_Edge]:
         """A parameter of this file's function takes each argument its call sites pass. A

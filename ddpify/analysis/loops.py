@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from ddpify.analysis.callers import CalleeKey, Callees
 from ddpify.analysis.fixpoint import Fixpoint
 from ddpify.analysis.source import Source
 from ddpify.tree.cstutil import code, is_simple_reference
@@ -120,19 +121,24 @@ class Loops:
 
     # ---------------------------------------------------------------- inside
     @functools.cached_property
-    def _iterates(self) -> Fixpoint[cst.FunctionDef, tuple[str, ...]]:
-        """What each function iterates, in its own names (parameters, globals, ``self.x``),
-        callees included: one fixpoint over the calls, each function summarised once."""
+    def _callees(self) -> Callees:
+        return Callees(self.source)
 
-        def callees(function: cst.FunctionDef) -> list[cst.FunctionDef]:
-            return [f for call in self.source.of_types_in(function.body, cst.Call) for f in self.source.functions_called(call)]
+    @functools.cached_property
+    def _iterates(self) -> Fixpoint[CalleeKey, tuple[str, ...]]:
+        """What each function (and each method name, for all its methods) iterates, its
+        parameters written as slots (``_as_slots``), callees included: one fixpoint over the
+        calls, each function summarised once."""
+        callees = self._callees
 
-        def summary(function: cst.FunctionDef, iterates: Callable[[cst.FunctionDef], tuple[str, ...]]) -> tuple[str, ...]:
-            return tuple(dict.fromkeys(self._iterated_in(function.body, iterates)))
+        def summary(key: CalleeKey, iterates: Callable[[CalleeKey], tuple[str, ...]]) -> tuple[str, ...]:
+            if isinstance(key, str):
+                return tuple(dict.fromkeys(k for method in callees.methods(key) for k in iterates(method)))
+            return tuple(dict.fromkeys(_as_slots(self._iterated_in(key.body, iterates), key)))
 
-        return Fixpoint(callees, summary, (), self.source.budget)
+        return Fixpoint(callees.dependencies, summary, (), self.source.budget)
 
-    def _iterated_in(self, body: cst.CSTNode, iterates: Callable[[cst.FunctionDef], tuple[str, ...]]) -> list[str]:
+    def _iterated_in(self, body: cst.CSTNode, iterates: Callable[[CalleeKey], tuple[str, ...]]) -> list[str]:
         found: list[str] = []
         for node in self.source.of_types_in(body, cst.For, cst.Call, cst.CompFor):
             if isinstance(node, (cst.For, cst.CompFor)):
@@ -141,8 +147,8 @@ class Loops:
             assert isinstance(node, cst.Call)
             if _callee(node) == "iter" and node.args:
                 found.extend(_items_of(node))
-            for function in self.source.functions_called(node):
-                found.extend(_through_parameters(list(iterates(function)), function, node))
+            for key in self._callees.of_call(node):
+                found.extend(_from_slots(iterates(key), node))
         return found
 
 
@@ -170,29 +176,56 @@ def _items_of(iterable: cst.BaseExpression) -> list[str]:
     return []
 
 
-def _through_parameters(keys: list[str], function: cst.FunctionDef, call: cst.Call) -> list[str]:
-    """What a function iterates, seen from a call: ``loader`` (a parameter) becomes the
-    argument's text (``train_loader``); globals and ``self.x`` stay as written."""
-    params = [p.name.value for p in function.params.params]
-    arguments: dict[str, cst.BaseExpression] = {}
-    if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
-        arguments[params[0]] = call.func.value  # self.train_loader seen from trainer.fit()
-        params = params[1:]
-    for index, arg in enumerate(call.args):
+# A parameter in a function's summary: ``\0<position or "self" or "-">\0<name>`` and the rest
+# of the reference (``\x000\x00loader``, ``\x00self\x00\x00.train_loader``), so one summary
+# serves every call of every same-named method.
+_SLOT = "\0"
+
+
+def _as_slots(keys: list[str], function: cst.FunctionDef) -> list[str]:
+    """What a function iterates, its parameters turned into slots; globals and other names stay."""
+    positional = [p.name.value for p in [*function.params.posonly_params, *function.params.params]]
+    slots: dict[str, str] = {name: str(index) for index, name in enumerate(positional)}
+    if positional and positional[0] in ("self", "cls"):
+        slots = {name: str(index - 1) for index, name in enumerate(positional)}
+        slots[positional[0]] = "self"
+    for param in function.params.kwonly_params:
+        slots[param.name.value] = "-"
+    for star in (function.params.star_arg, function.params.star_kwarg):
+        if isinstance(star, cst.Param):
+            slots[star.name.value] = "*"  # never filled by one argument
+    found = []
+    for key in keys:
+        root, dot, rest = key.partition(".")
+        slot = slots.get(root)
+        found.append(key if slot is None else f"{_SLOT}{slot}{_SLOT}{root}{dot}{rest}")
+    return found
+
+
+def _from_slots(keys: tuple[str, ...], call: cst.Call) -> list[str]:
+    """A summary seen from a call: a slot becomes the argument's text (``train_loader``) when
+    the argument is a plain reference, ``self`` the receiver; unfilled slots are dropped."""
+    positional: list[cst.BaseExpression] = []
+    keywords: dict[str, cst.BaseExpression] = {}
+    for arg in call.args:
         if arg.star:
             break
         if arg.keyword is not None:
-            arguments[arg.keyword.value] = arg.value
-        elif index < len(params):
-            arguments[params[index]] = arg.value
-    all_params = {p.name.value for p in [*function.params.params, *function.params.kwonly_params, *function.params.posonly_params]}
-    mapped: list[str] = []
+            keywords[arg.keyword.value] = arg.value
+        else:
+            positional.append(arg.value)
+    found: list[str] = []
     for key in keys:
-        root, _, rest = key.partition(".")
-        if root in arguments:
-            value = arguments[root]
-            if is_simple_reference(value):
-                mapped.append(code(value) + ("." + rest if rest else ""))
-        elif root not in all_params:
-            mapped.append(key)
-    return mapped
+        if not key.startswith(_SLOT):
+            found.append(key)
+            continue
+        slot, name = key[1:].split(_SLOT, 1)
+        name, dot, rest = name.partition(".")
+        value: cst.BaseExpression | None = keywords.get(name)
+        if slot == "self":
+            value = call.func.value if isinstance(call.func, cst.Attribute) else None
+        elif slot.isdigit() and int(slot) < len(positional):
+            value = positional[int(slot)]
+        if value is not None and is_simple_reference(value):
+            found.append(code(value) + dot + rest)
+    return found

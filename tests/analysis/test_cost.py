@@ -1,0 +1,101 @@
+"""The analyses over calls cost work linear in the program (issue 22), on adversarial shapes:
+same-named methods of many classes calling each other, chains, lattices (2^n paths), mutual
+recursion and deep class hierarchies (``benchmarks/shapes.py``). Work is counted as Python
+function calls made by a whole conversion and by a whole ``check`` (deterministic, unlike wall
+time); per line of input it must not grow with the size. Before the per-function fixpoints,
+the hierarchy of 32 classes took a minute to convert and the methods shape grew quadratically.
+
+Also here: the work budget's conservative answer, and the fixpoint solver itself.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+import sys
+from pathlib import Path
+
+import pytest
+
+from ddpify.analysis import budget
+from ddpify.analysis.fixpoint import Fixpoint
+from ddpify.api import convert_source
+from ddpify.check.engine import check_source
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from shapes import SHAPES, program  # noqa: E402
+
+SMALL, LARGE = 12, 48
+# Work per line may shrink with size (fixed costs spread out); it may not grow more than
+# this factor, which a quadratic analysis exceeds by far (4x lines -> 4x work per line).
+GROWTH = 1.3
+
+
+def _calls(run, source: str) -> int:
+    profile = cProfile.Profile()
+    profile.enable()
+    run(source)
+    profile.disable()
+    return pstats.Stats(profile).total_calls  # type: ignore[attr-defined]
+
+
+def _check(source: str) -> None:
+    # the linter analyses only DDP scripts: make the shape one
+    check_source(source.replace("import os\n", "import os\nimport torch.distributed as dist\n", 1) + "dist.init_process_group('gloo')\n")
+
+
+@pytest.mark.parametrize("run", [convert_source, _check], ids=["convert", "check"])
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_work_per_line_does_not_grow(shape: str, run) -> None:
+    run(program(shape, 2))  # warm the lazy imports, which are not the analysis
+    per_line = []
+    for size in (SMALL, LARGE):
+        source = program(shape, size)
+        per_line.append(_calls(run, source) / source.count("\n"))
+    assert per_line[1] <= GROWTH * per_line[0], f"{shape}: work per line grew from {per_line[0]:.0f} to {per_line[1]:.0f}"
+
+
+def test_budget_exhausted_leaves_the_script_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DDPIFY_ANALYSIS_BUDGET", "50")
+    source = program("methods", 8)
+    result = convert_source(source)
+    assert result.output == source
+    assert len(result.manual) == 1
+    assert "work budget" in result.manual[0].why and "DDPIFY_ANALYSIS_BUDGET" in result.manual[0].todo
+
+
+def test_budget_exhausted_check_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DDPIFY_ANALYSIS_BUDGET", "50")
+    with pytest.raises(budget.Exhausted, match="work budget"):
+        _check(program("methods", 8))
+
+
+def test_default_budget_is_far_above_the_shapes() -> None:
+    source = program("hierarchy", LARGE)
+    assert convert_source(source).output != source  # converted, not given up
+
+
+def test_fixpoint_solves_a_cycle_once_per_node() -> None:
+    # a ring of n nodes each the successor's value plus one, capped: a finite lattice
+    n, cap = 50, 3
+    evaluations = []
+
+    def transfer(key: int, get) -> int:
+        evaluations.append(key)
+        return min(cap, get((key + 1) % n) + 1)
+
+    solve = Fixpoint(lambda key: [(key + 1) % n], transfer, 0)
+    assert [solve(k) for k in range(n)] == [cap] * n
+    assert len(evaluations) <= (cap + 1) * n  # each node re-evaluated only when its input grew
+
+
+def test_fixpoint_dependencies_first_across_components() -> None:
+    order = []
+
+    def transfer(key: str, get) -> int:
+        order.append(key)
+        return 1 if key == "a" else get(chr(ord(key) - 1)) + 1
+
+    solve = Fixpoint(lambda key: {"a": [], "b": ["a"], "c": ["b"]}[key], transfer, 0)
+    assert solve("c") == 3
+    assert order == ["a", "b", "c"]
