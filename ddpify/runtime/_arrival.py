@@ -112,12 +112,12 @@ def arrive(what: str, site: str, timeout_s: Optional[float] = None) -> None:
         raise _mismatch(store, key, world)
 
 
-def _wait(store: Any, key: str, space: str, world: int, what: str, site: str, timeout_s: float) -> None:
-    """Poll until every rank arrived; look for ranks that ended now and then."""
+def _wait(store: Any, key: str, space: str, world: int, what: str, site: str, timeout_s: float, until: str = "done") -> None:
+    """Poll until ``key + until`` is set (every rank arrived); look for ranks that ended now and then."""
     started = time.monotonic()
     next_look = started + 0.5
     delay = 0.0005
-    while not store.check([f"{key}done"]):
+    while not store.check([f"{key}{until}"]):
         now = time.monotonic()
         if now >= next_look:
             next_look = now + 1.0
@@ -159,28 +159,37 @@ def _mismatch(store: Any, key: str, world: int) -> GuardError:
 
 def check_visible(path: str, what: str, site: str) -> None:
     """After a save's barrier: every rank must see the file rank 0 wrote, else all ranks raise
-    (a per-process temporary folder, or machines without a shared filesystem)."""
+    (machines without a shared filesystem: a later load on another rank finds nothing).
+
+    Each rank looks for rank 0's absolute path, not for the path it named itself: ranks that
+    compute the name separately (a "next free file name" loop run after rank 0 already wrote
+    ``ckpt_0.pt`` gives ``ckpt_1.pt`` elsewhere) are a correct program, and the file a rank
+    named is its own business, while "does rank 0's file reach this rank" is the question only
+    a shared folder answers yes. A per-process folder on one machine therefore passes here; a
+    rank that later reads its own missing name fails there, at the read.
+    """
     store = _store()
     if store is None:
         return
-    key = f"{_namespace()}{_state['sequence'] - 1}/seen/"  # the barrier every rank just passed
+    space = _namespace()
+    key = f"{space}{_state['sequence'] - 1}/seen/"  # the barrier every rank just passed
     rank, world = dist.get_rank(), dist.get_world_size()
     if rank == 0:
         store.set(f"{key}writer", os.path.abspath(path))
-    if not _visible(path):
-        store.set(f"{key}{rank}", os.path.abspath(path))
+    _wait(store, key, space, world, what, site, barrier_timeout(), until="writer")
+    writer = store.get(f"{key}writer").decode()
+    if not _visible(writer):
+        store.set(f"{key}{rank}", "blind")
         store.add(f"{key}missing", 1)
     if store.add(f"{key}count", 1) == world:
         store.set(f"{key}done", "1")
-    _wait(store, key, _namespace(), world, what, site, barrier_timeout())
+    _wait(store, key, space, world, what, site, barrier_timeout())
     if store.add(f"{key}missing", 0):
-        blind = {r: store.get(f"{key}{r}").decode() for r in range(world) if store.check([f"{key}{r}"])}
-        writer = store.get(f"{key}writer").decode() if store.check([f"{key}writer"]) else path
-        looked = "; ".join(f"rank {r} looked for {p}" for r, p in sorted(blind.items()))
+        blind = [r for r in range(world) if store.check([f"{key}{r}"])]
         raise GuardError(
-            f"ddpify: {what} at {site}: rank 0 wrote {writer}, but ranks {sorted(blind)} cannot see it ({looked}): the ranks "
-            f"do not share this folder (a per-process temporary directory, or machines without a shared filesystem). "
-            f"Save into a folder every rank sees.",
+            f"ddpify: {what} at {site}: rank 0 wrote {writer}, but ranks {blind} cannot see it: the ranks do not share "
+            f"this folder (machines without a shared filesystem, or a folder local to each machine). Save into a "
+            f"folder every rank sees.",
             "checkpoints",
         )
 

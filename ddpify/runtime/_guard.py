@@ -131,6 +131,8 @@ class DistributedDataParallel(TorchDDP):
 
     def __init__(self, module: torch.nn.Module, *args: Any, wrap_site: str = "?", **kwargs: Any) -> None:
         super().__init__(module, *args, **kwargs)
+        # DDP's own unused-parameter handling: nothing for the first-backward check to add
+        lenient = bool(kwargs.get("find_unused_parameters") or kwargs.get("static_graph"))
         first = next(iter(module.parameters()), None)
         state = self.__dict__  # plain attributes, not nn.Module.__setattr__: forward sets one each step
         state["_ddpify_device"] = first.device if first is not None else None
@@ -139,11 +141,21 @@ class DistributedDataParallel(TorchDDP):
         state["_ddpify_inside"] = 0
         state["_ddpify_naming"] = verify_mode()  # count nesting for _before_module_call
         state["_ddpify_bypass"] = None
+        state["_ddpify_first"] = guards_enabled()  # the first training forward is still to come
+        state["_ddpify_unused_check"] = guards_enabled() and not lenient
         _register(self)
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         state = self.__dict__
         state["_ddpify_forwards"] += 1
+        if self.training and (
+            state["_ddpify_first"] or state["_ddpify_unused_check"] and torch.is_grad_enabled() and self.require_backward_grad_sync
+        ):
+            return _first_training_forward(self, inputs, kwargs)
+        return self._ddpify_forward(inputs, kwargs)
+
+    def _ddpify_forward(self, inputs: Any, kwargs: Any) -> Any:
+        state = self.__dict__
         if not state["_ddpify_naming"]:
             return TorchDDP.forward(self, *inputs, **kwargs)
         state["_ddpify_inside"] += 1
@@ -171,6 +183,90 @@ class DistributedDataParallel(TorchDDP):
 
 
 GuardedDDP = DistributedDataParallel  # the name the rest of the runtime uses
+
+
+def _first_training_forward(wrapper: DistributedDataParallel, inputs: Any, kwargs: Any) -> Any:
+    """The wrapped model's first forward in training mode (and its first with gradients on),
+    with two one-off checks.
+
+    * Data-dependent initialisation (ActNorm-style ``initialized`` flags): a forward that
+      changes parameters initialises them from this rank's own shard, and the ranks' models
+      would never agree again. Rank 0's parameters and buffers are then copied to every rank
+      right after it (through ``.data``: the graph already built stays valid), so the ranks
+      agree from the first backward on, as one process initialising from rank 0's batch would.
+      One copy of the parameters is kept for the comparison, during this forward only.
+    * Parameters without a gradient (see ``_watch_first_backward``).
+    """
+    state = wrapper.__dict__
+    first, state["_ddpify_first"] = state["_ddpify_first"], False
+    params = [p for _name, p in _trained(wrapper)] if first else []
+    before = [p.detach().clone() for p in params]
+    output = wrapper._ddpify_forward(inputs, kwargs)
+    if any(not torch.equal(p.detach(), old) for p, old in zip(params, before, strict=True)):
+        _adopt_rank_0(wrapper.module)
+    if state["_ddpify_unused_check"] and torch.is_grad_enabled() and wrapper.require_backward_grad_sync:  # not in no_sync()
+        state["_ddpify_unused_check"] = False
+        _watch_first_backward(wrapper)
+    return output
+
+
+def _trained(wrapper: DistributedDataParallel) -> list[tuple[str, torch.nn.Parameter]]:
+    """The wrapped model's parameters that require a gradient, with their names."""
+    return [(name, p) for name, p in wrapper.module.named_parameters() if p.requires_grad]
+
+
+def _adopt_rank_0(module: torch.nn.Module) -> None:
+    """Every rank's parameters and buffers become rank 0's."""
+    with torch.no_grad():
+        for tensor in [*module.parameters(), *module.buffers()]:
+            torch.distributed.broadcast(tensor.data, src=0)
+
+
+def _watch_first_backward(wrapper: DistributedDataParallel) -> None:
+    """Raise at the end of the first backward if a parameter that requires a gradient got none.
+
+    DDP without ``find_unused_parameters=True`` waits for every parameter's gradient: one left
+    out (a head whose output is discarded, an auxiliary classifier only one loss uses, an EMA
+    copy kept inside the model) makes it raise at the *next* forward, in terms of parameter
+    indices. Here the names and the fix come at once. Not turned on automatically: that
+    option makes DDP walk the autograd graph after every forward, a cost most models need not
+    pay, and where the converter could see it was needed it passed the option itself.
+    """
+    named = _trained(wrapper)
+    reached: set[int] = set()
+    handles: list[Any] = []
+
+    def finish() -> None:
+        for handle in handles:
+            handle.remove()
+        missing = [name for i, (name, _p) in enumerate(named) if i not in reached]
+        if missing:
+            _raise_unused(wrapper, missing)
+
+    def reach(index: int) -> Any:
+        def hook(grad: torch.Tensor) -> None:
+            if not reached:
+                torch.autograd.Variable._execution_engine.queue_callback(finish)
+            reached.add(index)
+
+        return hook
+
+    handles.extend(p.register_hook(reach(i)) for i, (_name, p) in enumerate(named))
+
+
+def _raise_unused(wrapper: DistributedDataParallel, missing: list[str]) -> None:
+    site = wrapper.__dict__["_ddpify_site"]
+    shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+    message = (
+        f"ddpify: the first backward through {type(wrapper.module).__name__} (wrapped by ddpify.prepare_model at {site}) gave "
+        f"no gradient to {len(missing)} parameter(s) that require one: {shown}. DDP waits for every parameter's gradient and "
+        f"would fail at the next step. Where they are unused on some steps (a head whose output is discarded, a loss only "
+        f"some steps compute), wrap with find_unused_parameters=True at {site} (ddpify.prepare_model(model, "
+        f"find_unused_parameters=True)); where they never train (an EMA copy inside the model), call requires_grad_(False) "
+        f"on them before the wrap."
+    )
+    note("guard", row="run", message=message)
+    raise GuardError(message, "run")
 
 
 def _register(wrapper: DistributedDataParallel) -> None:

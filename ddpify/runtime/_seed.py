@@ -75,23 +75,33 @@ def switch_to_rank_seeds() -> None:
     _switched = True
 
 
+_first_depth = 0  # main_process_first blocks this process is inside now
+
+
 @contextlib.contextmanager
 def main_process_first() -> Iterator[None]:
     """Run the body on rank 0 first, then on the others (dataset downloads, cache building).
 
     Rank 0 releases the others even if its body raises, so they fail on their own instead of
-    hanging until the collective timeout.
+    hanging until the collective timeout. A block entered inside another one at run time (a
+    download helper called from a download block) is a no-op: the outer block already runs
+    all of it on rank 0 first, while its own barriers would meet the outer block's barriers
+    of the other ranks at a different site (every rank then stopped by the site check) or,
+    unchecked, pair with them and release the others halfway through rank 0's outer body.
     """
-    if not is_distributed():
+    global _first_depth
+    if not is_distributed() or _first_depth:
         yield
         return
     site = call_site(1)
     main = is_main_process()
     if not main:
         barrier_at("ddpify.main_process_first", site)
+    _first_depth += 1
     try:
         yield
     finally:
+        _first_depth -= 1
         if main:
             barrier_at("ddpify.main_process_first", site)
 

@@ -2,8 +2,12 @@
 generated, and the random index draws (``torch.randint``/``randperm`` in user code).
 
 A pass is one iterator over a loader; it is written when it ends (or at exit, marked
-incomplete), with the number of optimizer steps taken while it was open: a pass with steps is
-a training pass, one without (evaluation) is not judged.
+incomplete), with the number of optimizer steps it fed: a pass with steps is a training pass,
+one without (evaluation) is not judged. A step feeds from the pass that fetched last before it
+and from each pass that fetched again after it (zip of two loaders), not from every pass left
+open: a ``next(iter(test_loader))`` grabbing a fixed sample before training, or a
+``next(iter(loader))`` printing the batch shape each epoch, stays open while the real passes
+train, yet fed no step.
 """
 
 from __future__ import annotations
@@ -42,16 +46,23 @@ def tensor_digest(tensors: Any) -> str:
 class _Pass:
     """One iterator's fetched indices, until it ends."""
 
-    __slots__ = ("loader", "number", "indices", "batches", "steps_at_start", "truncated", "sampler_epoch")
+    __slots__ = ("loader", "number", "indices", "batches", "steps_seen", "fed", "truncated", "sampler_epoch")
 
-    def __init__(self, loader: int, number: int, steps: int, sampler_epoch: Any) -> None:
+    def __init__(self, loader: int, number: int, sampler_epoch: Any) -> None:
         self.loader = loader
         self.number = number
         self.indices: list[int | None] = []
         self.batches: list[int] = []
-        self.steps_at_start = steps
+        self.steps_seen: int | None = None  # the step count when this pass last fetched
+        self.fed = 0  # optimizer steps this pass fed
         self.truncated = False
         self.sampler_epoch = sampler_epoch
+
+    def credit(self, steps: int) -> None:
+        """The steps taken since this pass last fetched were fed by it."""
+        if self.steps_seen is not None:
+            self.fed += steps - self.steps_seen
+        self.steps_seen = steps
 
 
 def _single_process_batch(loader: Any) -> int | None:
@@ -75,6 +86,7 @@ def install(rec: Recorder) -> None:
     described: set[int] = set()
     open_passes: dict[int, _Pass] = {}  # loader id -> its current pass
     pass_counts: dict[int, int] = {}
+    latest: list[_Pass] = []  # the pass that fetched last, while it is open
 
     original_init = DataLoader.__init__
 
@@ -90,6 +102,8 @@ def install(rec: Recorder) -> None:
         except Exception:
             length = None
         sampler = loader.sampler
+        if getattr(loader, "per_process_batch", False) and loader.batch_size:
+            rec.per_process_batches.add(loader.batch_size)
         rec.emit(
             "loader",
             id=ident,
@@ -107,6 +121,9 @@ def install(rec: Recorder) -> None:
 
     def close(current: _Pass, complete: bool) -> None:
         open_passes.pop(current.loader, None)
+        if latest and latest[0] is current:
+            current.credit(rec.steps)
+            latest.clear()
         rec.emit(
             "pass",
             loader=current.loader,
@@ -115,7 +132,7 @@ def install(rec: Recorder) -> None:
             batches=current.batches,
             complete=complete,
             truncated=current.truncated,
-            steps=rec.steps - current.steps_at_start,
+            steps=current.fed,
             sampler_epoch=current.sampler_epoch,
         )
 
@@ -132,7 +149,7 @@ def install(rec: Recorder) -> None:
         number = pass_counts.get(ident, 0)
         pass_counts[ident] = number + 1
         rec.passes += 1
-        current = open_passes[ident] = _Pass(ident, number, rec.steps, getattr(loader.sampler, "epoch", None))
+        current = open_passes[ident] = _Pass(ident, number, getattr(loader.sampler, "epoch", None))
         iterator._ddpify_verify_pass = current
 
     base = dataloader_module._BaseDataLoaderIter
@@ -158,12 +175,21 @@ def install(rec: Recorder) -> None:
             if current is not None and open_passes.get(current.loader) is current:
                 close(current, complete=True)
             raise
+        if current is not None and open_passes.get(current.loader) is current:
+            fetched(current)
         if current is not None and not current.truncated:
             batch = index if isinstance(index, (list, tuple)) else [index]
             current.indices.extend(int(i) if isinstance(i, int) else None for i in batch)
             current.batches.append(len(batch))
             current.truncated = len(current.indices) > MAX_INDICES
         return index
+
+    def fetched(current: _Pass) -> None:
+        """Credit the steps since the last fetch to the pass that made it, and to this one."""
+        if latest and latest[0] is not current:
+            latest[0].credit(rec.steps)
+        current.credit(rec.steps)
+        latest[:] = [current]
 
     DataLoader.__init__ = loader_init  # type: ignore[method-assign]
     base.__init__ = iter_init  # type: ignore[method-assign]

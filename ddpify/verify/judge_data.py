@@ -156,8 +156,9 @@ def batch(records: Records, single: Records | None) -> Row:
         reference, source = _reference(loader, one.get(ident))
         if reference is None:
             notes.append(f"{_name(loader)}: {split}; not compared (no single-process batch known; --compare runs one)")
-        elif loader.get("per_process_batch"):
-            notes.append(f"{_name(loader)}: {split}, per-process batch chosen at conversion (one process: {reference}, {source})")
+        elif loader.get("per_process_batch") and total != reference:
+            failure, note = _per_process(records, loader, split, f"{reference} as one process ({source})")
+            (problems if failure else notes).append(f"{_name(loader)}: {failure or note}")
         elif total != reference:
             problems.append(f"{_name(loader)}: {split}, but {reference} as one process ({source})")
         else:
@@ -166,6 +167,26 @@ def batch(records: Records, single: Records | None) -> Row:
         return Row("batch", FAIL, "; ".join(problems))
     compared = [n for n in notes if "not compared" not in n]
     return Row("batch", PASS if compared else NA, "; ".join(notes) or "no batch recorded")
+
+
+def _per_process(records: Records, loader: Event, split: str, one: str) -> tuple[str, str]:
+    """(failure, note) for a loader that keeps the per-process batch: right only where the run
+    built tensors of that batch's length during training (``hooks_batch``), which splitting the
+    batch would break; else the optimisation changed for a reason that did not hold."""
+    length = loader.get("batch_size")
+    built = sorted(
+        {f"{e['fn']} at {e['site']}" for events in records.every("batch-sized").values() for e in events if e.get("length") == length}
+    )
+    if built:
+        return (
+            "",
+            f"{split}, but {one}: per-process batch kept at conversion, as the batch's length {length} sizes tensors built in training ({', '.join(built)})",
+        )
+    return (
+        f"{split}, but {one}: per-process batch kept at conversion, yet no tensor built in training has the batch's length "
+        f"{length}, so nothing needed it: split the batch (the default conversion), or scale the learning rate if you chose it",
+        "",
+    )
 
 
 def _reference(loader: Event, measured: int | None) -> tuple[int | None, str]:

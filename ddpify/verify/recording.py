@@ -70,6 +70,7 @@ class Recorder:
         self.steps = 0  # steps of the main optimizer (the first one that stepped)
         self.passes = 0  # DataLoader passes started so far
         self.training = False  # a forward through a wrapper with gradients on, or a step, happened
+        self.per_process_batches: set[int] = set()  # batch sizes of loaders that keep the per-process batch
         self.at_exit: list[Callable[[], None]] = []  # flushes of the hooks, run before "end"
         self._lock = threading.Lock()
         self._file = _real_open(os.path.join(self.folder, f"rank{rank}.jsonl"), "a", encoding="utf-8")

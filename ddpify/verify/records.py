@@ -72,17 +72,18 @@ class Records:
         return out
 
     def training_passes(self) -> dict[int, dict[int, dict[int, Event]]]:
-        """loader id -> pass number -> rank -> pass event, for loaders with a pass during which
-        an optimizer stepped (evaluation loaders have none)."""
+        """loader id -> pass number -> rank -> pass event, for the passes that fed an optimizer
+        step on some rank: evaluation loaders, and a training loader's extra passes that fed
+        none (``next(iter(loader))`` to print a batch's shape), are left out."""
         passes: dict[int, dict[int, dict[int, Event]]] = {}
         for rank in self.ranks:
             for event in self.of(rank, "pass"):
                 passes.setdefault(event["loader"], {}).setdefault(event["n"], {})[rank] = event
-        return {
-            loader: by_number
+        training = {
+            loader: {n: per_rank for n, per_rank in by_number.items() if any(e.get("steps", 0) > 0 for e in per_rank.values())}
             for loader, by_number in passes.items()
-            if any(e.get("steps", 0) > 0 for per_rank in by_number.values() for e in per_rank.values())
         }
+        return {loader: by_number for loader, by_number in training.items() if by_number}
 
     def main_steps(self, rank: int) -> list[Event]:
         return [e for e in self.of(rank, "step") if e.get("main")]

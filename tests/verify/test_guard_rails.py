@@ -221,15 +221,29 @@ def test_arrival_at_the_same_place_passes(store: dist.HashStore) -> None:
     _arrival.arrive("ddpify.save", "train.py:212")
 
 
-def test_a_checkpoint_another_rank_cannot_see_fails_at_the_save(
-    store: dist.HashStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store.set("ddpify/0/0/seen/writer", "/scratch/rank0/model.pt")  # rank 0 wrote it there...
+def _as_rank_1_after_rank_0_wrote(store: dist.HashStore, written: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    store.set("ddpify/0/0/seen/writer", written)
     store.add("ddpify/0/0/seen/count", 1)
     _arrival._state["sequence"] = 1  # the save's barrier was the first
     monkeypatch.setattr(dist, "get_rank", lambda *a, **k: 1)
-    with pytest.raises(GuardError, match=r"rank 0 wrote /scratch/rank0/model.pt, but ranks \[1\] cannot see it .* per-process temporary"):
-        _arrival.check_visible(str(tmp_path / "model.pt"), "ddpify.save", "train.py:40")  # ...rank 1 looks here
+
+
+def test_a_checkpoint_another_rank_cannot_see_fails_at_the_save(
+    store: dist.HashStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _as_rank_1_after_rank_0_wrote(store, "/scratch/rank0/model.pt", monkeypatch)  # rank 0 wrote it there...
+    with pytest.raises(GuardError, match=r"rank 0 wrote /scratch/rank0/model.pt, but ranks \[1\] cannot see it: .*do not share"):
+        _arrival.check_visible("/scratch/rank0/model.pt", "ddpify.save", "train.py:40")  # ...and rank 1 is elsewhere
+
+
+def test_a_name_each_rank_computed_itself_passes_when_rank_0s_file_is_seen(
+    store: dist.HashStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A "next free file name" loop: rank 1 ran it after rank 0 wrote ckpt_0.pt, so it names
+    ckpt_1.pt, which nobody wrote: a correct program, since rank 0's file is in the shared folder."""
+    (tmp_path / "ckpt_0.pt").write_bytes(b"")
+    _as_rank_1_after_rank_0_wrote(store, str(tmp_path / "ckpt_0.pt"), monkeypatch)
+    _arrival.check_visible(str(tmp_path / "ckpt_1.pt"), "ddpify.save", "train.py:40")
 
 
 # ----------------------------------------------------------------------------- lazy sharding

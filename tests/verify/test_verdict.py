@@ -88,6 +88,24 @@ def test_reshuffle_compares_the_common_prefix_and_accepts_in_order_reading() -> 
     assert "read in order, not shuffled" in judge_data.reshuffle(ordered).evidence
 
 
+def test_passes_that_fed_no_step_are_not_training_passes() -> None:
+    """A batch grabbed each epoch before the real pass (same order: the sampler's epoch is
+    the same) must not read as an epoch that repeated the previous order."""
+    grab = {**one_pass([0, 2], complete=False), "steps": 0}
+
+    def epochs(r0: list[int], r1: list[int]) -> Records:
+        return records(
+            r0=[LOADER, {**grab, "indices": r0[:1]}, one_pass(r0, 1), {**grab, "n": 2, "indices": r0[::-1][:1]}, one_pass(r0[::-1], 3)],
+            r1=[LOADER, {**grab, "indices": r1[:1]}, one_pass(r1, 1), {**grab, "n": 2, "indices": r1[::-1][:1]}, one_pass(r1[::-1], 3)],
+        )
+
+    ranks = epochs([4, 0, 2], [1, 3, 4])
+    assert sorted(ranks.training_passes()[0]) == [1, 3]
+    assert judge_data.reshuffle(ranks).status == PASS
+    unused = records(r0=[LOADER, {**grab, "indices": [0]}], r1=[LOADER, {**grab, "indices": [0]}])
+    assert unused.training_passes() == {} and judge_data.shards(unused).status == NA
+
+
 def test_global_batch_against_the_single_process_batch() -> None:
     def run(loader: dict, b0: list[int], b1: list[int]) -> Row:
         return judge_data.batch(records(r0=[loader, one_pass([0, 2], batches=b0)], r1=[loader, one_pass([1, 3], batches=b1)]), None)
@@ -95,11 +113,22 @@ def test_global_batch_against_the_single_process_batch() -> None:
     assert run({**LOADER, "single_batch": 2}, [1, 1], [1, 1]).status == PASS
     row = run({**LOADER, "single_batch": 4}, [1, 1], [1, 1])
     assert row.status == FAIL and "global batch 2 = 1 + 1, but 4 as one process" in row.evidence
-    assert (
-        "per-process batch chosen at conversion" in run({**LOADER, "single_batch": 1, "per_process_batch": True}, [1, 1], [1, 1]).evidence
-    )
     assert "different numbers of batches" in run({**LOADER, "single_batch": 2}, [1, 1], [2]).evidence
     assert run(LOADER, [1, 1], [1, 1]).status == NA
+
+
+def test_a_per_process_batch_passes_only_where_tensors_of_the_batch_length_were_built() -> None:
+    kept = {**LOADER, "single_batch": 2, "per_process_batch": True, "batch_size": 2}
+    sized = {"e": "batch-sized", "fn": "ones", "site": "t.py:9", "length": 2}
+
+    def run(*events: dict) -> Row:
+        return judge_data.batch(records(r0=[kept, one_pass([0, 2], batches=[2]), *events], r1=[kept, one_pass([1, 3], batches=[2])]), None)
+
+    row = run(sized)
+    assert row.status == PASS and "as the batch's length 2 sizes tensors built in training (ones at t.py:9)" in row.evidence
+    row = run({**sized, "length": 64})  # a sampling tensor of its own size: no reason to keep the batch
+    assert row.status == FAIL and "no tensor built in training has the batch's length 2, so nothing needed it" in row.evidence
+    assert run().status == FAIL
 
 
 def step(n: int, digest: str, passes: int = 1) -> dict:

@@ -69,6 +69,24 @@ def test_correct_handwritten_ddp_passes(tmp_path: Path) -> None:
     assert "not compared" in rows["batch"]["evidence"]
 
 
+def test_batches_grabbed_outside_training_are_not_training_passes(tmp_path: Path) -> None:
+    """A fixed sample from the test loader before training, one training batch each epoch to
+    print its shape: a correct conversion, once failed as "set_epoch not called" and as an
+    unsharded training loader."""
+    code, rows, table, _ = verify(tmp_path, SCRIPTS / "good_converted_grabs.py", str(tmp_path))
+    assert code == 0, table
+    assert {"shards", "reshuffle", "batch"} <= {key for key, row in rows.items() if row["status"] == "PASS"}, table
+    assert "3 epochs, shards of 16+16" in rows["shards"]["evidence"] and "loader #1" not in table, table
+    assert "per-process batch kept at conversion, as the batch's length 4 sizes tensors built in training" in rows["batch"]["evidence"]
+
+
+def test_a_per_process_batch_nothing_needed_fails(tmp_path: Path) -> None:
+    code, rows, table, _ = verify(tmp_path, SCRIPTS / "bad_per_process_batch.py")
+    assert code == 1 and {key for key, row in rows.items() if row["status"] == "FAIL"} == {"batch"}, table
+    assert "global batch 16 = 8 + 8, but 8 as one process" in rows["batch"]["evidence"], table
+    assert "no tensor built in training has the batch's length 8, so nothing needed it" in rows["batch"]["evidence"], table
+
+
 def test_a_barrier_only_rank_0_reaches_hangs_until_the_timeout_naming_where_each_rank_was(tmp_path: Path) -> None:
     code, rows, table, elapsed = verify(tmp_path, SCRIPTS / "rank0_only_save.py", str(tmp_path), options=("--timeout", "10"))
     assert code == 1, table
