@@ -37,7 +37,7 @@ def convert_source(
     wrapper = FastMetadata(module)
     facts = collect_facts(wrapper)
     if not facts.has_training_code and not facts.trained_elsewhere:
-        return ConversionResult(source, source)
+        return ConversionResult(source, source, already_converted=facts.already_converted)
     _refuse_distributed(wrapper, filename)
     transformer = ConvertTransformer(facts, facts.analysis, per_process_batch=per_process_batch, annotate=annotate)
     try:
@@ -58,6 +58,7 @@ def convert_source(
         output=output,
         changes=tuple(sorted(set(transformer.changes))),
         manual=tuple(sorted(set(transformer.manual))),
+        already_converted=facts.already_converted,
     )
 
 

@@ -28,7 +28,7 @@ def conversion_report(
     lines = [f"ddpify: {source_name}: {note}" for note in notes]
     arrow = f"{source_name} -> {target}" if target is not None else f"{source_name} (--diff: nothing written)"
     if not result.changed:
-        lines.append(f"ddpify: {arrow}: no training code to convert, output is identical")
+        lines.append(f"ddpify: {arrow}: {_unchanged(result, source_name)}")
         return "\n".join(lines) + "\n"
     lines.append(f"ddpify: {arrow}: {len(result.changes)} change(s), {len(result.manual)} item(s) for a human")
     lines.append("changed:")
@@ -40,6 +40,17 @@ def conversion_report(
             lines.append(f"  {'':6}-> {item.todo}")
     lines += _launch(source_name, target)
     return "\n".join(lines) + "\n"
+
+
+def _unchanged(result: ConversionResult, source_name: str) -> str:
+    """Why nothing changed: a converted script is not "without training code", and the tools
+    for it are the linter and the torchrun check, not the converter."""
+    if not result.already_converted:
+        return "no training code to convert, output is identical"
+    return (
+        f"already converted (it uses ddpify's runtime), output is identical; lint it with `ddpify check {source_name}`, "
+        f"test it under torchrun with `ddpify verify {source_name}`"
+    )
 
 
 def suggested_output(source_name: str) -> str:
