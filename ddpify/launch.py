@@ -6,8 +6,10 @@ No torch import: this runs wherever the converter runs.
 
 from __future__ import annotations
 
+import ast
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from ddpify.errors import DdpifyError
 
@@ -65,6 +67,52 @@ def _check(spec: LaunchSpec) -> None:
         raise DdpifyError("--nodes and --procs-per-node must be at least 1, --gpus-per-node at least 0")
     if spec.gpus_per_node and spec.procs > spec.gpus_per_node:
         raise DdpifyError(f"--procs-per-node {spec.procs} exceeds --gpus-per-node {spec.gpus_per_node}: DDP needs one GPU per process")
+
+
+# What a script that runs under DDP uses besides ddpify's runtime (imported, or embedded by
+# --standalone): its own process group set-up.
+_DISTRIBUTED_NAMES = frozenset({"init_process_group", "DistributedDataParallel"})
+
+
+def read_script(script: str) -> bytes:
+    """The training script's bytes. A missing script is an error (exit 2) here, not an hour
+    later on the cluster when the launch script starts it."""
+    path = Path(script)
+    if not path.is_file():
+        why = "is a directory, not a script" if path.is_dir() else "no such file"
+        raise DdpifyError(f"{script}: {why}; give the converted script (`ddpify train.py -o train_ddp.py` writes one)")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise DdpifyError(f"{script}: cannot read it: {exc.strerror}") from None
+
+
+def conversion_warning(script: str, source: bytes) -> str | None:
+    """Why ``script`` may not be ready for the launcher, or None. A warning, not an error: the
+    launch script is still written, since a script may set DDP up in a way this test misses."""
+    try:
+        tree = ast.parse(source, script)
+    except (SyntaxError, ValueError) as exc:
+        line = f":{exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
+        return f"{script}{line}: does not parse as Python; the launch script runs it anyway"
+    from ddpify.standalone import BEGIN
+
+    if BEGIN.encode() in source or any(_is_distributed(node) for node in ast.walk(tree)):
+        return None
+    return (
+        f"{script}: not converted (it neither uses ddpify's runtime nor sets up a process group): every process "
+        f"would train the whole model alone; convert it first with `ddpify {script} -o {Path(script).stem}_ddp.py`"
+    )
+
+
+def _is_distributed(node: ast.AST) -> bool:
+    if isinstance(node, ast.Import):
+        return any(alias.name == "ddpify.runtime" or alias.name.startswith("ddpify.runtime.") for alias in node.names)
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        return module.startswith("ddpify.runtime") or (module == "ddpify" and any(a.name == "runtime" for a in node.names))
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return name in _DISTRIBUTED_NAMES
 
 
 def render(spec: LaunchSpec) -> str:
