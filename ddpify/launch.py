@@ -6,7 +6,6 @@ No torch import: this runs wherever the converter runs.
 
 from __future__ import annotations
 
-import ast
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,11 +68,6 @@ def _check(spec: LaunchSpec) -> None:
         raise DdpifyError(f"--procs-per-node {spec.procs} exceeds --gpus-per-node {spec.gpus_per_node}: DDP needs one GPU per process")
 
 
-# What a script that runs under DDP uses besides ddpify's runtime (imported, or embedded by
-# --standalone): its own process group set-up.
-_DISTRIBUTED_NAMES = frozenset({"init_process_group", "DistributedDataParallel"})
-
-
 def read_script(script: str) -> bytes:
     """The training script's bytes. A missing script is an error (exit 2) here, not an hour
     later on the cluster when the launch script starts it."""
@@ -89,30 +83,25 @@ def read_script(script: str) -> bytes:
 
 def conversion_warning(script: str, source: bytes) -> str | None:
     """Why ``script`` may not be ready for the launcher, or None. A warning, not an error: the
-    launch script is still written, since a script may set DDP up in a way this test misses."""
-    try:
-        tree = ast.parse(source, script)
-    except (SyntaxError, ValueError) as exc:
-        line = f":{exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
-        return f"{script}{line}: does not parse as Python; the launch script runs it anyway"
+    launch script is still written. Distributed is what ``ddpify check`` lints (a script that
+    imports ddpify's runtime or torch.distributed), or a script with the runtime embedded."""
+    import libcst as cst
+
+    from ddpify.check.scope import is_distributed_script
     from ddpify.standalone import BEGIN
 
-    if BEGIN.encode() in source or any(_is_distributed(node) for node in ast.walk(tree)):
+    if BEGIN.encode() in source:  # --standalone output: the runtime is embedded, not imported
+        return None
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        return f"{script}:{exc.raw_line}: does not parse as Python; the launch script runs it anyway"
+    if is_distributed_script(module):
         return None
     return (
-        f"{script}: not converted (it neither uses ddpify's runtime nor sets up a process group): every process "
-        f"would train the whole model alone; convert it first with `ddpify {script} -o {Path(script).stem}_ddp.py`"
+        f"{script}: not converted (no ddpify runtime, no torch.distributed): every process would train the whole "
+        f"model alone; convert it first with `ddpify {script} -o {Path(script).stem}_ddp.py`"
     )
-
-
-def _is_distributed(node: ast.AST) -> bool:
-    if isinstance(node, ast.Import):
-        return any(alias.name == "ddpify.runtime" or alias.name.startswith("ddpify.runtime.") for alias in node.names)
-    if isinstance(node, ast.ImportFrom):
-        module = node.module or ""
-        return module.startswith("ddpify.runtime") or (module == "ddpify" and any(a.name == "runtime" for a in node.names))
-    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-    return name in _DISTRIBUTED_NAMES
 
 
 def render(spec: LaunchSpec) -> str:
