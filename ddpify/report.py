@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from ddpify.findings import ConversionResult
 
 STDOUT = "<stdout>"
+# "line 25", "lines 3, 5 and 7" in a change's or an item's text: input lines
+_LINE_REFERENCE = re.compile(r"\blines? (\d+(?:(?:, | and )\d+)*)\b")
 
 
 def conversion_report(
@@ -25,6 +28,7 @@ def conversion_report(
     ``cell_3:12``); ``notes`` come first (what a notebook had that a script cannot do).
     """
     where = locate or (lambda line: f"L{line}")
+    text = (lambda message: cite(message, locate)) if locate is not None else (lambda message: message)
     lines = [f"ddpify: {source_name}: {note}" for note in notes]
     arrow = f"{source_name} -> {target}" if target is not None else f"{source_name} (--diff: nothing written)"
     if not result.changed:
@@ -32,14 +36,25 @@ def conversion_report(
         return "\n".join(lines) + "\n"
     lines.append(f"ddpify: {arrow}: {len(result.changes)} change(s), {len(result.manual)} item(s) for a human")
     lines.append("changed:")
-    lines += [f"  {_at(where, c.line)}{c.what}" for c in result.changes]
+    lines += [f"  {_at(where, c.line)}{text(c.what)}" for c in result.changes]
     if result.manual:
         lines.append("needs a human (not rewritten):")
         for item in result.manual:
-            lines.append(f"  {_at(where, item.line)}{item.why}")
-            lines.append(f"  {'':6}-> {item.todo}")
+            lines.append(f"  {_at(where, item.line)}{text(item.why)}")
+            lines.append(f"  {'':6}-> {text(item.todo)}")
     lines += _launch(source_name, target)
     return "\n".join(lines) + "\n"
+
+
+def cite(text: str, locate: Callable[[int], str]) -> str:
+    """``text`` with each input line it names ("its loop at line 25", "lines 3 and 7") where
+    the user sees it: a notebook's report cites ``cell_N:LINE`` throughout, never a line of
+    the script its cells were joined into."""
+
+    def located(match: re.Match[str]) -> str:
+        return re.sub(r"\d+", lambda number: locate(int(number.group())), match.group(1))
+
+    return _LINE_REFERENCE.sub(located, text)
 
 
 def _unchanged(result: ConversionResult, source_name: str) -> str:

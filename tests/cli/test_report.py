@@ -85,3 +85,15 @@ def test_script_without_training_code_still_says_so(cli, tmp_path: Path) -> None
     (tmp_path / "prep.py").write_text("import torch\nprint(torch.zeros(2))\n")
     result = cli("prep.py", "-o", "out.py", cwd=tmp_path)
     assert "no training code to convert" in result.stderr and "already converted" not in result.stderr
+
+
+def test_cite_maps_every_line_reference_to_its_cell() -> None:
+    from ddpify.report import cite
+
+    def locate(line: int) -> str:
+        return f"cell_{line // 10}:{line % 10}"
+
+    assert cite("its loop at line 25 and lines 3, 14 and 31 (line 7)", locate) == (
+        "its loop at cell_2:5 and cell_0:3, cell_1:4 and cell_3:1 (cell_0:7)"
+    )
+    assert cite("no baseline 5 here", locate) == "no baseline 5 here"
