@@ -39,7 +39,7 @@ def convert_source(
     try:
         facts = collect_facts(wrapper)
         if not facts.has_training_code and not facts.trained_elsewhere:
-            return ConversionResult(source, source)
+            return ConversionResult(source, source, already_converted=facts.already_converted)
         _refuse_distributed(wrapper, filename)
         transformer = ConvertTransformer(facts, facts.analysis, per_process_batch=per_process_batch, annotate=annotate)
         converted = wrapper.visit(transformer)
@@ -61,6 +61,7 @@ def convert_source(
         output=output,
         changes=tuple(sorted(set(transformer.changes))),
         manual=tuple(sorted(set(transformer.manual))),
+        already_converted=facts.already_converted,
     )
 
 

@@ -24,12 +24,15 @@ class ManualItem:
 
 @dataclass(frozen=True)
 class ConversionResult:
-    """The converted source plus the report about it."""
+    """The converted source plus the report about it. ``already_converted``: the input imports
+    ``ddpify.runtime`` (a converted script), so an unchanged output means "done before", not
+    "no training code"."""
 
     source: str
     output: str
     changes: tuple[Change, ...] = field(default=())
     manual: tuple[ManualItem, ...] = field(default=())
+    already_converted: bool = False
 
     @property
     def changed(self) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from ddpify.errors import DdpifyError
 
@@ -65,6 +66,42 @@ def _check(spec: LaunchSpec) -> None:
         raise DdpifyError("--nodes and --procs-per-node must be at least 1, --gpus-per-node at least 0")
     if spec.gpus_per_node and spec.procs > spec.gpus_per_node:
         raise DdpifyError(f"--procs-per-node {spec.procs} exceeds --gpus-per-node {spec.gpus_per_node}: DDP needs one GPU per process")
+
+
+def read_script(script: str) -> bytes:
+    """The training script's bytes. A missing script is an error (exit 2) here, not an hour
+    later on the cluster when the launch script starts it."""
+    path = Path(script)
+    if not path.is_file():
+        why = "is a directory, not a script" if path.is_dir() else "no such file"
+        raise DdpifyError(f"{script}: {why}; give the converted script (`ddpify train.py -o train_ddp.py` writes one)")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise DdpifyError(f"{script}: cannot read it: {exc.strerror}") from None
+
+
+def conversion_warning(script: str, source: bytes) -> str | None:
+    """Why ``script`` may not be ready for the launcher, or None. A warning, not an error: the
+    launch script is still written. Distributed is what ``ddpify check`` lints (a script that
+    imports ddpify's runtime or torch.distributed), or a script with the runtime embedded."""
+    import libcst as cst
+
+    from ddpify.check.scope import is_distributed_script
+    from ddpify.standalone import BEGIN
+
+    if BEGIN.encode() in source:  # --standalone output: the runtime is embedded, not imported
+        return None
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        return f"{script}:{exc.raw_line}: does not parse as Python; the launch script runs it anyway"
+    if is_distributed_script(module):
+        return None
+    return (
+        f"{script}: not converted (no ddpify runtime, no torch.distributed): every process would train the whole "
+        f"model alone; convert it first with `ddpify {script} -o {Path(script).stem}_ddp.py`"
+    )
 
 
 def render(spec: LaunchSpec) -> str:

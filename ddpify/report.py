@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from ddpify.findings import ConversionResult
 
 STDOUT = "<stdout>"
+# "line 25", "lines 3, 5 and 7" in a change's or an item's text: input lines
+_LINE_REFERENCE = re.compile(r"\blines? (\d+(?:(?:, | and )\d+)*)\b")
 
 
 def conversion_report(
@@ -25,10 +28,11 @@ def conversion_report(
     ``cell_3:12``); ``notes`` come first (what a notebook had that a script cannot do).
     """
     where = locate or (lambda line: f"L{line}")
+    text = (lambda message: cite(message, locate)) if locate is not None else (lambda message: message)
     lines = [f"ddpify: {source_name}: {note}" for note in notes]
     arrow = f"{source_name} -> {target}" if target is not None else f"{source_name} (--diff: nothing written)"
     if not result.changed and not result.manual:
-        lines.append(f"ddpify: {arrow}: no training code to convert, output is identical")
+        lines.append(f"ddpify: {arrow}: {_unchanged(result, source_name)}")
         return "\n".join(lines) + "\n"
     if not result.changed:
         lines.append(f"ddpify: {arrow}: not converted, output is identical")
@@ -36,15 +40,37 @@ def conversion_report(
         lines.append(f"ddpify: {arrow}: {len(result.changes)} change(s), {len(result.manual)} item(s) for a human")
     if result.changes:
         lines.append("changed:")
-        lines += [f"  {_at(where, c.line)}{c.what}" for c in result.changes]
+        lines += [f"  {_at(where, c.line)}{text(c.what)}" for c in result.changes]
     if result.manual:
         lines.append("needs a human (not rewritten):")
         for item in result.manual:
-            lines.append(f"  {_at(where, item.line)}{item.why}")
-            lines.append(f"  {'':6}-> {item.todo}")
+            lines.append(f"  {_at(where, item.line)}{text(item.why)}")
+            lines.append(f"  {'':6}-> {text(item.todo)}")
     if result.changed:
         lines += _launch(source_name, target)
     return "\n".join(lines) + "\n"
+
+
+def cite(text: str, locate: Callable[[int], str]) -> str:
+    """``text`` with each input line it names ("its loop at line 25", "lines 3 and 7") where
+    the user sees it: a notebook's report cites ``cell_N:LINE`` throughout, never a line of
+    the script its cells were joined into."""
+
+    def located(match: re.Match[str]) -> str:
+        return re.sub(r"\d+", lambda number: locate(int(number.group())), match.group(1))
+
+    return _LINE_REFERENCE.sub(located, text)
+
+
+def _unchanged(result: ConversionResult, source_name: str) -> str:
+    """Why nothing changed: a converted script is not "without training code", and the tools
+    for it are the linter and the torchrun check, not the converter."""
+    if not result.already_converted:
+        return "no training code to convert, output is identical"
+    return (
+        f"already converted (it uses ddpify's runtime), output is identical; lint it with `ddpify check {source_name}`, "
+        f"test it under torchrun with `ddpify verify {source_name}`"
+    )
 
 
 def suggested_output(source_name: str) -> str:

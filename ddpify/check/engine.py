@@ -13,7 +13,7 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvide
 
 from ddpify.check import noqa, scope
 from ddpify.check.file_info import FileInfo
-from ddpify.check.fixes import with_imports
+from ddpify.check.fixes import merged_guards, with_imports
 from ddpify.check.rule import Import, Report, Rule
 from ddpify.check.rules import ALL_RULES
 from ddpify.convert.rewrites import RT, RUNTIME_IMPORT, with_runtime_import
@@ -160,12 +160,23 @@ def _parse(source: str, path: str) -> cst.Module:
 
 
 class _Replace(cst.CSTTransformer):
+    """Puts each replacement in place; guards added next to each other become one block."""
+
     def __init__(self, replacements: dict[cst.CSTNode, cst.CSTNode]) -> None:
         super().__init__()
         self.replacements = replacements
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
-        return self.replacements.get(original_node, updated_node)
+        replaced = self.replacements.get(original_node, updated_node)
+        if replaced is updated_node and isinstance(original_node, (cst.Module, cst.IndentedBlock)):
+            assert isinstance(updated_node, (cst.Module, cst.IndentedBlock))
+            body = merged_guards(original_node.body, updated_node.body, self._new_guard)
+            if len(body) != len(updated_node.body):
+                return updated_node.with_changes(body=body)
+        return replaced
+
+    def _new_guard(self, original: cst.BaseStatement) -> bool:
+        return isinstance(self.replacements.get(original), cst.If) and not isinstance(original, cst.If)
 
 
 def _apply(module: cst.Module, reports: Iterable[Report]) -> str:

@@ -121,6 +121,42 @@ def guarded(statement: cst.BaseStatement, test: str) -> cst.If:
     )
 
 
+def merged_guards(
+    originals: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement], new: Callable[[cst.BaseStatement], bool]
+) -> list[cst.BaseStatement]:
+    """``updated`` (a block's statements, one for one with ``originals``) with each guard a fix
+    added (``new(original)``) merged into an adjacent ``if`` of the same test: two fixes on
+    neighbouring lines give one ``if rank 0:`` block, not two identical ones in a row. The
+    second guard's comments and blank lines move inside, above its first statement."""
+    result: list[cst.BaseStatement] = []
+    previous_new = False
+    for original, statement in zip(originals, updated, strict=True):
+        is_new = new(original)
+        last = result[-1] if result else None
+        if (is_new or previous_new) and _same_guard(last, statement):
+            assert isinstance(last, cst.If) and isinstance(statement, cst.If)
+            assert isinstance(last.body, cst.IndentedBlock) and isinstance(statement.body, cst.IndentedBlock)
+            first, *rest = statement.body.body
+            moved = first.with_changes(leading_lines=[*statement.leading_lines, *cstutil.leading_lines(first)])
+            result[-1] = last.with_changes(body=last.body.with_changes(body=[*last.body.body, moved, *rest]))
+        else:
+            result.append(statement)
+        previous_new = is_new
+    return result
+
+
+def _same_guard(first: cst.BaseStatement | None, second: cst.BaseStatement) -> bool:
+    return (
+        isinstance(first, cst.If)
+        and isinstance(second, cst.If)
+        and first.orelse is None
+        and second.orelse is None
+        and isinstance(first.body, cst.IndentedBlock)
+        and isinstance(second.body, cst.IndentedBlock)
+        and code(first.test) == code(second.test)
+    )
+
+
 def statement_of(call: cst.Call, parent) -> cst.SimpleStatementLine | None:
     """The statement line that is nothing but ``call`` (``torch.save(...)``, ``print(...)``),
     the one a guard can wrap; None for a call inside an expression or a line with several."""

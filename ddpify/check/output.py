@@ -34,11 +34,17 @@ def render(findings: Sequence[Finding], output_format: str) -> str:
     return "".join(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}{' [*]' if f.fix == 'safe' else ''}\n" for f in findings)
 
 
-def summary(findings: Sequence[Finding], *, unsafe_fixes: bool, errors: int = 0) -> str:
-    """The closing line(s); never success when a file could not be checked (``errors``)."""
+def summary(findings: Sequence[Finding], *, unsafe_fixes: bool, errors: int = 0, checked: int = 0, skipped: int = 0) -> str:
+    """The closing lines: how many files were linted and skipped (so a clean run over a folder
+    shows it looked at something), then the verdict; never success when a file could not be
+    checked (``errors``)."""
+    counted = f"{checked} file{'s' if checked != 1 else ''} checked"
+    if skipped:
+        counted += f", {skipped} skipped (not distributed scripts; --require-ddp reports them)"
+    counted += ".\n"
     failed = f"{errors} file{'s' if errors != 1 else ''} could not be checked (errors on stderr).\n" if errors else ""
     if not findings:
-        return failed or "All checks passed.\n"
+        return counted + (failed or "All checks passed.\n")
     safe = sum(1 for f in findings if f.fix == "safe")
     unsafe = sum(1 for f in findings if f.fix == "unsafe")
     text = f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''}."
@@ -47,7 +53,7 @@ def summary(findings: Sequence[Finding], *, unsafe_fixes: bool, errors: int = 0)
         text += f"\n[*] {fixable} fixable with `ddpify check --fix{' --unsafe-fixes' if unsafe_fixes and unsafe else ''}`."
     if unsafe and not unsafe_fixes:
         text += f"\n{unsafe} more fixable with --unsafe-fixes."
-    return text + "\n" + failed
+    return counted + text + "\n" + failed
 
 
 def statistics(findings: Sequence[Finding]) -> str:

@@ -141,7 +141,11 @@ def _check(
         if output_format == "text":
             if fix and changed:
                 sys.stdout.write(f"Fixed {len(changed)} file{'s' if len(changed) != 1 else ''}.\n")
-            sys.stdout.write(output.summary(findings, unsafe_fixes=unsafe_fixes, errors=len(outcome.errors)))
+            skipped = sum(1 for r in outcome.results if not r.distributed and not require_ddp)
+            checked = len(outcome.results) - skipped
+            sys.stdout.write(
+                output.summary(findings, unsafe_fixes=unsafe_fixes, errors=len(outcome.errors), checked=checked, skipped=skipped)
+            )
     for error in outcome.errors:
         click.echo(f"ddpify: error: {error}", err=True)
     if outcome.errors:

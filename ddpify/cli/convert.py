@@ -252,8 +252,11 @@ def _launcher(result: ConversionResult, src: str, output: Path, notebook: Notebo
     script = f"{output.stem}.py"
     if src != "-" and _same_file(Path(src), output.parent / script):  # running it must not overwrite the input
         script = f"{output.stem}_ddp.py"
+    from ddpify.report import cite
+
     where = _in_cells(notebook) if notebook is not None else (lambda line: f"L{line}")
-    notes = [*_notes(notebook), *(f"{where(item.line)}: {item.why} -> {item.todo}" for item in result.manual)]
+    text = (lambda message: cite(message, where)) if notebook is not None else (lambda message: message)
+    notes = [*_notes(notebook), *(f"{where(item.line)}: {text(item.why)} -> {text(item.todo)}" for item in result.manual)]
     metadata = notebook.metadata if notebook is not None else {}
     return notebooks.launcher(result.output, script, src, notes, metadata, launch=result.changed)
 

@@ -6,9 +6,10 @@ import os
 import sys
 
 import click
+from click.core import ParameterSource
 
 from ddpify.errors import DdpifyError
-from ddpify.launch import LAUNCHERS, SLURM_MODES, LaunchSpec, render
+from ddpify.launch import LAUNCHERS, SLURM_MODES, LaunchSpec, conversion_warning, read_script, render
 
 LAUNCH_HELP = "Write a launch script (torchrun, SLURM, mpirun) for SCRIPT, a converted train_ddp.py; ARGS after -- go to SCRIPT."
 LAUNCH_EXIT_HELP = "Exit codes: 0 done, 2 bad input or usage, 130 interrupted."
@@ -47,12 +48,18 @@ def launch_script(
     script: str,
     args: tuple[str, ...],
 ) -> None:
-    """The script on stdout, or executable in OUTPUT (written atomically)."""
+    """The script on stdout, or executable in OUTPUT (written atomically). A missing SCRIPT is
+    an error; a script that is not converted, or an option another launcher reads, a warning."""
     from ddpify import source_io
 
     spec = LaunchSpec(launcher, script, tuple(args), nodes, procs_per_node, gpus_per_node, slurm_mode)
     try:
         text = render(spec)
+        warnings = [conversion_warning(script, read_script(script))]
+        if launcher != "slurm" and click.get_current_context().get_parameter_source("slurm_mode") != ParameterSource.DEFAULT:
+            warnings.append(f"--slurm-mode is read by --launcher slurm only: ignored for --launcher {launcher}")
+        for warning in filter(None, warnings):
+            click.echo(f"ddpify: warning: {warning}", err=True)
         if output is None:
             click.echo(text, nl=False)
             return

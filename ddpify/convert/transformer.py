@@ -20,7 +20,7 @@ from ddpify.convert import collectives, names, rewrites
 from ddpify.convert.facts import Facts
 from ddpify.convert.rewrites import RT
 from ddpify.findings import Change, ManualItem
-from ddpify.tree import cstutil
+from ddpify.tree import cstutil, realign
 from ddpify.tree.cstutil import attribute_name, code, is_simple_reference
 from ddpify.tree.qualified_names import BindingProvider
 
@@ -261,6 +261,9 @@ class ConvertTransformer(cst.CSTTransformer):
         return updated_node
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        return realign.follow_bracket(original_node, self._call(original_node, updated_node), self.metadata[PositionProvider].get)  # type: ignore[arg-type]
+
+    def _call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         generator = self.facts.rank_generators.get(original_node)
         if generator is not None:
             self.note(

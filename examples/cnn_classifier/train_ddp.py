@@ -125,10 +125,10 @@ def main() -> None:
         val_acc, val_loss = evaluate(model, val_loader, device)
         scheduler.step()
         ddpify.print(f"epoch {epoch:3d} | train loss {train_loss:.4f} | "
-              f"val loss {val_loss:.4f} | val acc {val_acc:.3f}")
+                     f"val loss {val_loss:.4f} | val acc {val_acc:.3f}")
 
         ddpify.save({"epoch": epoch, "model": ddpify.unwrap(model).state_dict(), "optimizer": optimizer.state_dict()},
-                   os.path.join(args.out_dir, "checkpoint.pt"))
+                    os.path.join(args.out_dir, "checkpoint.pt"))
         if val_acc > best_acc:
             best_acc = val_acc
             ddpify.save(ddpify.unwrap(model).state_dict(), os.path.join(args.out_dir, "best.pt"))

@@ -65,6 +65,21 @@ def test_clean_and_empty_exit_0(project: Path, tmp_path_factory: pytest.TempPath
     assert result.returncode == 0 and "All checks passed" in result.stdout
 
 
+def test_a_folder_run_says_how_many_files_it_checked_and_skipped(project: Path) -> None:
+    """A clean run over a folder shows that it looked at something: the distributed scripts it
+    linted, and the plain scripts it skipped (DDP000 with --require-ddp)."""
+    (project / "buggy.py").unlink()
+    (project / "notes.py").write_text("x = 1\n")
+    clean = run(".", cwd=project)
+    assert clean.returncode == 0
+    assert clean.stdout == "1 file checked, 2 skipped (not distributed scripts; --require-ddp reports them).\nAll checks passed.\n"
+    required = run(".", "--require-ddp", cwd=project)
+    assert required.stdout.endswith("3 files checked.\nFound 2 findings.\n")
+    empty = project / "empty"
+    empty.mkdir()
+    assert run("empty", cwd=project).stdout == "0 files checked.\nAll checks passed.\n"
+
+
 def test_errors_exit_2(project: Path) -> None:
     (project / "broken.py").write_text("import torch.distributed as dist\ndef (:\n")
     broken = run("broken.py", cwd=project)
@@ -96,7 +111,7 @@ def test_exit_zero_and_statistics(project: Path) -> None:
 
 def test_default_rules_extend_select_and_select_all(project: Path) -> None:
     (project / "pyproject.toml").unlink()
-    assert run("buggy.py", cwd=project).stdout == "All checks passed.\n"  # DDP004/DDP005 are opt-in
+    assert run("buggy.py", cwd=project).stdout == "1 file checked.\nAll checks passed.\n"  # DDP004/DDP005 are opt-in
     extended = run("buggy.py", "--extend-select", "DDP004", cwd=project)
     assert "DDP004" in extended.stdout and "DDP005" not in extended.stdout
     everything = run("buggy.py", "--select", "DDP", cwd=project)

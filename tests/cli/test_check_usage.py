@@ -90,7 +90,7 @@ def test_an_error_is_never_reported_as_success(cli, project: Path, output_format
     assert "All checks passed" not in alone.stdout
     assert "broken.py:2:7: syntax error" in alone.stderr
     if output_format == "text":
-        assert alone.stdout == "1 file could not be checked (errors on stderr).\n"
+        assert alone.stdout == "0 files checked.\n1 file could not be checked (errors on stderr).\n"
     both = cli("check", "--no-cache", "--output-format", output_format, ".", cwd=project)
     assert both.returncode == 2 and "DDP004" in both.stdout and "All checks passed" not in both.stdout
     if output_format == "text":

@@ -8,6 +8,7 @@ Regenerate the goldens after an intended change with ``DDPIFY_UPDATE_GOLDENS=1``
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -59,6 +60,9 @@ def test_notebook_converts_to_a_ddp_script_and_report(cli, workdir: Path) -> Non
     _golden("expected_train_ddp.py", (workdir / "train_ddp.py").read_text())
     _golden("expected_report.txt", result.stderr)
     assert "display-only cell (`model`)" in result.stderr and "shell escape `!pip install" in result.stderr
+    report = result.stderr.split("launch:")[0]
+    assert "reach loss.backward() at cell_5:6)" in report
+    assert not re.search(r"\blines? \d|\bL\d+\b", report), "a notebook's report cites cell_N:LINE only"
     assert cli("check", "--no-cache", "train_ddp.py", cwd=workdir).returncode == 0  # the result is clean DDP
 
 

@@ -127,11 +127,13 @@ def test_write_atomically_refuses_a_fifo_itself(tmp_path: Path) -> None:
 def test_launch_script_output_is_held_to_the_same_rule(tmp_path: Path) -> None:
     fifo = tmp_path / "run.sh"
     os.mkfifo(fifo)
+    (tmp_path / "train_ddp.py").write_text("import ddpify.runtime as ddpify\n")
     result = subprocess.run(
         [sys.executable, "-m", "ddpify", "launch-script", "--launcher", "torchrun", "-o", str(fifo), "train_ddp.py"],
         capture_output=True,
         text=True,
         timeout=60,
+        cwd=tmp_path,
     )
     assert result.returncode == 2 and "is a FIFO" in result.stderr
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

@@ -66,3 +66,34 @@ def test_annotations_cite_no_input_line_numbers(cli, script: Path) -> None:
     assert annotated.replace(comments[0] + "\n", "") == output  # only the comment is added
     again = cli("out.py", "--annotate", "-q", cwd=script.parent)
     assert again.stdout == annotated  # converting again adds no second comment
+
+
+def test_converted_script_is_reported_as_already_converted(cli, tmp_path: Path) -> None:
+    """Converting a converted script again changes nothing; the report says why (it was done
+    before) and names the tools for a converted script, not "no training code"."""
+    (tmp_path / "train.py").write_text(GAN_LIKE)
+    assert cli("train.py", "-o", "train_ddp.py", cwd=tmp_path).returncode == 0
+    again = cli("train_ddp.py", "-o", "again.py", cwd=tmp_path)
+    assert again.returncode == 0
+    assert (tmp_path / "again.py").read_text() == (tmp_path / "train_ddp.py").read_text()
+    first = again.stderr.splitlines()[0]
+    assert "already converted" in first and "no training code" not in again.stderr
+    assert "`ddpify check train_ddp.py`" in first and "`ddpify verify train_ddp.py`" in first
+
+
+def test_script_without_training_code_still_says_so(cli, tmp_path: Path) -> None:
+    (tmp_path / "prep.py").write_text("import torch\nprint(torch.zeros(2))\n")
+    result = cli("prep.py", "-o", "out.py", cwd=tmp_path)
+    assert "no training code to convert" in result.stderr and "already converted" not in result.stderr
+
+
+def test_cite_maps_every_line_reference_to_its_cell() -> None:
+    from ddpify.report import cite
+
+    def locate(line: int) -> str:
+        return f"cell_{line // 10}:{line % 10}"
+
+    assert cite("its loop at line 25 and lines 3, 14 and 31 (line 7)", locate) == (
+        "its loop at cell_2:5 and cell_0:3, cell_1:4 and cell_3:1 (cell_0:7)"
+    )
+    assert cite("no baseline 5 here", locate) == "no baseline 5 here"

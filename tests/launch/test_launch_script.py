@@ -28,6 +28,18 @@ CASES = {
     "mpirun_multinode.sh": ["--launcher", "mpirun", "--nodes", "3", "--procs-per-node", "2"],
 }
 PROGRAM = ["train_ddp.py", "--", "--epochs", "3", "--out-dir", "runs/it's here"]
+CONVERTED = "import ddpify.runtime as ddpify\n\nwith ddpify.distributed():\n    pass\n"
+
+
+@pytest.fixture(autouse=True)
+def scripts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The launched scripts exist (a missing one is refused): run in a folder holding them."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for name in ("train_ddp.py", "t.py"):
+        (folder / name).write_text(CONVERTED)
+    monkeypatch.chdir(folder)
+    return folder
 
 
 def _generate(tmp_path: Path, name: str) -> Path:
@@ -86,4 +98,45 @@ def test_launch_script_does_not_import_torch() -> None:
             "assert 'torch' not in sys.modules, 'torch was imported'")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+    assert run.stderr == ""
     assert "mpirun -np 1 python t.py" in run.stdout
+
+
+@pytest.mark.parametrize("missing", ["nope.py", "."])
+def test_missing_script_is_an_error_of_one_line(missing: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "ddpify", "launch-script", "--launcher", "torchrun", missing], capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"ddpify: error: {missing}: ") and len(result.stderr.splitlines()) == 1
+
+
+def test_unconverted_script_is_launched_with_a_warning(scripts: Path) -> None:
+    (scripts / "train.py").write_text("import torch\nmodel = torch.nn.Linear(1, 1)\n")
+    result = CliRunner().invoke(main, ["launch-script", "--launcher", "torchrun", "train.py"])
+    assert result.exit_code == 0
+    assert "ddpify: warning: train.py: not converted" in result.stderr and "ddpify train.py -o train_ddp.py" in result.stderr
+    assert "torchrun" in result.stdout and "warning" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from ddpify import runtime\n",
+        "import torch.distributed as dist\ndist.init_process_group('gloo')\n",
+        "# >>> ddpify standalone runtime >>>\n# <<< ddpify standalone runtime <<<\n",
+    ],
+)
+def test_distributed_scripts_get_no_warning(scripts: Path, source: str) -> None:
+    (scripts / "own.py").write_text(source)
+    result = CliRunner().invoke(main, ["launch-script", "--launcher", "mpirun", "own.py"])
+    assert result.exit_code == 0 and result.stderr == ""
+
+
+def test_option_of_another_launcher_is_warned_about() -> None:
+    result = CliRunner().invoke(main, ["launch-script", "--launcher", "torchrun", "--slurm-mode", "torchrun", "t.py"])
+    assert result.exit_code == 0
+    assert result.stderr == "ddpify: warning: --slurm-mode is read by --launcher slurm only: ignored for --launcher torchrun\n"
+    quiet = CliRunner().invoke(main, ["launch-script", "--launcher", "slurm", "--slurm-mode", "torchrun", "t.py"])
+    assert quiet.exit_code == 0 and quiet.stderr == ""
