@@ -202,7 +202,7 @@ def _first_training_forward(wrapper: DistributedDataParallel, inputs: Any, kwarg
     params = [p for _name, p in _trained(wrapper)] if first else []
     before = [p.detach().clone() for p in params]
     output = wrapper._ddpify_forward(inputs, kwargs)
-    if any(not torch.equal(p.detach(), old) for p, old in zip(params, before, strict=True)):
+    if first and _changed_on_any_rank(params, before):
         _adopt_rank_0(wrapper.module)
     if state["_ddpify_unused_check"] and torch.is_grad_enabled() and wrapper.require_backward_grad_sync:  # not in no_sync()
         state["_ddpify_unused_check"] = False
@@ -213,6 +213,18 @@ def _first_training_forward(wrapper: DistributedDataParallel, inputs: Any, kwarg
 def _trained(wrapper: DistributedDataParallel) -> list[tuple[str, torch.nn.Parameter]]:
     """The wrapped model's parameters that require a gradient, with their names."""
     return [(name, p) for name, p in wrapper.module.named_parameters() if p.requires_grad]
+
+
+def _changed_on_any_rank(params: list[torch.nn.Parameter], before: list[torch.Tensor]) -> bool:
+    """Whether the forward changed a parameter on some rank. Every rank asks (one small
+    all-reduce, once per wrapped model): a forward that initialises on some inputs only must
+    not leave the ranks disagreeing on whether to join the broadcast."""
+    changed = any(not torch.equal(p.detach(), old) for p, old in zip(params, before, strict=True))
+    flag = torch.tensor([int(changed)], device=params[0].device if params else "cpu")
+    if flag.device.type == "cpu" and torch.distributed.get_backend() == "nccl":
+        flag = flag.cuda()
+    torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
+    return bool(flag.item())
 
 
 def _adopt_rank_0(module: torch.nn.Module) -> None:
