@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import os
 
-from ddpify.errors import DdpifyError
-
 STEPS_PER_NODE = 200
 MINIMUM = 2_000_000
 
 
-class Exhausted(DdpifyError):
+class Exhausted(Exception):
     """The analyses of one file spent their budget. ``ddpify check`` reports the file as not
-    checked (an error line, exit 2: silence would claim it clean)."""
+    checked (an error line, exit 2: silence would claim it clean); convert leaves it as it is."""
 
     def __init__(self, steps: int) -> None:
         super().__init__(

@@ -14,6 +14,7 @@ from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.modules import WRAPS, is_module_class
 from ddpify.analysis.values import Values, spelling
 from ddpify.tree import cstutil
+from ddpify.tree.cstutil import is_simple_reference
 
 _OPTIMIZER = re.compile(
     r"^(Adam\w*|SGD|RMSprop|Adagrad|Adadelta|Adamax|LBFGS|Lion|Lamb|LAMB|NAdam|RAdam|Rprop|ASGD|SparseAdam|Muon|Adafactor)$"
@@ -56,7 +57,7 @@ class Optimizers:
                 continue  # optimizer.step(), self.optimizer.step()
             for origin in self.values.origins(receiver):
                 made = origin.node
-                if not (origin.known and isinstance(made, cst.Call)) or self.values.callees(made):
+                if not (origin.known and isinstance(made, cst.Call)) or made in optimizers or self.values.callees(made):
                     continue
                 qualified = self.source.qualified(made.func)
                 if any(q.split(".")[0] in ("torch", "builtins", "ddpify") or _OPTIMIZER.match(q.rsplit(".", 1)[-1]) for q in qualified):
@@ -85,7 +86,39 @@ class Optimizers:
                     found.append(call)
                 elif any(_OPTIMIZER.match(q.rsplit(".", 1)[-1]) or q.rsplit(".", 1)[-1] in own for q in qualified):
                     found.append(call)
-        return sorted(found, key=self.values.start)
+        found += [c for c in self.source.of_types(cst.Call) if self.picked_at_run_time(c)]
+        return sorted(dict.fromkeys(found), key=self.values.start)
+
+    def picked_at_run_time(self, call: cst.Call) -> bool:
+        """The construction of an optimizer whose class the run picks (``_chosen_class``)."""
+        return bool(call.args) and self._chosen_class(call.func)
+
+    def _chosen_class(self, func: cst.BaseExpression, *, follow: bool = True) -> bool:
+        """An optimizer class picked at run time: ``optimizers[args.opt]`` from a dict of them,
+        ``getattr(torch.optim, name)``, ``(SGD if plain else Adam)``, or a variable bound to one
+        of those (``opt_class = OPTIMIZERS[name]``). The parameters it is given say which
+        model trains, whichever class the run picks."""
+        if isinstance(func, cst.Subscript):
+            return is_simple_reference(func.value) and any(
+                isinstance(value, cst.Dict)
+                and value.elements
+                and all(isinstance(e, cst.DictElement) and self._optimizer_class(e.value) for e in value.elements)
+                for _, value in self.source.assignments.get(cstutil.code(func.value), [])
+            )
+        if isinstance(func, cst.Call) and "builtins.getattr" in self.source.qualified(func.func) and func.args:
+            return any(q == "torch.optim" for q in self.source.qualified(func.args[0].value))
+        if isinstance(func, cst.IfExp):
+            return all(self._optimizer_class(b) or self._chosen_class(b, follow=False) for b in (func.body, func.orelse))
+        if isinstance(func, cst.Name) and follow:
+            values = [v for _, v in self.source.assignments.get(func.value, [])]
+            return bool(values) and all(v is not None and self._chosen_class(v, follow=False) for v in values)
+        return False
+
+    def _optimizer_class(self, expression: cst.BaseExpression) -> bool:
+        qualified = self.source.qualified(expression)
+        return any(q.startswith("torch.optim.") and not q.startswith("torch.optim.lr_scheduler.") for q in qualified) or any(
+            _OPTIMIZER.match(q.rsplit(".", 1)[-1]) for q in qualified
+        )
 
     def _aliases(self, accept) -> set[str]:
         """Local names of ``import X as Y`` whose ``X`` ends in a name ``accept`` takes."""

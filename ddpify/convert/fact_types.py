@@ -19,7 +19,9 @@ from ddpify.findings import Change, ManualItem
 
 # "kept": a loader that may train but is left unsharded, with a report item saying why (its
 # role is unknown, or the model it trains is not wrapped)
-Role = Literal["train", "eval", "kept"]
+# "decided": only the run can tell whether it trains (``ddpify.distributed_loader(...,
+# only_when_training=True)``: each pass sharded when it trains)
+Role = Literal["train", "eval", "kept", "decided"]
 
 _LINE = re.compile(r" \(line \d+\)| at line \d+| \(lines? [\d, ]+\)")
 

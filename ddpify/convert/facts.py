@@ -26,6 +26,10 @@ def collect_facts(wrapper: MetadataWrapper, analysis: Analysis | None = None) ->
     recording.wrapper = wrapper
     if analysis is not None:
         recording.share(analysis)
+    picked = recording.analysis.models.optimizers.picked_at_run_time  # optimizers[args.opt](model.parameters())
+    chosen = [c for c in recording.analysis.models.optimizers.calls if c not in recording.optimizer_calls and picked(c)]
+    if chosen:
+        recording.optimizer_calls = sorted([*recording.optimizer_calls, *chosen], key=recording.line)
     facts = Facts(analysis_of=lambda: recording.analysis)
     planners.run(recording, facts)
     return facts

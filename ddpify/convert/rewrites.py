@@ -83,11 +83,13 @@ def is_cuda_literal(value: cst.BaseExpression, *, allow_int: bool) -> bool:
 
 
 # ---------------------------------------------------------------- data
-def distributed_loader(call: cst.Call, *, per_process_batch: bool) -> cst.Call:
+def distributed_loader(call: cst.Call, *, per_process_batch: bool, only_when_training: bool = False) -> cst.Call:
     """``DataLoader(...)`` → ``ddpify.distributed_loader(...)``, same arguments."""
     args = list(call.args)
     if per_process_batch and not has_keyword(call, "per_process_batch"):
         args.append(keyword("per_process_batch", snippets.expression("per_process_batch")))
+    if only_when_training and not has_keyword(call, "only_when_training"):
+        args.append(keyword("only_when_training", cst.Name("True")))
     return call.with_changes(func=snippets.expression("distributed_loader", rt=RT), args=fix_commas(args))
 
 

@@ -16,7 +16,7 @@ from libcst.metadata import PositionProvider, QualifiedNameProvider
 from ddpify import snippets
 from ddpify.analysis import Analysis
 from ddpify.analysis.divergence import Divergent
-from ddpify.convert import collectives, names, rewrites
+from ddpify.convert import collectives, loader_calls, names, rewrites
 from ddpify.convert.facts import Facts
 from ddpify.convert.rewrites import RT
 from ddpify.findings import Change, ManualItem
@@ -295,44 +295,7 @@ class ConvertTransformer(cst.CSTTransformer):
 
     def _loader(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         fact = self.facts.loaders.get(original)
-        if fact is None:
-            return None
-        label = fact.key or ("DataLoader" if fact.sharded_when is None else f"DataLoader for {fact.sharded_when}")
-        if fact.role == "eval":
-            self.note(original, f"{label} is an evaluation loader ({fact.reason}): left unsharded, every rank evaluates the full set")
-            return updated
-        if fact.role == "kept":  # a report item says why (planners.loaders)
-            return updated
-        per_process = self.per_process_batch or fact.batch_used_at is not None
-        if fact.batch_used_at is not None and not self.per_process_batch:
-            self.manual.append(
-                ManualItem(
-                    self.line(original),
-                    f"{fact.batch_expression} is also used at line {fact.batch_used_at}, where it may stand for the length of "
-                    "every batch (a tensor size, a count); split per rank it would no longer match the batches there, so this "
-                    "loader keeps the per-process batch",
-                    f"effective batch = {fact.batch_expression} x world_size: scale the learning rate, or use the real batch length there and convert again",
-                )
-            )
-        self.note(
-            original,
-            f"{label} gets a DistributedSampler ({fact.reason}); {'per-process batch kept (effective batch x world_size)' if per_process else 'global batch preserved: per-rank batch = batch // world_size'}",
-        )
-        if rewrites.has_keyword(original, "sampler"):
-            self.note(original, f"{label}: your sampler is kept and sharded across ranks")
-        if rewrites.has_keyword(original, "batch_sampler"):
-            self.manual.append(
-                ManualItem(
-                    self.line(original),
-                    f"{label} takes a batch_sampler: the batches it makes are shared out whole (each rank takes every "
-                    "world_size-th batch), so world_size batches train at once: the global batch grows by world_size",
-                    "scale the learning rate, or make the batch sampler's batches world_size times smaller",
-                )
-            )
-        sharded = rewrites.distributed_loader(updated, per_process_batch=per_process)
-        if fact.sharded_when is not None:  # one DataLoader of a dict comprehension, for some keys
-            return rewrites.chosen(cst.parse_expression(fact.sharded_when), sharded, updated)
-        return sharded
+        return loader_calls.rewrite(self, fact, original, updated) if fact is not None else None
 
     def _dataparallel(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if qualified & names.DATAPARALLEL and updated.args:
@@ -404,7 +367,11 @@ class ConvertTransformer(cst.CSTTransformer):
     def _seed(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if not qualified & names.SEED_FUNCTIONS or not updated.args:
             return None
-        sharded = any(f.role == "train" for f in self.facts.loaders.values()) or self.facts.helper_loaders or self.facts.trained_elsewhere
+        sharded = (
+            any(f.role in ("train", "decided") for f in self.facts.loaders.values())
+            or self.facts.helper_loaders
+            or self.facts.trained_elsewhere
+        )
         then = (
             "then seed + rank once training starts"
             if sharded

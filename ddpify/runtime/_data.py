@@ -23,6 +23,7 @@ from torch.utils.data.distributed import DistributedSampler
 
 from . import _seed
 from ._env import detect_env
+from ._guard import training_now
 from ._process_group import is_main_process, rank, world_size
 
 __all__ = ["EpochDataLoader", "ShardedSampler", "ShardedBatchSampler", "distributed_loader", "set_epoch", "shard"]
@@ -221,8 +222,11 @@ def _default(name: str) -> Any:
     return _DATALOADER_SIGNATURE.parameters[name].default
 
 
-def distributed_loader(*args: Any, per_process_batch: bool = False, **kwargs: Any) -> DataLoader:
+def distributed_loader(*args: Any, per_process_batch: bool = False, only_when_training: bool = False, **kwargs: Any) -> Any:
     """Drop-in for ``DataLoader(...)`` that shards the data across DDP ranks.
+
+    * ``only_when_training=True``: for a loader whose role only the run can tell; each pass
+      decides, sharded when it trains (``RunTimeRoleLoader``).
 
     * One process: returns ``DataLoader(*args, **kwargs)`` untouched.
     * Default: the global batch is kept, so each rank loads ``batch_size // world_size``
@@ -237,6 +241,8 @@ def distributed_loader(*args: Any, per_process_batch: bool = False, **kwargs: An
     world = world_size()
     if world <= 1:
         return DataLoader(*args, **kwargs)
+    if only_when_training:
+        return RunTimeRoleLoader(args, kwargs, per_process_batch)
 
     try:
         bound = _DATALOADER_SIGNATURE.bind(*args, **kwargs)
@@ -402,8 +408,61 @@ def set_epoch(loader: Any, epoch: int) -> None:
     if isinstance(loader, EpochDataLoader):
         loader.next_epoch = epoch
         return
+    if callable(getattr(type(loader), "set_epoch", None)):  # a loader with its own (RunTimeRoleLoader)
+        loader.set_epoch(epoch)
+        return
     for attr in ("sampler", "batch_sampler"):
         target: Any = getattr(loader, attr, None)
         if callable(getattr(target, "set_epoch", None)):
             target.set_epoch(epoch)
             return
+
+
+# ---------------------------------------------------------------- role decided at run time
+class RunTimeRoleLoader:
+    """A ``DataLoader`` stand-in that shards the passes that train, for loaders whose role only the run can tell: ``for x in loaders[phase]`` with the phase chosen
+    at run time, a loader handed to code that both trains and evaluates. The converter cannot
+    prove from the code whether such a loader feeds training, so it builds it with
+    ``ddpify.distributed_loader(..., only_when_training=True)`` and each pass decides: a pass that
+    starts while training (``_guard.training_now``: gradients on, a wrapped model in train mode)
+    reads its shard of the data, any other pass (``model.eval()``, ``torch.no_grad()``) reads the
+    whole dataset, as an evaluation loader does. Right whichever way the program goes: a
+    training pass is sharded, an evaluation pass agrees on every rank, and with no wrapped model
+    nothing is sharded (each rank would otherwise train its own model on its own data).
+
+    Attributes (``dataset``, ``batch_size``, ``len()``) are those of the loader the last pass
+    used; before any pass, of the plain one. The sharded loader is built on the first training
+    pass (its batch must divide by the world size only when it trains)."""
+
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any], per_process_batch: bool) -> None:
+        self._arguments = (args, kwargs, per_process_batch)
+        self._plain = DataLoader(*args, **kwargs)
+        self._sharded: Any = None
+        self._current: Any = self._plain
+        self._epoch: int | None = None
+
+    def __iter__(self) -> Any:
+        if training_now():
+            if self._sharded is None:
+                args, kwargs, per_process_batch = self._arguments
+                self._sharded = distributed_loader(*args, per_process_batch=per_process_batch, **kwargs)
+                if self._epoch is not None:
+                    set_epoch(self._sharded, self._epoch)
+            self._current = self._sharded
+        else:
+            self._current = self._plain
+        return iter(self._current)
+
+    def __len__(self) -> int:
+        return len(self._current)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._current, name)
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch the training passes shuffle for (``ddpify.set_epoch`` calls it)."""
+        self._epoch = epoch
+        if self._sharded is not None:
+            set_epoch(self._sharded, epoch)

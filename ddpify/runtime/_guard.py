@@ -281,6 +281,13 @@ def _raise_unused(wrapper: DistributedDataParallel, missing: list[str]) -> None:
     raise GuardError(message, "run")
 
 
+def training_now() -> bool:
+    """Whether the code running now trains a wrapped model: gradients are on and some model
+    wrapped by ddpify is in training mode. Every rank runs the same code, so every rank
+    answers alike (``ddpify.distributed_loader(..., only_when_training=True)`` relies on it)."""
+    return torch.is_grad_enabled() and any(wrapper.training for wrapper in list(_wrappers))
+
+
 def _register(wrapper: DistributedDataParallel) -> None:
     """Track ``wrapper`` and install the process-wide hooks once."""
     _wrappers.add(wrapper)

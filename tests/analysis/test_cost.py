@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import cProfile
 import pstats
+import subprocess
 import sys
 from pathlib import Path
 
@@ -68,6 +69,15 @@ def test_budget_exhausted_check_is_an_error(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("DDPIFY_ANALYSIS_BUDGET", "50")
     with pytest.raises(budget.Exhausted, match="work budget"):
         _check(program("methods", 8))
+
+
+def test_budget_exhausted_check_cli_says_not_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(program("methods", 8).replace("import os\n", "import os\nimport torch.distributed as dist\n", 1) + "dist.init_process_group('gloo')\n")
+    monkeypatch.setenv("DDPIFY_ANALYSIS_BUDGET", "1")
+    done = subprocess.run([sys.executable, "-m", "ddpify", "check", "--no-cache", str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "not checked" in done.stdout + done.stderr and "work budget" in done.stdout + done.stderr
 
 
 def test_default_budget_is_far_above_the_shapes() -> None:

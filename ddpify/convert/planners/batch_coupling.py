@@ -105,7 +105,11 @@ def _short(node: cst.CSTNode) -> str:
 
 # ---------------------------------------------------------------- the batch size in another file
 def _report_handed_batch_size(recording: Recording, facts: Facts) -> None:
-    split = {f.batch_expression: f for f in facts.loaders.values() if f.role == "train" and f.batch_expression and f.batch_used_at is None}
+    split = {
+        f.batch_expression: f
+        for f in facts.loaders.values()
+        if f.role in ("train", "decided") and f.batch_expression and f.batch_used_at is None
+    }
     if not split:
         return
     reported: set[tuple[str, str]] = set()
@@ -145,7 +149,7 @@ def _trains(helper: str, arguments: list[str], handed: set[str]) -> bool:
 
 # ---------------------------------------------------------------- summed losses
 def _report_sum_losses(recording: Recording, facts: Facts) -> None:
-    if not any(f.role == "train" for f in facts.loaders.values()) and not facts.helper_loaders:
+    if not any(f.role in ("train", "decided") for f in facts.loaders.values()) and not facts.helper_loaders:
         return
     source = recording.analysis.source
     reported: set[int] = set()

@@ -189,7 +189,7 @@ def _handed_over(recording: Recording, facts: Facts, call: cst.Call) -> list[str
         key = code(arg.value)
         if key in facts.model_keys and key not in held and not _before_wrap(recording, facts, call, key):
             handed.append(f"{key} (the DDP model)")
-        elif key in loaders:
+        elif key in loaders and loaders[key] != "decided":  # decided per pass: no one kind to name
             kind = {"train": "a sharded training", "eval": "a full evaluation"}.get(loaders[key], "an unsharded")
             handed.append(f"{key} ({kind} loader)")
     return handed

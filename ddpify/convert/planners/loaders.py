@@ -10,6 +10,7 @@ import libcst as cst
 from ddpify.analysis.dataflow import BatchSource, DataFlow, Kind
 from ddpify.analysis.dataflow import Role as SourceRole
 from ddpify.analysis.modules import DATAPARALLEL
+from ddpify.analysis.sources import Use
 from ddpify.convert import names
 from ddpify.convert.fact_types import Facts, HeldModel, HelperLoader, LoaderFact, LoaderVariable, Role, item
 from ddpify.convert.planners import batch_lengths
@@ -57,7 +58,7 @@ def plan(recording: Recording, facts: Facts) -> None:
             batch = call.args[1].value
         if batch is not None and is_simple_reference(batch):
             fact.batch_expression = code(batch)
-            if fact.role == "train":
+            if fact.role in ("train", "decided"):
                 fact.batch_used_at = batch_lengths.used_at(recording, batch)
         facts.loaders[call] = fact
         if key is not None:
@@ -86,7 +87,7 @@ def _loader_fact(recording: Recording, facts: Facts, call: cst.Call, key: str | 
     train = [s for s in sources if s.role is SourceRole.TRAIN]
     unknown = [s for s in sources if s.role is SourceRole.UNKNOWN]
     comprehension = recording.parent(call)
-    for source in unknown:
+    for source in unknown if train else ():
         named = f"{label} for {source.key!r}" if source.key is not None else label
         facts.manual.append(
             item(
@@ -97,15 +98,12 @@ def _loader_fact(recording: Recording, facts: Facts, call: cst.Call, key: str | 
         )
     if not train:
         reason = unknown[0].evidence if unknown else "no loop over its batches in this file"
-        if not sources:
-            facts.manual.append(
-                item(
-                    line,
-                    f"ddpify cannot tell whether {label} trains: {reason}; left unsharded",
-                    _UNKNOWN_TODO,
-                )
-            )
-        return LoaderFact(call, key, "kept", reason, line)
+        if any(c.use is Use.UNKNOWN for s in unknown for c in s.consumers):
+            # a pass here neither trains nor evaluates (statistics over the data, with the model in
+            # train mode): the run could not tell it from a training pass either
+            facts.manual.append(item(line, f"ddpify cannot tell whether {label} trains: {reason}; left unsharded", _UNKNOWN_TODO))
+            return LoaderFact(call, key, "kept", reason, line)
+        return LoaderFact(call, key, "decided", reason, line)  # ``_settle_decided`` keeps it where that is unsafe
     if not (isinstance(comprehension, cst.DictComp) and isinstance(comprehension.key, cst.Name)):
         facts.manual.append(
             item(
@@ -315,6 +313,21 @@ def hold_back(recording: Recording, facts: Facts) -> None:
         facts.manual.extend(items)
     if not (facts.model_wraps or recording.existing_wraps or facts.held_models or _wraps_itself(recording)):
         _hold_without_wrapped_models(recording, facts)
+    _settle_decided(recording, facts)
+
+
+def _settle_decided(recording: Recording, facts: Facts) -> None:
+    """A loader whose role only the run can tell is sharded for the passes that train a
+    wrapped model (``only_when_training``) -- unless a trained model stays unwrapped (its
+    training passes would be taken for the wrapped model's) or nothing is wrapped: then it is
+    kept whole and reported, with what to write."""
+    safe = not facts.held_models and bool(facts.model_wraps or recording.existing_wraps or _wraps_itself(recording))
+    for fact in facts.loaders.values():
+        if fact.role != "decided" or safe:
+            continue
+        fact.role = "kept"
+        label = fact.key or "DataLoader"
+        facts.manual.append(item(fact.line, f"ddpify cannot tell whether {label} trains: {fact.reason}; left unsharded", _UNKNOWN_TODO))
 
 
 def unwrapped_trainee(recording: Recording, facts: Facts, sources: list[BatchSource]) -> str | None:
