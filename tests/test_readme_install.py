@@ -57,3 +57,13 @@ def test_documented_wheel_builds_and_installs(tmp_path: Path) -> None:
     )
     assert run.stdout.startswith(str(site)), run.stdout + run.stderr
     assert "ddpify" in run.stdout.splitlines()[1]
+
+
+def test_the_readme_stays_a_five_minute_read_and_links_the_reference() -> None:
+    """Reference material lives in docs/ (linked), so the README stays what a new user needs."""
+    assert len(README.splitlines()) <= 350
+    linked = set(re.findall(r"\]\((docs/[\w.]+\.md)(?:#[\w-]+)?\)", README))
+    assert {"docs/convert.md", "docs/verify.md", "docs/launch.md", "docs/design.md", "docs/rules.md"} <= linked
+    assert all((ROOT / path).is_file() for path in linked)
+    for section in ("Two commands on a fresh clone", "Install", "The command line", "Launching", "Where to read more"):
+        assert f"## {section}" in README, section

@@ -1,4 +1,4 @@
-"""The README's module map stays true: every module of ``ddpify/`` is on it (by its path or a
+"""The module map (docs/design.md, linked from the README) stays true: every module of ``ddpify/`` is on it (by its path or a
 folder entry that holds it), and every path it names exists."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _map() -> list[str]:
     """The map's paths, each relative to ``ddpify/`` (folders end with ``/``)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
     block = text.split("## Development", 1)[1].split("```\n", 2)[1]
     paths: list[str] = []
     stack: list[tuple[int, str]] = []

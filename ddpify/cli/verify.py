@@ -25,7 +25,9 @@ VERIFY_HELP = (
     show_default=True,
     help="Processes (one GPU each when there are enough, else CPU/gloo).",
 )
-@click.option("--steps", type=click.IntRange(min=1), default=None, help="Stop after K optimizer steps (default: the whole run).")
+@click.option(
+    "--steps", type=click.IntRange(min=1), default=None, help="Stop after K steps of the first optimizer to step (default: the whole run)."
+)
 @click.option(
     "--timeout",
     type=click.FloatRange(min=1),

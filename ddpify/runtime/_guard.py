@@ -2,7 +2,7 @@
 whose gradients never went through the wrapper) become errors that name the call site.
 
 The default ones cost nothing per step worth measuring (a flag set in the wrapper's forward,
-checked in an optimizer-step pre-hook; see README "Guard rails" for the measurement);
+checked in an optimizer-step pre-hook; see docs/verify.md "Guard rails" for the measurement);
 ``DDPIFY_GUARDS=0`` turns them off. ``DDPIFY_VERIFY=1`` (set by ``ddpify verify``) adds the costly
 one: a forward pre-hook on every module that names the method which bypassed the wrapper.
 """

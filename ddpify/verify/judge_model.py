@@ -54,17 +54,15 @@ def forward(records: Records) -> Row:
     if guards:
         return Row("forward", FAIL, " / ".join(guards))
     wraps = _wraps(records)
-    checked = 0
     bypassed: list[tuple[int, str, str]] = []
     for rank in records.ranks:
         found = []
         for step in records.of(rank, "step"):
             for ident, (forwards, grads) in step.get("w", {}).items():
-                checked += rank == records.ranks[0]
                 if forwards == 0 and grads:
                     found.append((step["n"], ident, step.get("bypass", {}).get(ident, "")))
         bypassed = bypassed or [(n, i, how) for n, i, how in found]  # the first rank that has any
-    if not checked:
+    if not records.ranks or not any(step.get("w") for step in records.of(records.ranks[0], "step")):
         return Row("forward", NA, "no optimizer step updated a wrapped model")
     if bypassed:
         n, ident, how = bypassed[0]
@@ -76,7 +74,8 @@ def forward(records: Records) -> Row:
             f"step {n}{more}: {_model(wraps, ident)} had gradients but no forward through its DDP wrapper since the "
             f"previous step, so they were not averaged{detail}",
         )
-    return Row("forward", PASS, f"{checked} step(s) on rank 0, each after a forward through the wrapper")
+    counted = records.count_steps(records.ranks[0], wrapped_only=True)
+    return Row("forward", PASS, f"{counted} on rank 0, each after a forward through the wrapper")
 
 
 def params(records: Records) -> Row:
@@ -127,16 +126,18 @@ def rng(records: Records) -> Row:
             identical[kind] = identical.get(kind, 0) + (same and records.world > 1)
     if not drawn:
         return Row("rng", NA, "the script draws no randomness between training steps")
+    main = records.main_optimizer(records.ranks[0])
+    which = f" (steps of {main})" if main else ""  # the training steps, when several optimizers step
     shared = [k for k in drawn if identical.get(k)]
     if shared:
-        detail = ", ".join(f"{k} at {identical[k]} of {drawn[k]} steps" for k in shared)
+        detail = ", ".join(f"{k} at {identical[k]} of {drawn[k]} steps" for k in shared) + which
         return Row(
             "rng",
             FAIL,
             f"same RNG state on every rank while training draws from it ({detail}): every rank gets the same dropout/"
             f"augmentation noise; seed each rank differently once the model is built (ddpify.seed does)",
         )
-    return Row("rng", PASS, "different on every rank: " + ", ".join(f"{k} ({n} steps drew)" for k, n in drawn.items()))
+    return Row("rng", PASS, "different on every rank: " + ", ".join(f"{k} ({n} steps drew)" for k, n in drawn.items()) + which)
 
 
 def init(records: Records) -> Row:

@@ -25,7 +25,6 @@ def _first_error(records: Records) -> str:
 
 def run(records: Records, outcome: Outcome) -> Row:
     missing = [r for r in range(outcome.nproc) if r not in records.started()]
-    steps = {rank: len(records.main_steps(rank)) for rank in records.ranks}
     if outcome.timed_out:
         return Row("run", FAIL, f"killed after {outcome.timeout:.0f} s without progress (see the hang row)")
     if outcome.returncode != 0 or missing:
@@ -35,9 +34,14 @@ def run(records: Records, outcome: Outcome) -> Row:
         return Row("run", FAIL, f"exit code {outcome.returncode}{started}; {error}")
     stopped = [e["step"] for r in records.ranks for e in records.of(r, "stop")]
     if stopped:
+        main = records.main_optimizer(records.ranks[0])
+        if main:
+            return Row("run", PASS, f"stopped on every rank after {stopped[0]} steps of {main} (--steps {outcome.steps})")
         return Row("run", PASS, f"stopped after {stopped[0]} optimizer steps on every rank (--steps {outcome.steps})")
-    counts = sorted(set(steps.values()))
-    return Row("run", PASS, f"exit 0 on {outcome.nproc} ranks, {'/'.join(map(str, counts))} optimizer steps each")
+    counts = {rank: records.count_steps(rank) for rank in records.ranks}
+    if len(set(counts.values())) == 1:
+        return Row("run", PASS, f"exit 0 on {outcome.nproc} ranks, {counts[records.ranks[0]]} each")
+    return Row("run", PASS, f"exit 0 on {outcome.nproc} ranks; " + "; ".join(f"rank {r}: {c}" for r, c in counts.items()))
 
 
 def checkpoints(records: Records) -> Row:

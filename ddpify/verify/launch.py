@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ddpify.errors import DdpifyError
 from ddpify.verify.records import Outcome
+from ddpify.verify.source_lines import LineMap
 
 __all__ = ["needs_conversion", "prepare", "launch", "gpu_count"]
 
@@ -48,20 +49,20 @@ def needs_conversion(source: str) -> bool:
     return _DDP_MARKERS.search(source) is None
 
 
-def prepare(script: Path, folder: Path) -> tuple[Path, bool]:
-    """The script to run and whether it is a conversion (written into ``folder``, never next
-    to the user's file)."""
+def prepare(script: Path, folder: Path) -> tuple[Path, LineMap | None]:
+    """The script to run and, when it is a conversion (written into ``folder``, never next to
+    the user's file), its lines mapped back to the user's."""
     source = script.read_text(encoding="utf-8")
     if not needs_conversion(source):
-        return script, False
+        return script, None
     from ddpify.api import convert_source
 
     result = convert_source(source, filename=str(script))
     if not result.changed:
-        return script, False
+        return script, None
     converted = folder / script.name
     converted.write_text(result.output, encoding="utf-8")
-    return converted, True
+    return converted, LineMap.between(script.name, source, result.output)
 
 
 def gpu_count() -> int:

@@ -86,7 +86,36 @@ class Records:
         return {loader: by_number for loader, by_number in training.items() if by_number}
 
     def main_steps(self, rank: int) -> list[Event]:
+        """Steps of the first optimizer that stepped: the training steps ``--steps`` counts."""
         return [e for e in self.of(rank, "step") if e.get("main")]
+
+    def optimizer_names(self, rank: int) -> dict[int, str]:
+        """Optimizer id -> ``SGD (train.py:40)`` (its kind and where it first stepped)."""
+        return {e["id"]: f"{e['kind']} ({e['site']})" for e in self.of(rank, "optimizer")}
+
+    def count_steps(self, rank: int, *, wrapped_only: bool = False) -> str:
+        """``8 optimizer steps``: every optimizer.step() call on ``rank`` (of optimizers that
+        update a wrapped model, with ``wrapped_only``), split by optimizer when there are several.
+        The one way rows count steps, so two rows never count different things."""
+        per: dict[int, int] = {}
+        for step in self.of(rank, "step"):
+            if step.get("w") or not wrapped_only:
+                per[step["opt"]] = per.get(step["opt"], 0) + 1
+        total = f"{sum(per.values())} optimizer step{'s' if sum(per.values()) != 1 else ''}"
+        if len(per) < 2:
+            return total
+        names = self.optimizer_names(rank)
+        split = ", ".join(f"{n} of {names.get(ident, f'optimizer #{ident}')}" for ident, n in per.items())
+        return f"{total} ({split})"
+
+    def main_optimizer(self, rank: int) -> str | None:
+        """``SGD (train.py:40), the first of 2 optimizers to step`` when several stepped (their
+        training steps are its steps), else None."""
+        names = self.optimizer_names(rank)
+        first = next((e["opt"] for e in self.main_steps(rank)), None)
+        if len(names) < 2 or first is None:
+            return None
+        return f"{names[first]}, the first of {len(names)} optimizers to step"
 
 
 def load(folder: Path, world: int) -> Records:

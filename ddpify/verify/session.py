@@ -4,6 +4,7 @@ that is removed afterwards; the user's files are never touched."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -46,8 +47,8 @@ def verify(
         raise DdpifyError(f"{script}: no such file")
     folder = Path(tempfile.mkdtemp(prefix="ddpify-verify-"))
     try:
-        runnable, converted = launch.prepare(script, folder)
-        script_dir = script.resolve().parent if converted else None
+        runnable, lines = launch.prepare(script, folder)
+        script_dir = script.resolve().parent if lines is not None else None
         options: dict[str, Any] = {"steps": steps, "timeout": timeout, "quiet": quiet, "script_dir": script_dir}
         outcome = launch.launch(runnable, args, nproc=nproc, records=folder / "records", **options)
         found = records.load(folder / "records", nproc)
@@ -58,11 +59,14 @@ def verify(
         if compare:
             alone = launch.launch(runnable, args, nproc=1, records=folder / "single", **options)
             single = records.load(folder / "single", 1) if alone.returncode == 0 else None
-        what = f"{script} (converted by ddpify first)" if converted else str(script)
+        what = f"{script} (converted by ddpify first)" if lines is not None else str(script)
         stop = f", stopped after {steps} steps" if steps else ""
         header = f"ddpify verify: {what} on {nproc} processes ({outcome.device}){stop}, {outcome.elapsed:.1f} s"
         if compare:
             header += ", compared with one process" if single is not None else ", the one-process run failed: not compared"
-        return Verdict(header, verdict.judge(found, outcome, single), outcome)
+        rows = verdict.judge(found, outcome, single)
+        if lines is not None:
+            rows = [dataclasses.replace(row, evidence=lines.relabel(row.evidence)) for row in rows]
+        return Verdict(header, rows, outcome)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -72,7 +72,7 @@ def test_top_level_help_shows_the_convert_options_in_full() -> None:
 @pytest.mark.parametrize("command", ["convert", "check", "launch-script"])
 def test_readme_documents_exactly_the_options_of_help(command: str) -> None:
     cli_command = main.commands[command]
-    section = _section("## The command line", "### Notebooks")
+    section = _section("## The command line", "## What the conversion does")
     if command == "convert":
         table = "\n".join(line.split("|")[1] for line in section.splitlines() if line.startswith("| `"))
         documented = {name for name in re.findall(r"`(-[\w-]+)", table)}

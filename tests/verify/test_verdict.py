@@ -201,3 +201,36 @@ def test_usage_and_launch_errors_exit_2(tmp_path: object) -> None:
     assert missing.returncode == 2 and "no such file" in missing.stderr
     bad = subprocess.run([sys.executable, "-m", "ddpify", "verify", "--nproc", "0", "x.py"], capture_output=True, text=True)
     assert bad.returncode == 2
+
+
+def two_optimizers(steps_of_second: int) -> Records:
+    """Rank events of an encoder/decoder run: optimizer 0 steps 4 times, optimizer 1
+    ``steps_of_second`` times, both update wrapped models."""
+    events: list[dict] = [
+        {"e": "optimizer", "id": 0, "kind": "SGD", "site": "t.py:21"},
+        {"e": "optimizer", "id": 1, "kind": "Adam", "site": "t.py:22"},
+    ]
+    for n in range(1, 5):
+        events.append({"e": "step", "opt": 0, "n": n, "main": True, "w": {"0": [1, True]}})
+        if n <= steps_of_second:
+            events.append({"e": "step", "opt": 1, "n": n, "main": False, "w": {"1": [1, True]}})
+    return records(r0=events, r1=events)
+
+
+def test_every_row_counts_optimizer_steps_the_same_way_and_says_which() -> None:
+    found = two_optimizers(steps_of_second=4)
+    counted = "8 optimizer steps (4 of SGD (t.py:21), 4 of Adam (t.py:22))"
+    assert judge_run.run(found, outcome()).evidence == f"exit 0 on 2 ranks, {counted} each"
+    assert judge_model.forward(found).evidence == f"{counted} on rank 0, each after a forward through the wrapper"
+    found.events[0].append({"e": "stop", "step": 4})
+    assert judge_run.run(found, outcome(steps=4)).evidence == (
+        "stopped on every rank after 4 steps of SGD (t.py:21), the first of 2 optimizers to step (--steps 4)"
+    )
+
+
+def test_one_optimizer_is_counted_without_a_split() -> None:
+    found = records(
+        r0=[{"e": "optimizer", "id": 0, "kind": "SGD", "site": "t.py:9"}, {"e": "step", "opt": 0, "n": 1, "main": True, "w": {}}]
+    )
+    assert found.count_steps(0) == "1 optimizer step"
+    assert found.count_steps(0, wrapped_only=True) == "0 optimizer steps"

@@ -118,6 +118,7 @@ def test_the_converted_examples_pass(tmp_path: Path, script: str, args: tuple[st
         assert "2 epochs, the last one stopped early, shards of 512+512, disjoint, cover all 1024" in rows["shards"]["evidence"]
     if script.endswith("train.py"):
         assert "(converted by ddpify first)" in table
+        assert "(TensorDataset of 512, train.py:102)" in rows["shards"]["evidence"], table  # the user's line, not the copy's
 
 
 def test_json_to_a_fifo_is_refused_before_anything_runs(tmp_path: Path) -> None:

@@ -65,6 +65,7 @@ from ddpify.convert.planners import (
     outside_loaders,
     own_methods,
     paths,
+    progress,
     random_data,
     rank_zero_values,
     shard_sums,
@@ -115,6 +116,7 @@ PLANNERS: tuple[Planner, ...] = (
     interactive.report,  # input() on ranks without a terminal
     batch_coupling.report,  # the split batch size in another file's code; summed losses
     shard_sums.report,  # a shard's sums divided by the whole dataset's size
+    progress.report,  # a shard's sample count set against the whole dataset's size
     divergent_exits.report,  # training loops ranks may leave or run a different number of times
     environment_seeds.report,  # environments seeded alike on every rank (RL)
 )

@@ -1,7 +1,7 @@
 """Whether a training loader's batch-size variable is also used as the length of a batch
 (``valid = torch.ones(batch_size, 1)`` in a GAN's loop, ``x.view(batch_size, -1)`` in a
 forward): splitting the global batch over the ranks would break that code, so the loader keeps
-the per-process batch (see README, "Global batch preserved").
+the per-process batch (see docs/convert.md, "Global batch preserved").
 
 That decision changes the optimisation (the effective batch grows by world_size), so it takes
 real evidence: the *same* variable (the same binding; a ``self.`` attribute of the same class),

@@ -1,5 +1,5 @@
 """Which loaders train and which evaluate, and every variable that holds one: the training
-loaders are sharded (``ddpify.shard``), evaluation loaders are not (see README, "Evaluation").
+loaders are sharded (``ddpify.shard``), evaluation loaders are not (see docs/convert.md, "Evaluation").
 Also the loaders this file cannot shard where they are built (helpers of other files,
 IterableDatasets) and training loaders handed to evaluation code."""
 
