@@ -12,23 +12,31 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from libcst.metadata import MetadataWrapper
-
-from ddpify.analysis.source import Source
-
 if TYPE_CHECKING:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
     from ddpify.analysis.context import Context
     from ddpify.analysis.dataflow import DataFlow
     from ddpify.analysis.loops import Loops
     from ddpify.analysis.models import ModelFlow
+    from ddpify.analysis.project import Helper
     from ddpify.analysis.rank_tests import RankTests
+    from ddpify.analysis.source import Source
 
 
 class Analysis:
     """Every concept of one file, computed on first use."""
 
-    def __init__(self, wrapper: MetadataWrapper) -> None:
-        self.source = Source(wrapper)
+    def __init__(self, wrapper: MetadataWrapper, path: str | None = None, depth: int | None = None) -> None:
+        """``path``: the file's path, whose project's imported modules are read for facts
+        (``ddpify.analysis.project``) ``depth`` imports deep (None: the default depth)."""
+        from ddpify.analysis import project_files
+        from ddpify.analysis.project import Project
+        from ddpify.analysis.source import Source
+
+        project = Project(lambda: wrapper.module.code, path, project_files.DEPTH if depth is None else depth, summarise)
+        self.source: Source = Source(wrapper, project)
 
     @functools.cached_property
     def dataflow(self) -> DataFlow:
@@ -65,3 +73,60 @@ class Analysis:
         from ddpify.analysis.loops import Loops
 
         return Loops(self.source)
+
+    @functools.cached_property
+    def single_node(self) -> bool:
+        """The script can only run on one node (``ddpify.analysis.topology``)."""
+        from ddpify.analysis.topology import single_node
+
+        return single_node(self.source)
+
+
+def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
+    """A project module's helpers: each module-level function with what the checked file's own
+    analyses say of it (rank tests, print overrides, spawns, prefix-aware loads), and the names
+    it re-exports from its own project, read ``depth`` imports deep."""
+    import libcst as cst
+
+    from ddpify.analysis import project_files
+    from ddpify.analysis.prefix import names_prefix
+    from ddpify.analysis.project import Helper
+    from ddpify.tree.metadata import FastMetadata
+
+    analysis = Analysis(FastMetadata(module), path, depth)
+    source, rank_tests = analysis.source, analysis.rank_tests
+    silencing = analysis.context.print_overriding_functions()
+    helpers: dict[str, Helper] = {}
+    for name, functions in source.functions.items():
+        top = [f for f in functions if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
+        if len(top) != 1:
+            continue
+        function = top[0]
+        calls = source.of_types_in(function, cst.Call)
+        loads = any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "load_state_dict" for c in calls)
+        helpers[name] = Helper(
+            rank_tests.function_flag(function),
+            rank_tests.function_number(function),
+            function in silencing,
+            _spawned_parameter(source, function),
+            loads and names_prefix(function),
+        )
+    for item in project_files.imports(module.code):  # re-exports: `from .dist import is_main_process`
+        if item.name is not None and item.bound not in helpers:
+            found = source.project.named(item.bound)
+            if found is not None:
+                helpers[item.bound] = found
+    return helpers
+
+
+def _spawned_parameter(source: Source, function: cst.FunctionDef) -> int | None:
+    """The index of the parameter ``function`` hands to ``mp.spawn`` as the worker, if any."""
+    from ddpify.analysis.source import started
+
+    names = [p.name.value for p in function.params.params]
+    for call in source.process_starts:
+        if source.enclosing_function(call) is function:
+            for target in started(call):
+                if target in names:
+                    return names.index(target)
+    return None

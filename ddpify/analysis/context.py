@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from ddpify.analysis.dataflow import DataFlow
 
 # Helpers of other modules that replace ``builtins.print`` on non-main ranks (DETR, DeiT, MAE,
-# DINO: ``utils.init_distributed_mode(args)`` calls ``setup_for_distributed(rank == 0)``).
+# DINO: ``utils.init_distributed_mode(args)`` calls ``setup_for_distributed(rank == 0)``), by
+# name, for modules the project reading cannot see (installed packages, deeper imports).
 _PRINT_OVERRIDE = re.compile(r"^(setup_for_distributed|init_distributed_mode|suppress_print\w*|disable_print\w*|silence_print\w*)$")
 _EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 _EXIT_CALLS = frozenset({"sys.exit", "builtins.exit", "builtins.quit", "os._exit"})
@@ -398,10 +399,25 @@ class Context:
                 function = self.source.enclosing_function(node)
                 if function is not None:
                     points.extend((site, False) for site in self.call_sites(function))
+        project = self.source.project
         for name, calls in self.source.calls_by_callee.items():
-            if _PRINT_OVERRIDE.match(name) and name not in self.source.functions:
-                points.extend((call, False) for call in calls)
+            if name in self.source.functions:
+                continue
+            for call in calls:
+                helper = project.helper(call)
+                if helper.silences_print if helper is not None else _PRINT_OVERRIDE.match(name):
+                    points.append((call, False))
         return points
+
+    def print_overriding_functions(self) -> set[cst.FunctionDef]:
+        """This file's module-level functions that replace ``print`` for the other ranks
+        when called (themselves, or through a call of one that does)."""
+        found = set()
+        for point, _ in self._print_overrides:
+            function = self.source.enclosing_function(point)
+            if function is not None and self.source.enclosing_class(function) is None:
+                found.add(function)
+        return found
 
     def _replaces_print(self, node: cst.CSTNode) -> bool:
         if isinstance(node, cst.Assign):

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import cast
 
 import libcst as cst
 
@@ -260,6 +261,9 @@ class RankTests:
             returned = self._returned(node, self._returned_flag)
             if returned is not None:
                 return returned
+            helper = self.source.project.helper(node)
+            if helper is not None and helper.flag is not None:
+                return helper.flag
         elif is_simple_reference(node):
             assigned = self._assigned_flag(code(node))
             if assigned is not None:
@@ -344,6 +348,9 @@ class RankTests:
             returned = self._returned(node, self._returned_number)
             if returned is not None:
                 return returned
+            helper = self.source.project.helper(node)
+            if helper is not None and helper.number is not None:
+                return helper.number
         elif is_simple_reference(node):
             spawned = self._spawn_index(node)
             if spawned is not None:
@@ -440,26 +447,36 @@ class RankTests:
         return Number(terms.pop()) if len(terms) == 1 else None
 
     # ---------------------------------------------------------------- this file's functions
+    def function_flag(self, function: cst.FunctionDef) -> Ranks | None:
+        """Where ``function``'s result is true, when it returns rank tests (``is_main_process``)."""
+        return cast(Ranks | None, self._judge(function, self._returned_flag))
+
+    def function_number(self, function: cst.FunctionDef) -> Number | None:
+        """The rank number ``function`` returns (``get_rank``), if any."""
+        return cast(Number | None, self._judge(function, self._returned_number))
+
     def _returned(self, call: cst.Call, judge: Callable[[cst.FunctionDef], object]):
         """What every function of this file that ``call`` may run returns (``get_rank()``,
         ``self.is_main()``), judged by ``judge``; None when it calls none or they disagree."""
         functions = self.source.functions_called(call, own_methods_only=True)
         if not functions:
             return None
-        answers = []
-        for function in functions:
-            key = (function, judge.__name__)
-            if key not in self._judged:
-                if key in self._busy:
-                    return None  # recursion: no answer from this path
-                self._busy.add(key)
-                try:
-                    self._judged[key] = judge(function)
-                finally:
-                    self._busy.discard(key)
-            answers.append(self._judged[key])
+        answers = [self._judge(function, judge) for function in functions]
         first = answers[0]
         return first if all(a == first for a in answers) else None
+
+    def _judge(self, function: cst.FunctionDef, judge: Callable[[cst.FunctionDef], object]) -> object:
+        """``judge(function)``, once per function; None while it is being judged (recursion)."""
+        key = (function, judge.__name__)
+        if key not in self._judged:
+            if key in self._busy:
+                return None  # recursion: no answer from this path
+            self._busy.add(key)
+            try:
+                self._judged[key] = judge(function)
+            finally:
+                self._busy.discard(key)
+        return self._judged[key]
 
     def _returns(self, function: cst.FunctionDef) -> list[cst.Return]:
         return [

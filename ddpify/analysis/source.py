@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
 from ddpify.analysis.budget import Budget
 from ddpify.tree import cstutil
+
+if TYPE_CHECKING:
+    from ddpify.analysis.project import Project
 
 Scope = cst.Module | cst.FunctionDef
 N = TypeVar("N", bound=cst.CSTNode)
@@ -25,9 +28,11 @@ class Source:
     """One module and its metadata, with the queries the analyses share (cached per node
     where a query is asked repeatedly)."""
 
-    def __init__(self, wrapper: MetadataWrapper) -> None:
+    def __init__(self, wrapper: MetadataWrapper, project: Project | None = None) -> None:
+        """``project``: the helpers of the project modules the file imports (none without)."""
         self.wrapper = wrapper
         self.module = wrapper.module
+        self._project = project
         self._qualified = wrapper.resolve(QualifiedNameProvider)
         self._parents = wrapper.resolve(ParentNodeProvider)
         self._positions = wrapper.resolve(PositionProvider)
@@ -189,18 +194,43 @@ class Source:
         return found
 
     @functools.cached_property
-    def spawned(self) -> dict[cst.FunctionDef, cst.Call]:
-        """This file's functions that another process runs: ``mp.spawn(fn, ...)``,
-        ``torch.multiprocessing.start_processes(fn, ...)``, ``Process(target=fn)`` (also through
-        ``functools.partial(fn, ...)``), each with the call that starts it."""
-        found: dict[cst.FunctionDef, cst.Call] = {}
+    def project(self) -> Project:
+        """The helpers of the project modules this file imports (``ddpify.analysis.project``)."""
+        if self._project is not None:
+            return self._project
+        from ddpify.analysis.project import Project
+
+        return Project(lambda: "", None, 0, lambda module, path, depth: {})
+
+    @functools.cached_property
+    def process_starts(self) -> list[cst.Call]:
+        """Calls that start processes: ``mp.spawn``, ``start_processes``, ``Process(...)``."""
+        found: list[cst.Call] = []
         for callee in ("spawn", "start_processes", "Process"):
             for call in self.calls_by_callee.get(callee, []):
                 qualified = self.qualified(call)
                 if callee != "Process" and qualified and not any("multiprocessing" in q for q in qualified):
                     continue  # pexpect.spawn(...) and the like
-                for target in _started(call):
-                    for function in self.functions.get(target, []):
+                found.append(call)
+        return found
+
+    @functools.cached_property
+    def spawned(self) -> dict[cst.FunctionDef, cst.Call]:
+        """This file's functions that another process runs: ``mp.spawn(fn, ...)``,
+        ``torch.multiprocessing.start_processes(fn, ...)``, ``Process(target=fn)`` (also through
+        ``functools.partial(fn, ...)``), or a project helper that spawns its argument
+        (``launch(main_worker, ...)``), each with the call that starts it."""
+        found: dict[cst.FunctionDef, cst.Call] = {}
+        for call in self.process_starts:
+            for target in started(call):
+                for function in self.functions.get(target, []):
+                    found.setdefault(function, call)
+        for call in self.of_types(cst.Call):
+            helper = self.project.helper(call) if self.functions else None
+            if helper is not None and helper.spawns is not None and len(call.args) > helper.spawns:
+                argument = call.args[helper.spawns]
+                if argument.keyword is None and isinstance(argument.value, cst.Name):
+                    for function in self.functions.get(argument.value.value, []):
                         found.setdefault(function, call)
         return found
 
@@ -210,7 +240,7 @@ def _callee(call: cst.Call) -> str | None:
     return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
 
 
-def _started(call: cst.Call) -> list[str]:
+def started(call: cst.Call) -> list[str]:
     """The function a process-starting call runs: its first positional argument (``spawn``)
     or its ``fn=`` / ``target=`` keyword, unwrapped from ``functools.partial(fn, ...)``."""
     chosen: cst.BaseExpression | None = None

@@ -2,7 +2,8 @@
 read and a hash per file (and imports neither libcst nor the rules).
 
 An entry holds the findings of one file, without its path. Its key is a hash of everything the
-findings depend on: the file's text, the rule selection in force for it (``--select`` /
+findings depend on: the file's text, the project modules it imports (their helpers decide
+facts of the file), the rule selection in force for it (``--select`` /
 ``--extend-select`` / ``--ignore`` / ``[tool.ddpify]``, per-file ignores included), ``--require-ddp``, and a
 fingerprint of the checker itself (the ddpify version, the content of every module of the
 ``ddpify`` package, the libcst and Python versions). Change any of them and the entry is simply
@@ -88,9 +89,13 @@ class Cache:
         self._pruned = False
 
     @staticmethod
-    def key(text: str, select: Sequence[str], ignore: Sequence[str], require_ddp: bool, extend_select: Sequence[str] = ()) -> str:
+    def key(
+        text: str, select: Sequence[str], ignore: Sequence[str], require_ddp: bool, extend_select: Sequence[str] = (), project: str = ""
+    ) -> str:
+        """``project``: the digest of the project modules the file imports (their helpers
+        decide findings of the file, ``ddpify.analysis.project_files.project_digest``)."""
         digest = hashlib.sha256(fingerprint().encode())
-        digest.update(json.dumps([list(select), list(ignore), require_ddp, list(extend_select)]).encode())
+        digest.update(json.dumps([list(select), list(ignore), require_ddp, list(extend_select), project]).encode())
         digest.update(b"\0")
         digest.update(text.encode("utf-8", "surrogatepass"))
         return digest.hexdigest()

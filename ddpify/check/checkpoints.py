@@ -16,15 +16,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ddpify.analysis.prefix import PREFIX_HELPER, names_prefix, strips_prefix
 from ddpify.check.rule import Rule
 from ddpify.check.wraps import ddp_wraps, wrap_sites, wrapped_when
 from ddpify.check.writes import is_buffer, is_save_call, root_name, save_destination
 from ddpify.convert import names
-from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
+from ddpify.tree.cstutil import code, is_method_call, is_simple_reference
 
-# Code that removes or tolerates the wrapper's prefix itself before loading.
-_PREFIX_STRING = re.compile(r"^module\.?$|^module\.")
-_PREFIX_HELPER = re.compile(r"consume_prefix|strip_prefix|remove_prefix|unwrap|removeprefix", re.I)
 _LOAD_HELPER = re.compile(r"(^|_)(load|restore|resume)(_|$)", re.I)
 
 
@@ -200,8 +198,8 @@ class _Collector:
     def _origin(self, value: cst.BaseExpression, depth: int) -> tuple[str | None, str | None, bool]:
         """(entry, path, strips the prefix) of a state expression, following variables a little."""
         if isinstance(value, cst.DictComp):
-            return None, None, _strips_prefix(value)
-        if isinstance(value, cst.Call) and _PREFIX_HELPER.search(code(value.func)):
+            return None, None, strips_prefix(value)
+        if isinstance(value, cst.Call) and PREFIX_HELPER.search(code(value.func)):
             return None, None, True
         if isinstance(value, cst.Subscript):
             key = _subscript_key(value)
@@ -224,11 +222,7 @@ class _Collector:
         key = f"prefix-handled:{id(scope)}"
         memo = self.rule.file.memo
         if key not in memo:
-            strings: list = self.source.of_types_in(scope, cst.SimpleString)
-            calls: list = self.source.of_types_in(scope, cst.Call)
-            memo[key] = any(_PREFIX_STRING.search(str(s.evaluated_value)) for s in strings) or any(
-                _PREFIX_HELPER.search(code(c.func)) for c in calls
-            )
+            memo[key] = names_prefix(scope)
         return bool(memo[key])
 
     def _helper_loads(self, call: cst.Call) -> list[Load]:
@@ -236,12 +230,27 @@ class _Collector:
         wrapped models it is handed (the keys are the wrapper's, like the file's own saves)."""
         if self.rule.qualified(call) & names.TORCH_LOAD:
             return []
+        helper = self.source.project.helper(call)
+        if helper is not None and helper.loads_unprefixed:
+            return self._unprefixed_loads(call)
         found: list[Load] = []
         for arg in call.args:
             if is_simple_reference(arg.value) and code(arg.value) in self.sites:
                 model = code(arg.value)
                 if wrapped_when(self.rule, call, model, self.sites):
                     found.append(Load(call, model, True, None, None, False, helper=True))
+        return found
+
+    def _unprefixed_loads(self, call: cst.Call) -> list[Load]:
+        """A project helper that strips the prefix itself (``ckpt.load_weights(net, path)``),
+        handed a wrapped model or the module a wrap takes: its loads match any layout."""
+        inner = {wrap.model: wrap.target for wrap in ddp_wraps(self.rule, self.rule.file.module) if wrap.model is not None}
+        found: list[Load] = []
+        for arg in call.args:
+            name = code(arg.value) if is_simple_reference(arg.value) else None
+            model = name if name in self.sites else inner.get(name or "")
+            if model is not None:
+                found.append(Load(call, model, False, None, None, True, helper=True))
         return found
 
 
@@ -251,10 +260,3 @@ def _subscript_key(node: cst.CSTNode) -> str | None:
         if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
             return str(index.value.evaluated_value)
     return None
-
-
-def _strips_prefix(node: cst.CSTNode) -> bool:
-    """A comprehension that drops the wrapper's prefix: names ``"module."`` or slices ``[7:]``."""
-    if any(_PREFIX_STRING.search(str(s.evaluated_value)) for s in of_types(node, cst.SimpleString)):
-        return True
-    return any(isinstance(s.lower, cst.Integer) and s.lower.value == "7" for s in of_types(node, cst.Slice))

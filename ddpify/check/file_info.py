@@ -41,9 +41,10 @@ class FileInfo:
     @property
     def analysis(self) -> Analysis:
         """The shared DDP analysis of this file (rank tests, execution contexts, loops), built
-        from the same wrapper as the rules' metadata, so its nodes are the rules' nodes."""
+        from the same wrapper as the rules' metadata, so its nodes are the rules' nodes; the
+        path lets it read the project modules the file imports."""
         if self._analysis is None:
-            self._analysis = Analysis(self.wrapper)
+            self._analysis = Analysis(self.wrapper, self.path)
         return self._analysis
 
     @property

@@ -81,9 +81,10 @@ class Report:
 
 
 class Rule(cst.BatchableCSTVisitor):
-    """One DDP mistake. ``default``: on without ``--select`` (only rules measured at >= 95%
-    precision on real hand-written DDP code, tests/corpus/DDP_RESULTS.md); the others are
-    opt-in (``--select DDP0NN`` / ``--extend-select``). ``fix`` is the safety of the rule's
+    """One DDP mistake. ``default``: on without ``--select`` (the DDP checklist, each rule
+    precise through the execution context: which ranks and processes run a line); the others
+    are opt-in (``--select DDP0NN`` / ``--extend-select``), ``opt_in`` saying why they cannot
+    be precise. ``fix`` is the safety of the rule's
     fixes unless a finding says otherwise (``Report.safety``); ``fix_notes`` and
     ``false_positives`` (where the rule is known to be wrong) are for its documentation."""
 
@@ -93,6 +94,7 @@ class Rule(cst.BatchableCSTVisitor):
     why: ClassVar[str]
     severity: ClassVar[Severity] = "warning"
     default: ClassVar[bool] = False
+    opt_in: ClassVar[str] = ""
     fix: ClassVar[Fixability | None] = None
     fix_notes: ClassVar[str] = ""
     false_positives: ClassVar[str] = ""

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ddpify import source_io
+from ddpify.analysis import project_files
 from ddpify.analysis.budget import Exhausted
 from ddpify.check import scope
 from ddpify.check.cache import Cache
@@ -159,7 +160,8 @@ def _prepare(
     ignore = (*options.ignore, *config.ignore, *config.ignored_for(path))
     key = None
     if cache is not None:
-        key = cache.key(source.text, select, ignore, options.require_ddp, extend)
+        project = project_files.project_digest(source.text, str(path))
+        key = cache.key(source.text, select, ignore, options.require_ddp, extend, project)
         hit = cache.get(key, str(path))
         if hit is not None:
             findings, distributed = hit

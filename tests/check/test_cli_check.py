@@ -111,8 +111,9 @@ def test_exit_zero_and_statistics(project: Path) -> None:
 
 def test_default_rules_extend_select_and_select_all(project: Path) -> None:
     (project / "pyproject.toml").unlink()
-    assert run("buggy.py", cwd=project).stdout == "1 file checked.\nAll checks passed.\n"  # DDP004/DDP005 are opt-in
-    extended = run("buggy.py", "--extend-select", "DDP004", cwd=project)
+    default = run("buggy.py", cwd=project).stdout  # DDP004/DDP005 are on by default, DDP030 is opt-in
+    assert "DDP004" in default and "DDP005" in default and "DDP030" not in default
+    extended = run("buggy.py", "--extend-select", "DDP030", "--ignore", "DDP005", cwd=project)
     assert "DDP004" in extended.stdout and "DDP005" not in extended.stdout
     everything = run("buggy.py", "--select", "DDP", cwd=project)
     assert "DDP004" in everything.stdout and "DDP005" in everything.stdout and "DDP030" not in everything.stdout
@@ -191,7 +192,9 @@ def test_rules_and_rule_commands(tmp_path: Path) -> None:
     assert explained.returncode == 0 and "map_location" in explained.stdout and "```python" in explained.stdout
     for heading in ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Known false positives"):
         assert f"### {heading}" in explained.stdout
-    assert "(opt-in)" in explained.stdout.splitlines()[0] and "--extend-select DDP004" in explained.stdout
+    assert "(default)" in explained.stdout.splitlines()[0]
+    opt_in = subprocess.run([sys.executable, "-m", "ddpify", "rule", "DDP030"], capture_output=True, text=True, timeout=60)
+    assert "(opt-in)" in opt_in.stdout.splitlines()[0] and "--extend-select DDP030" in opt_in.stdout
     assert "default " in listing.stdout and "opt-in " in listing.stdout
     unknown = subprocess.run([sys.executable, "-m", "ddpify", "rule", "DDP999"], capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2

@@ -13,3 +13,9 @@ def test_rules_doc_is_fresh() -> None:
 
 def test_at_least_twenty_rules() -> None:
     assert len(ALL_RULES) >= 20
+
+
+def test_every_opt_in_rule_says_why() -> None:
+    for rule in ALL_RULES:
+        assert rule.default or rule.opt_in.strip(), f"{rule.code} is opt-in without a reason"
+        assert not (rule.default and rule.opt_in), f"{rule.code} is default but says why it is opt-in"

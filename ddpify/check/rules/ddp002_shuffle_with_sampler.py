@@ -10,6 +10,7 @@ from ddpify.tree.cstutil import code, is_simple_reference, of_types
 
 class ShuffleWithSampler(Rule):
     code = "DDP002"
+    default = True
     name = "shuffle-with-sampler"
     message = "DataLoader gets both shuffle=True and a sampler: DataLoader raises 'sampler option is mutually exclusive with shuffle'"
     severity = "error"

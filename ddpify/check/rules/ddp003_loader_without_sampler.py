@@ -16,6 +16,7 @@ _SAMPLER_POSITION = 3
 
 class LoaderWithoutSampler(Rule):
     code = "DDP003"
+    default = True
     name = "loader-without-sampler"
     message = "training DataLoader has no distributed sampler: every rank iterates the whole dataset"
     severity = "error"

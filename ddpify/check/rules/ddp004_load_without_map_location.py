@@ -15,6 +15,7 @@ _ONE_PER_GPU0 = frozenset({RankSelection.MAIN, RankSelection.LOCAL_MAIN, RankSel
 
 class LoadWithoutMapLocation(Rule):
     code = "DDP004"
+    default = True
     name = "load-without-map-location"
     message = "torch.load without map_location: tensors saved from cuda:0 land on GPU 0 in every process"
     why = (

@@ -11,6 +11,7 @@ from ddpify.tree.cstutil import code, of_types
 
 class SaveOnEveryRank(Rule):
     code = "DDP005"
+    default = True
     name = "save-on-every-rank"
     message = "torch.save runs on every rank: N processes write the same file at once"
     severity = "error"

@@ -33,7 +33,12 @@ class LocalRankGuard(Rule):
         "`rank % ngpus_per_node == 0` (pytorch/examples imagenet), `args.gpu == 0` in a script that "
         "spawns its workers, and variables or helpers of the file that hold such a test. A "
         "`torch.save` that runs once per node through its callers or an early exit "
-        "(`if args.rank % ngpus_per_node != 0: return`) is reported at the save."
+        "(`if args.rank % ngpus_per_node != 0: return`) is reported at the save. Not reported in a "
+        "script that can only run on one node, where the local rank is the global rank: its "
+        'rendezvous is forced to this machine (`init_method="tcp://127.0.0.1:23456"`, '
+        '`os.environ["MASTER_ADDR"] = "localhost"`, `args.dist_url = "tcp://127.0.0.1:..."`; a '
+        "default that the command line can override does not count) or its world is this machine's "
+        "GPU count (`world_size=torch.cuda.device_count()`)."
     )
     default = True
     fix = "unsafe"
@@ -46,6 +51,21 @@ class LocalRankGuard(Rule):
     )
     false_positives = "A guard around a write to node-local storage (per-node work) that also logs."
     valid = (
+        """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def worker(gpu, ngpus):
+    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:23456", rank=gpu, world_size=ngpus)
+    if gpu == 0:  # one node by construction: the local rank is the global rank
+        torch.save(model.state_dict(), "model.pt")
+
+
+if __name__ == "__main__":
+    mp.spawn(worker, args=(torch.cuda.device_count(),), nprocs=torch.cuda.device_count())
+""",
         """\
 import torch
 import torch.distributed as dist
@@ -180,7 +200,7 @@ if __name__ == "__main__":
 
     def visit_If(self, node: cst.If) -> None:
         rank_tests = self.file.analysis.rank_tests
-        if rank_tests.selection(node.test) is not RankSelection.LOCAL_MAIN:
+        if rank_tests.selection(node.test) is not RankSelection.LOCAL_MAIN or self.file.analysis.single_node:
             return
         what = self._guarded_io(node.body)
         if not what:
@@ -204,7 +224,7 @@ if __name__ == "__main__":
         if not is_save_call(self, node) or not self.qualified(node) & SAVE_FUNCTIONS:
             return
         context = self.file.analysis.context
-        if context.selection(node) is not RankSelection.LOCAL_MAIN or context.tagged_per_rank(node):
+        if context.selection(node) is not RankSelection.LOCAL_MAIN or context.tagged_per_rank(node) or self.file.analysis.single_node:
             return
         test = context.restriction(node)
         guard = self.parent(test) if test is not None else None

@@ -25,7 +25,9 @@ class WrappedStateDictSaved(Rule):
         "saved and never read back through the wrapper by this script (an export for other "
         "programs), or read back by this script into the plain model. Not reported: a resume "
         "checkpoint of a model that is always wrapped, saved and loaded through the wrapper (the "
-        "keys match)."
+        "keys match), and a script whose loads strip the prefix themselves, also through a loader "
+        "of the project's own modules (`ckpt.load_weights(model, path)` whose code names "
+        '`"module."` or slices it off): `module.` keys are then the project\'s format.'
     )
     default = True
     fix = "unsafe"

@@ -10,6 +10,7 @@ from ddpify.tree.cstutil import of_types
 
 class UnsyncedBatchNorm(Rule):
     code = "DDP009"
+    default = True
     name = "unsynced-batchnorm"
     message = "model with BatchNorm wrapped in DDP without SyncBatchNorm: each rank normalises with its own small batch"
     severity = "note"

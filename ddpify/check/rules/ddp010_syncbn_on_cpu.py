@@ -13,6 +13,11 @@ _CUDA_TEST = re.compile(r"cuda|nccl|gpu", re.I)
 
 class SyncBatchNormOnCpu(Rule):
     code = "DDP010"
+    opt_in = (
+        "It needs the run's backend and device, which scripts mostly choose at run time (a flag, "
+        "`torch.cuda.is_available()`), and the mistake raises at the first forward pass anyway: a linter adds "
+        "little."
+    )
     name = "syncbn-on-cpu"
     message = "SyncBatchNorm in a gloo/CPU run: SyncBatchNorm only works on CUDA and the forward pass raises"
     severity = "error"

@@ -5,6 +5,7 @@ import re
 
 import libcst as cst
 
+from ddpify.analysis.context import Process
 from ddpify.check.rule import Invalid, Rule, short
 from ddpify.check.script import is_data_parallel
 from ddpify.check.seeds import family, seeds
@@ -36,7 +37,9 @@ class SameSeedEveryRank(Rule):
         "uses while training (`np.random.seed(0)` in a script that draws nothing from NumPy in a "
         "loop or helper; `torch.manual_seed(0)` in a script with no dropout, random augmentation, "
         "DataLoader workers or torch random draws in a loop: a synthetic dataset drawn next to the "
-        "seed must be the same on every rank)."
+        "seed must be the same on every rank). A seed in the process that calls `mp.spawn` (also "
+        "through a launch helper of the project) is not this rule's: the spawned workers start "
+        "fresh interpreters and never see it, which DDP034 reports."
     )
     default = True
     fix = "unsafe"
@@ -50,6 +53,23 @@ class SameSeedEveryRank(Rule):
         "Randomness consumed only in another module that the script's calls do not name (a dataset class with its own augmentation)."
     )
     valid = (
+        """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def worker(rank, world_size):
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    torch.manual_seed(rank)
+    for step in range(10):
+        noise = torch.randn(4)
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)  # the parent's: DDP034 says whether the workers are seeded
+    mp.spawn(worker, args=(2,), nprocs=2)
+""",
         """\
 import torch
 import torch.distributed as dist
@@ -181,6 +201,8 @@ for step in range(100):
         seeded = family(self, node)
         if self._per_rank(node, seed) or seeded is None or not rngs.consumed(seeded, node):
             return  # per rank, or an RNG nothing in the script draws from after all
+        if self.file.analysis.context.process(node) is Process.PARENT:
+            return  # the spawned workers never see the parent's seed: DDP034's finding
         self.report(
             node,
             message=f"{short(node.func)}({short(seed)}) gives every rank the same seed: augmentation, dropout and worker RNG streams repeat on all ranks",

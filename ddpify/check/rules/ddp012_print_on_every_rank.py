@@ -10,6 +10,7 @@ from ddpify.tree.cstutil import code, is_simple_reference
 
 class PrintOnEveryRank(Rule):
     code = "DDP012"
+    default = True
     name = "print-on-every-rank"
     message = "print/progress bar on every rank: N copies of every line"
     severity = "note"
@@ -19,7 +20,9 @@ class PrintOnEveryRank(Rule):
         "ranks. Not reported: output under a "
         "rank test or after an early exit (also at every call of the function it is in), in the process "
         "that calls `mp.spawn` before the workers start, `print` after `builtins.print` was replaced on "
-        "the other ranks (`setup_for_distributed(is_master)`, as DETR/DeiT/MAE do), and lines that name "
+        "the other ranks (`setup_for_distributed(is_master)`, as DETR/DeiT/MAE do; a helper of the "
+        "project's own modules that the file imports is read to see whether it replaces print, "
+        "whatever its name, and a rank test such as `utils.is_main_process()` defined there counts as one), and lines that name "
         'their rank (`print(f"[GPU{rank}] ...")`) or pass `force=True` to such a replaced print: '
         "one per rank is what they mean."
     )
@@ -32,8 +35,8 @@ class PrintOnEveryRank(Rule):
     )
     false_positives = (
         "One-off start-up or configuration lines (technically repeated, rarely worth a change), and "
-        "prints silenced by an override installed in another module under a name the analysis does "
-        "not know."
+        "prints silenced by an override installed in a module the analysis cannot read (an installed "
+        "package, or more than two imports away) under a name it does not know."
     )
     valid = (
         """\

@@ -19,6 +19,7 @@ _MLFLOW_AUTOSTART = frozenset(
 
 class LoggerOnEveryRank(Rule):
     code = "DDP013"
+    default = True
     name = "logger-on-every-rank"
     message = "experiment logger created on every rank: N runs / N event files for one training"
     severity = "warning"

@@ -19,6 +19,7 @@ _TRAINING_CALLS = frozenset({"backward", "step", "zero_grad"})
 
 class UnreducedEvalMetrics(Rule):
     code = "DDP014"
+    default = True
     name = "unreduced-eval-metrics"
     message = (
         "evaluation loop over a DistributedSampler-sharded loader accumulates metrics, and nothing in "

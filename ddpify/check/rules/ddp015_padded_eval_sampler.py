@@ -15,6 +15,10 @@ SAMPLER = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.di
 
 class PaddedEvalSampler(Rule):
     code = "DDP015"
+    opt_in = (
+        "Whether padding harms depends on the evaluator: the DETR-family COCO evaluators merge predictions by "
+        "image id and drop the duplicates, which the rule cannot see; it was wrong there on real code."
+    )
     name = "padded-eval-sampler"
     message = (
         "DistributedSampler on an evaluation set without drop_last=True pads it by repeating samples "

@@ -43,6 +43,7 @@ def _plain_local_rank_argument(call: cst.Call, os_name: str) -> cst.Call | None:
 
 class LocalRankArgument(Rule):
     code = "DDP016"
+    default = True
     name = "local-rank-argument"
     message = "--local_rank command-line argument: torchrun passes LOCAL_RANK in the environment, not as an argument"
     severity = "error"

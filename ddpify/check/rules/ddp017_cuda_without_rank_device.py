@@ -12,6 +12,7 @@ from ddpify.tree.cstutil import is_simple_reference, of_types
 
 class CudaWithoutRankDevice(Rule):
     code = "DDP017"
+    default = True
     name = "cuda-without-rank-device"
     message = "bare CUDA device with no per-rank device set: every rank uses GPU 0"
     severity = "error"

@@ -17,6 +17,7 @@ _TORCH_DDP = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.p
 
 class MoveAfterWrap(Rule):
     code = "DDP018"
+    default = True
     name = "move-after-wrap"
     message = "model moved to a device after the DDP wrap, or wrapped with device_ids while still on the CPU"
     severity = "error"

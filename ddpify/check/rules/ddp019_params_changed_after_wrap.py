@@ -16,6 +16,10 @@ _INITIALISER = re.compile(r"init|weight|reset|xavier|kaiming|normal|uniform|orth
 
 class ParamsChangedAfterWrap(Rule):
     code = "DDP019"
+    opt_in = (
+        "An initialiser that draws no random numbers, applied on every rank, changes nothing between ranks; "
+        "the rule cannot tell such initialisers from random ones in another module."
+    )
     name = "params-changed-after-wrap"
     message = "parameters changed after the DDP wrap: the ranks start from different weights"
     severity = "warning"

@@ -9,6 +9,10 @@ from ddpify.check.wraps import is_ddp_wrap
 
 class FindUnusedParameters(Rule):
     code = "DDP021"
+    opt_in = (
+        "The flag is required by models that really skip parameters in some forward passes, which only a run "
+        "shows: a note about cost, not a mistake."
+    )
     name = "find-unused-parameters"
     message = (
         "find_unused_parameters=True makes DDP traverse the autograd graph after every forward: "

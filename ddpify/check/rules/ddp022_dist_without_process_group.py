@@ -20,6 +20,9 @@ _RUNTIME_EQUIVALENT = {
 
 class DistWithoutProcessGroup(Rule):
     code = "DDP022"
+    opt_in = (
+        "Files whose functions another module calls after creating the process group look exactly like the mistake from inside the file."
+    )
     name = "dist-without-process-group"
     message = (
         "torch.distributed call in a script that never initialises a process group: it raises "

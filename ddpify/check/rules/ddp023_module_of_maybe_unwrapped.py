@@ -19,6 +19,10 @@ _TYPE_TEST = re.compile(r"\b(isinstance|hasattr|getattr)\b|\.module\b")
 
 class ModuleOfMaybeUnwrapped(Rule):
     code = "DDP023"
+    opt_in = (
+        "The wrap's condition often holds wherever `.module` runs in a way the analysis cannot see (a flag "
+        "set together with the wrap elsewhere)."
+    )
     name = "module-of-maybe-unwrapped"
     message = "`.module` of a model that is not always wrapped: AttributeError when it is not"
     severity = "error"

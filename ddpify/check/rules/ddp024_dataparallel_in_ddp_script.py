@@ -13,6 +13,7 @@ _DATA_PARALLEL_FUNCTION = "torch.nn.parallel.data_parallel"
 
 class DataParallelInDdpScript(Rule):
     code = "DDP024"
+    default = True
     name = "dataparallel-in-ddp-script"
     message = "nn.DataParallel in a DDP script: DistributedDataParallel replaces it"
     severity = "warning"

@@ -13,6 +13,7 @@ from ddpify.tree.cstutil import code
 
 class RankAsymmetricCollective(Rule):
     code = "DDP027"
+    default = True
     name = "rank-asymmetric-collective"
     message = "collective inside a rank guard: the other ranks never reach it and the job hangs"
     severity = "error"

@@ -16,6 +16,7 @@ _LOCAL_PATH = re.compile(r"""^[rRbBuU]?['"](\.{0,2}/|~|[A-Za-z]:\\)""")
 
 class DownloadOnEveryRank(Rule):
     code = "DDP028"
+    opt_in = "Most downloads on real code go into caches with per-file locks (the Hugging Face hub): the finding is noise there."
     name = "download-on-every-rank"
     message = "download on every rank at once: concurrent writes to the same files can corrupt the dataset or cache"
     severity = "warning"

@@ -19,6 +19,10 @@ _SPAWN = frozenset(
 
 class SpawnOutsideMainGuard(Rule):
     code = "DDP029"
+    opt_in = (
+        "The mistake raises at start-up (a RuntimeError from the spawned interpreter), so users meet it "
+        "before a linter would help; kept for `--select DDP`."
+    )
     name = "spawn-outside-main-guard"
     message = 'mp.spawn runs at import time, outside `if __name__ == "__main__":`: every child re-runs it'
     severity = "error"

@@ -11,6 +11,7 @@ from ddpify.check.script import uses_runtime_setup
 
 class MissingDestroyProcessGroup(Rule):
     code = "DDP030"
+    opt_in = "At process exit the only effect is PyTorch's warning: noise on real scripts."
     name = "missing-destroy-process-group"
     message = "init_process_group without destroy_process_group: the process group is never torn down"
     severity = "note"

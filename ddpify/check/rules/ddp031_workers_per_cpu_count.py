@@ -25,6 +25,7 @@ _PER_PROCESS = re.compile(r"world_size|local_world|nproc|ngpus|gpus_per_node|dev
 
 class WorkersPerCpuCount(Rule):
     code = "DDP031"
+    opt_in = "Whether the workers oversubscribe depends on the node's cores and processes per node, which the script does not show."
     name = "workers-per-cpu-count"
     message = "num_workers=os.cpu_count() in every process: N processes each start one worker per core"
     severity = "warning"

@@ -5,11 +5,14 @@ import libcst as cst
 from ddpify.analysis.ranks import Term
 from ddpify.check.rule import Invalid, Rule, short
 from ddpify.check.script import INIT_PROCESS_GROUP
-from ddpify.tree.cstutil import code, is_simple_reference
 
 
 class LocalRankAsGlobalRank(Rule):
     code = "DDP032"
+    opt_in = (
+        "It needs the number of nodes, which scripts mostly read from a configuration the analysis cannot "
+        "follow; on one node the finding is wrong."
+    )
     name = "local-rank-as-global-rank"
     message = "init_process_group(rank=<local rank>): on a multi-node run two processes claim each rank"
     severity = "error"
@@ -92,21 +95,13 @@ if __name__ == "__main__":
         rank = _keyword(node, "rank")
         if rank is None or self.file.analysis.rank_tests.term(rank) is not Term.LOCAL_RANK:
             return
-        world = _keyword(node, "world_size")
-        if world is not None and self._one_node(world):
+        if self.file.analysis.single_node:
             return
         self.report(
             node,
             f"init_process_group(rank={short(rank)}) passes the local rank as the global rank: on a multi-node run "
             "every node has a rank 0; pass the global rank (RANK, or node_rank * gpus_per_node + local_rank)",
         )
-
-    def _one_node(self, world: cst.BaseExpression) -> bool:
-        """A world size that is this machine's GPU count, directly or through a variable."""
-        values = [world]
-        if is_simple_reference(world):
-            values += [v for _, v in self.file.analysis.source.assignments.get(code(world), []) if v is not None]
-        return any("device_count" in code(v) for v in values)
 
 
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:

@@ -11,6 +11,7 @@ from ddpify.tree.cstutil import is_simple_reference
 
 class GlobalRankAsDevice(Rule):
     code = "DDP033"
+    opt_in = "On one node rank and local rank coincide and the code works; only the launch command tells, which the script does not show."
     name = "global-rank-as-device"
     message = "the global rank used as a CUDA device index: on the second node it names a GPU that does not exist"
     severity = "error"

@@ -9,6 +9,7 @@ from ddpify.check.seeds import seeds
 
 class SeedOnlyInParent(Rule):
     code = "DDP034"
+    default = True
     name = "seed-only-in-parent"
     message = "the RNG is seeded in the process that calls mp.spawn, not in the workers: training is not seeded"
     severity = "warning"

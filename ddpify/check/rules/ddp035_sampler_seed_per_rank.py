@@ -10,6 +10,10 @@ SAMPLER = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.di
 
 class SamplerSeedPerRank(Rule):
     code = "DDP035"
+    opt_in = (
+        "A per-rank sampler seed is often overwritten by a broadcast value later, which the analysis does not "
+        "follow; measured only on the corpus it was written for."
+    )
     name = "sampler-seed-per-rank"
     message = "DistributedSampler(seed=...) differs between ranks: the shards overlap and samples are skipped"
     severity = "error"

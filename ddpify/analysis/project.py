@@ -1,0 +1,114 @@
+"""Facts from the checked file's own project: what calling one of its imported helpers does.
+
+A DDP script rarely says everything itself: ``utils.init_distributed_mode(args)`` silences
+``print`` on the other ranks, ``misc.is_main_process()`` is a rank test, ``launch(worker, ...)``
+starts worker processes. When the file imports a module of its own project
+(``ddpify.analysis.project_files`` finds it), that module is parsed once per version of the
+file and each of its module-level functions summarised as a ``Helper`` by ``summarise``
+(``ddpify.analysis.summarise``: the same analyses the checked file gets, reading its own
+imports one level less deep; handed in, so this module stays below the analyses that use it).
+The converter and the linter both reach this through ``Source.project``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+
+from ddpify.analysis import project_files
+from ddpify.analysis.ranks import Number, Ranks
+from ddpify.tree.cstutil import code, is_simple_reference
+
+
+@dataclass(frozen=True)
+class Helper:
+    """What a call of one project function does, as far as DDP cares: ``flag``, where its
+    result is true (a rank test such as ``is_main_process()``); ``number``, the rank number it
+    returns; ``silences_print``, it replaces ``builtins.print`` for the non-main ranks;
+    ``spawns``, the index of its parameter that it starts as worker processes
+    (``mp.spawn(fn, ...)`` on its argument ``fn``); ``loads_unprefixed``, it loads a state dict
+    and strips or tolerates the wrapper's ``module.`` prefix on the way."""
+
+    flag: Ranks | None = None
+    number: Number | None = None
+    silences_print: bool = False
+    spawns: int | None = None
+    loads_unprefixed: bool = False
+
+
+# Summarises one parsed project module read ``depth`` imports deep into its helpers by name
+# (``ddpify.analysis.summarise``: the whole analysis of that module).
+Summarise = Callable[[cst.Module, str, int], dict[str, Helper]]
+
+
+class Project:
+    """The project helpers one file can call, looked up by the callee as the file writes it;
+    ``text`` (the file's source) is asked for only when a lookup needs the imports."""
+
+    def __init__(self, text: Callable[[], str], path: str | None, depth: int, summarise: Summarise) -> None:
+        self.depth = depth
+        self._text = text
+        self._path = path
+        self._summarise = summarise
+
+    @functools.cached_property
+    def _bindings(self) -> dict[str, tuple[Path, str | None]]:
+        importer = Path(self._path) if self._path else None
+        found: dict[str, tuple[Path, str | None]] = {}
+        if self.depth <= 0 or importer is None or not importer.is_file():
+            return found
+        for item in project_files.imports(self._text()):
+            target = project_files.module_file(item.module, item.level, importer)
+            if target is None:
+                continue
+            inner = project_files.submodule(target, item.name) if item.name is not None else None
+            found[item.bound] = (inner, None) if inner is not None else (target, item.name)
+        return found
+
+    def helper(self, call: cst.Call) -> Helper | None:
+        """The helper ``call`` runs (``Helper()`` for a function that does none of these
+        things), or None: not a project function, or one it cannot read."""
+        if not self._bindings or not is_simple_reference(call.func):
+            return None
+        return self.named(code(call.func))
+
+    def named(self, dotted: str) -> Helper | None:
+        """The helper a dotted callee (``utils.misc.is_main_process``) names, or None."""
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            bound = self._bindings.get(".".join(parts[:cut]))
+            if bound is None:
+                continue
+            file: Path | None = bound[0]
+            rest = ([bound[1]] if bound[1] is not None else []) + parts[cut:]
+            while len(rest) > 1 and file is not None:
+                file, rest = project_files.submodule(file, rest[0]), rest[1:]
+            if file is None or len(rest) != 1:
+                return None
+            return module_helpers(file, self.depth, self._summarise).get(rest[0])
+        return None
+
+
+def module_helpers(file: Path, depth: int, summarise: Summarise) -> dict[str, Helper]:
+    """The module-level functions of one project module and those it re-exports, each with
+    its facts (``summarise``'s, cached per path and version of the file)."""
+    try:
+        stat = file.stat()
+    except OSError:
+        return {}
+    return _module_helpers(file.resolve(), stat.st_mtime_ns, stat.st_size, depth, summarise)
+
+
+@functools.lru_cache(maxsize=128)
+def _module_helpers(file: Path, mtime_ns: int, size: int, depth: int, summarise: Summarise) -> dict[str, Helper]:
+    del mtime_ns, size  # the cache key: a changed file is read again
+    try:
+        text = file.read_text(encoding="utf-8")
+        module = cst.parse_module(text)
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+        return {}
+    return summarise(module, str(file), depth - 1)

@@ -1,0 +1,136 @@
+"""Which files of its own project a checked file imports: a sibling module (``import utils``),
+a package under the repository root (``from util.misc import is_main_process``), a relative
+import. Their helpers decide facts of the file (``ddpify.analysis.project``), so the linter's
+result cache hashes them too.
+
+Standard library only, read with a regular expression over the import lines: the cache asks
+this on every hit and must not pay for libcst. The repository root is the nearest folder above
+the file with ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``; imports resolve
+against the file's own folder first, then that root, and never leave it. Reading stops
+``DEPTH`` imports away from the checked file: the imported modules and what they import.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+DEPTH = 2
+ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w.][\w. \t,]*)", re.M)
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.M)
+_ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
+
+
+@dataclass(frozen=True)
+class Import:
+    """One imported module or name: ``import a.b as c`` is ``Import("a.b", 0, None, "c")``,
+    ``from ..x import f as g`` is ``Import("x", 2, "f", "g")``; ``bound`` is the name the
+    importing file uses (``a.b`` for a plain ``import a.b``)."""
+
+    module: str
+    level: int
+    name: str | None
+    bound: str
+
+
+def imports(text: str) -> list[Import]:
+    """Every import statement's bindings, in source order (``*`` imports are left out)."""
+    found: list[Import] = []
+    for match in _IMPORT.finditer(text):
+        for part in _aliases(match.group(1)):
+            module, alias = part
+            found.append(Import(module, 0, None, alias or module))
+    for match in _FROM.finditer(text):
+        level, module = len(match.group(1)), match.group(2)
+        for name, alias in _aliases(match.group(3).strip("()")):
+            if name != "*" and "." not in name:
+                found.append(Import(module, level, name, alias or name))
+    return found
+
+
+def _aliases(text: str) -> list[tuple[str, str | None]]:
+    parts = (" ".join(p.split()) for p in text.replace("\\", " ").split(","))
+    matches = (_ALIAS.match(p) for p in parts if p)
+    return [(m.group(1), m.group(2)) for m in matches if m]
+
+
+@functools.lru_cache(maxsize=256)
+def project_root(folder: Path) -> Path:
+    """The repository root above ``folder`` (``folder`` itself when no marker is found)."""
+    for candidate in (folder, *folder.parents):
+        if any((candidate / marker).exists() for marker in ROOT_MARKERS):
+            return candidate
+    return folder
+
+
+def module_file(module: str, level: int, importer: Path) -> Path | None:
+    """The project file of ``module`` as ``importer`` imports it, or None (the standard
+    library, an installed package, a name that is not there)."""
+    folder = importer.parent
+    root = project_root(folder)
+    if level:
+        bases = [folder.parents[level - 2] if level > 1 else folder]
+    else:
+        bases = [folder] if root == folder else [folder, root]
+    relative = Path(*module.split(".")) if module else Path()
+    for base in bases:
+        for candidate in (base / relative).with_suffix(".py") if module else None, base / relative / "__init__.py":
+            if candidate is not None and candidate.is_file() and candidate.resolve().is_relative_to(root.resolve()):
+                return candidate
+    return None
+
+
+def submodule(package: Path, name: str) -> Path | None:
+    """``package.name`` as a file, when ``package`` is a package's ``__init__.py``."""
+    if package.name != "__init__.py":
+        return None
+    for candidate in package.parent / f"{name}.py", package.parent / name / "__init__.py":
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def imported_files(text: str, importer: Path) -> list[Path]:
+    """The project files ``text`` (the source of ``importer``) imports, once each."""
+    found: dict[Path, None] = {}
+    for item in imports(text):
+        target = module_file(item.module, item.level, importer)
+        if target is None:
+            continue
+        found[target] = None
+        if item.name is not None:
+            inner = submodule(target, item.name)
+            if inner is not None:
+                found[inner] = None
+    found.pop(importer, None)
+    return list(found)
+
+
+def project_digest(text: str, path: str) -> str:
+    """A hash of the project files the checked file's facts may come from (its imports and
+    theirs, ``DEPTH`` deep), or "" when it imports none."""
+    importer = Path(path)
+    if not importer.is_file():
+        return ""
+    digest = hashlib.sha256()
+    seen: set[Path] = set()
+    level = [(importer, text)]
+    for _ in range(DEPTH):
+        following: list[tuple[Path, str]] = []
+        for file, source in level:
+            for target in imported_files(source, file):
+                if target in seen:
+                    continue
+                seen.add(target)
+                try:
+                    content = target.read_bytes()
+                except OSError:
+                    continue
+                digest.update(str(target).encode() + b"\0" + content + b"\0")
+                following.append((target, content.decode("utf-8", "replace")))
+        level = following
+    return digest.hexdigest() if seen else ""

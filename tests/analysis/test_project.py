@@ -1,0 +1,110 @@
+"""Reading the checked file's own project (issue 21): which imports resolve to project files,
+what their helpers are summarised as, and that a changed helper is read again."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import libcst as cst
+
+from ddpify.analysis import summarise
+from ddpify.analysis.project import Project
+from ddpify.analysis.project_files import DEPTH, imported_files, imports, module_file, project_digest
+from ddpify.analysis.ranks import RankSelection
+
+HELPERS = """\
+import builtins
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def rank_of_this_process():
+    return dist.get_rank()
+
+
+def writes_files():
+    return rank_of_this_process() == 0
+
+
+def quiet(is_first):
+    if not is_first:
+        builtins.print = lambda *a, **k: None
+
+
+def setup(args):
+    dist.init_process_group("nccl")
+    quiet(dist.get_rank() == 0)
+
+
+def launch(fn, n):
+    mp.spawn(fn, nprocs=n)
+"""
+
+
+def _project(tmp_path: Path, files: dict[str, str], text: str) -> Project:
+    (tmp_path / "pyproject.toml").write_text("")
+    for name, content in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content)
+    script = tmp_path / "scripts" / "train.py"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(text)
+    return Project(lambda: text, str(script), DEPTH, summarise)
+
+
+def _call(text: str) -> cst.Call:
+    call = cst.parse_expression(text)
+    assert isinstance(call, cst.Call)
+    return call
+
+
+def test_import_forms() -> None:
+    found = imports("import a.b as c, d\nfrom ..x import (f,\n    g as h)\nfrom y import *\n")
+    assert [(i.module, i.level, i.name, i.bound) for i in found] == [
+        ("a.b", 0, None, "c"),
+        ("d", 0, None, "d"),
+        ("x", 2, "f", "f"),
+        ("x", 2, "g", "h"),
+    ]
+
+
+def test_resolution_stays_in_the_repository(tmp_path: Path) -> None:
+    (tmp_path / "repo" / "pkg").mkdir(parents=True)
+    (tmp_path / "repo" / ".git").mkdir()
+    (tmp_path / "repo" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "repo" / "pkg" / "dist.py").write_text("")
+    (tmp_path / "outside.py").write_text("")
+    script = tmp_path / "repo" / "tools" / "train.py"
+    script.parent.mkdir()
+    script.write_text("")
+    assert module_file("pkg.dist", 0, script) == tmp_path / "repo" / "pkg" / "dist.py"
+    assert module_file("outside", 0, script) is None and module_file("torch", 0, script) is None
+    assert imported_files("from pkg import dist\nimport torch\n", script) == [
+        tmp_path / "repo" / "pkg" / "__init__.py",
+        tmp_path / "repo" / "pkg" / "dist.py",
+    ]
+
+
+def test_helpers_are_summarised(tmp_path: Path) -> None:
+    project = _project(tmp_path, {"utils/__init__.py": "from .core import writes_files\n", "utils/core.py": HELPERS}, "import utils.core as core\nimport utils\n")
+    flag = project.helper(_call("utils.writes_files()"))
+    assert flag is not None and flag.flag is not None and flag.flag.selection is RankSelection.MAIN
+    setup = project.helper(_call("core.setup(args)"))
+    assert setup is not None and setup.silences_print and setup.flag is None
+    launch = project.helper(_call("core.launch(worker, 2)"))
+    assert launch is not None and launch.spawns == 0
+    assert project.helper(_call("core.missing()")) is None and project.helper(_call("torch.save(x)")) is None
+
+
+def test_a_changed_helper_is_read_again(tmp_path: Path) -> None:
+    text = "from helpers import writes_files\n"
+    project = _project(tmp_path, {"helpers.py": HELPERS}, text)
+    script = str(tmp_path / "scripts" / "train.py")
+    before = project_digest(text, script)
+    assert project.helper(_call("writes_files()")).flag is not None  # type: ignore[union-attr]
+    helpers = tmp_path / "helpers.py"
+    helpers.write_text(HELPERS.replace("return rank_of_this_process() == 0", "return True"))
+    os.utime(helpers, ns=(1, 1))
+    assert Project(lambda: text, script, DEPTH, summarise).helper(_call("writes_files()")).flag is None  # type: ignore[union-attr]
+    assert project_digest(text, script) not in ("", before)
