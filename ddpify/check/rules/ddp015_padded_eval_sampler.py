@@ -70,6 +70,11 @@ data = ddpify.distributed_loader(dataset, batch_size=32, shuffle=False)  # its b
 for x, y in data:
     loss_fn(model(x), y).backward()
 """,
+        """\
+import ddpify.runtime as ddpify
+
+val_loader = ddpify.distributed_loader(val_set, batch_size=64, only_when_training=True)  # whole on evaluation passes
+""",
     )
     invalid = (
         Invalid(
@@ -152,6 +157,8 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
         return None
 
     def _check_runtime_loader(self, call: cst.Call) -> None:
+        if is_true(keyword_value(call, "only_when_training")):
+            return  # evaluation passes read the whole set: only training passes are sharded
         if is_true(keyword_value(call, "drop_last")) or any(is_name(a.keyword, "sampler", "batch_sampler") for a in call.args):  # type: ignore[arg-type]
             return
         target = assigned_to(self, call) or ""
