@@ -5,7 +5,9 @@ convert and check run all their analyses on it. The shapes are the ones that mad
 walks explode before the analyses became per-function fixpoints (issue 22):
 
 - ``methods``: classes whose same-named methods (``apply`` / ``get``) call each other through
-  attributes, as transform, layer and model libraries do (one cycle through every class);
+  attributes, as transform, layer and model libraries do (one cycle through every class), one
+  method (of one class, called from every class) prompting with ``input()`` and one downloading a
+  dataset;
 - ``chain``: ``f0`` calls ``f1`` ... calls ``f{n-1}``, each under a rank test or not;
 - ``lattice``: layers of two functions, each calling both functions of the next layer (2^n paths);
 - ``recursion``: a ring of mutually recursive functions entered once;
@@ -40,6 +42,7 @@ if __name__ == "__main__":
 HEADER = """import os
 
 import torch
+import torchvision
 from torch.utils.data import DataLoader, TensorDataset
 
 """
@@ -57,14 +60,15 @@ class Transform{i}:
     def apply(self, x):
         if os.environ.get("RANK", "0") == "0":
             print("apply {i}")
-        return self.inner.get(x) + self.inner.apply(x)
+        return self.inner.get(x) + self.inner.apply(x) + self.inner.ask() + self.inner.fetch()
 
     def get(self, x):
         return self.inner.apply(x) * self.get_scale()
 
     def get_scale(self):
         return self.inner.get_scale() if x else {i}
-''')
+''' + ('\n    def ask(self):\n        return input("scale? ") or self.inner.get_scale()\n' if i == 0 else "")
+               + ('\n    def fetch(self):\n        return torchvision.datasets.MNIST("data", download=True) or self.inner.fetch()\n' if i == 0 else ""))
     return "".join(units) + "\n\ndef entry(x):\n    return Transform0().apply(x)\n"
 
 

@@ -304,6 +304,23 @@ class Context:
                 found = statement.test
         return found
 
+    def at_import_time(self, node: cst.CSTNode) -> bool:
+        """Module-level code outside the ``__main__`` block and outside classes, or a function
+        called from there (directly or through this file's other functions): it runs when the
+        file is imported or started, before a ``__main__`` block can set a process group up."""
+        function = self.source.enclosing_function(node)
+        if function is None:
+            return self._imported_here(node) or False
+        return bool(self._import_time_entry(function))
+
+    def _imported_here(self, node: cst.CSTNode) -> bool | None:
+        top = self.source.enclosing_function(node) is None and self.source.enclosing_class(node) is None
+        return True if top and not self.under_main_guard(node) else None
+
+    @functools.cached_property
+    def _import_time_entry(self) -> Callable[[cst.FunctionDef], bool | None]:
+        return first_on_the_way(Callers(self.source, mentions=False), self._imported_here, self.source.budget)
+
     def under_main_guard(self, node: cst.CSTNode) -> bool:
         """Inside ``if __name__ == "__main__":``."""
         return any(is_main_guard(a) for a in self.source.ancestors(node))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.analysis.context import is_main_guard
 from ddpify.convert import collectives
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.planners.bootstrap import set_up_after_imports
@@ -32,7 +31,7 @@ def plan(recording: Recording, facts: Facts) -> None:
             facts.manual.append(collectives.download_item(recording.line(statement), divergent))
             continue
         facts.downloads.add(statement)
-        if facts.main_guard is not None and not recording.bootstrapped and _at_import_time(recording, statement):
+        if facts.main_guard is not None and not recording.bootstrapped and recording.analysis.context.at_import_time(statement):
             early.append(statement)
     if early:
         numbers = [str(recording.line(s)) for s in early]
@@ -59,15 +58,3 @@ def _download_statement(recording: Recording, call: cst.Call) -> cst.SimpleState
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
             break
     return statement if isinstance(statement, cst.SimpleStatementLine) else None
-
-
-def _at_import_time(recording: Recording, node: cst.CSTNode, depth: int = 0) -> bool:
-    """Module-level code outside the ``__main__`` block, or a function called from there
-    (directly or through this file's other functions): it runs before the block sets the
-    process group up."""
-    function = recording.function_of(node)
-    if function is None:
-        return recording.owners_of(node) == (None, None) and not any(is_main_guard(a) for a in recording.ancestors(node))
-    if depth >= 3:
-        return False
-    return any(_at_import_time(recording, site, depth + 1) for site in recording.analysis.source.call_sites(function))

@@ -17,6 +17,7 @@ from ddpify.findings import ManualItem
 from ddpify.tree.cstutil import code, of_types
 
 _MAX_DEPTH = 4
+_MAX_ENTRIES = 8  # more places that enter one prompt than a report should list
 
 
 def report(recording: Recording, facts: Facts) -> None:
@@ -44,16 +45,30 @@ def report(recording: Recording, facts: Facts) -> None:
         )
 
 
-def _entries(recording: Recording, node: cst.Call, depth: int) -> list[cst.Call]:
+def _entries(recording: Recording, node: cst.Call, depth: int, seen: dict[cst.FunctionDef, list[cst.Call]] | None = None) -> list[cst.Call]:
     """Where the script's own flow enters the prompting: ``node`` itself in the function that
     trains, in the script's entry function (called only at module level: ``main``) or at module
     level; else the calls of its function, followed up (``promptNextAction(model)`` in ``main``,
-    not ``yesno(...)`` inside ``promptNextAction``)."""
+    not ``yesno(...)`` inside ``promptNextAction``). Each function's entries are found once
+    (``seen``; a function met again inside a cycle adds none), so the cost stays linear."""
     function = recording.function_of(node)
     if function is None or depth >= _MAX_DEPTH or _trains_itself(function):
         return [node]
+    seen = {} if seen is None else seen
+    if function in seen:
+        return seen[function]
     sites = [s for s in recording.analysis.source.call_sites(function) if recording.function_of(s) is not None]
-    return [entry for site in sites for entry in _entries(recording, site, depth + 1)] if sites else [node]
+    if not sites:
+        return [node]
+    seen[function] = []
+    found: dict[cst.Call, None] = {}
+    for site in sites:
+        found.update(dict.fromkeys(_entries(recording, site, depth + 1, seen)))
+        if len(found) > _MAX_ENTRIES:  # entered from all over: the item goes to the prompt itself
+            found = {node: None}
+            break
+    seen[function] = list(found)
+    return seen[function]
 
 
 def _trains_itself(function: cst.FunctionDef) -> bool:
