@@ -305,12 +305,24 @@ class ConvertTransformer(cst.CSTTransformer):
 
     def _dataparallel(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if qualified & names.DATAPARALLEL and updated.args:
-            self.note(original, "nn.DataParallel removed: DistributedDataParallel replaces it")
+            wrapped = {key for key, _, _ in self.facts.model_wraps}
+            named = {code(original.args[0].value), *self._assigned_to(original)}
+            self.note(
+                original,
+                "nn.DataParallel removed: DistributedDataParallel replaces it"
+                if named & wrapped
+                else "nn.DataParallel removed: under DDP each process runs the model on its own device",
+            )
             return rewrites.without_dataparallel(updated)
         if "torch.nn.parallel.data_parallel" in qualified and len(updated.args) >= 2:
             self.note(original, "data_parallel(module, input) → module(input): DDP replaces it")
             return rewrites.without_data_parallel_function(updated)
         return None
+
+    def _assigned_to(self, call: cst.Call) -> list[str]:
+        """``model`` of ``model = nn.DataParallel(net)``."""
+        statement = self.analysis.source.parent(call)
+        return [code(t.target) for t in statement.targets] if isinstance(statement, cst.Assign) else []
 
     def _device_call(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if qualified & names.CURRENT_ACCELERATOR:
