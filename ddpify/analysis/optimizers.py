@@ -112,6 +112,10 @@ class Optimizers:
         if isinstance(func, cst.Name) and follow:
             values = [v for _, v in self.source.assignments.get(func.value, [])]
             return bool(values) and all(v is not None and self._chosen_class(v, follow=False) for v in values)
+        if isinstance(func, cst.Attribute) and follow:  # self.opt.optimizer, set as opt.optimizer = OPTIMIZERS[...]
+            suffix = "." + func.attr.value
+            values = [v for key, pairs in self.source.assignments.items() if key.endswith(suffix) for _, v in pairs]
+            return bool(values) and all(v is not None and self._chosen_class(v, follow=False) for v in values)
         return False
 
     def _optimizer_class(self, expression: cst.BaseExpression) -> bool:

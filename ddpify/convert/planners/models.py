@@ -106,8 +106,8 @@ def _report_optimizer_built_elsewhere(recording: Recording, facts: Facts, step: 
     receiver = code(step.func.value)  # type: ignore[attr-defined]
     models = [code(a.value) for a in made.args if is_simple_reference(a.value) and code(a.value) in recording.module_like]
     owner = made.func.value if isinstance(made.func, cst.Attribute) else None
-    if owner is not None and is_simple_reference(owner):
-        models.insert(0, code(owner))
+    if owner is not None and is_simple_reference(owner) and code(owner) in recording.module_like:
+        models.insert(0, code(owner))  # model.configure_optimizers(cfg); never an options object (self.opt)
     model = models[0] if models else "model"
     facts.manual.append(
         item(
