@@ -452,6 +452,18 @@ class Context:
         """``builtins`` / ``__builtin__`` (``import builtins as __builtin__``) / ``__builtins__``."""
         return "builtins" in self.source.qualified(node) or (isinstance(node, cst.Name) and node.value in _BUILTINS)
 
+    def _called_after(self, point: cst.CSTNode, here: cst.FunctionDef, there: cst.FunctionDef, seen: set[cst.FunctionDef]) -> bool:
+        """Whether ``there`` is called from ``here`` after ``point`` (directly, or through
+        functions called there after it; each function looked at once)."""
+        seen.add(there)
+        for site in self.call_sites(there):
+            caller = self.source.enclosing_function(site)
+            if caller is here and self.source.line(site) > self.source.line(point):
+                return True
+            if caller is not None and caller is not here and caller not in seen and self._called_after(point, here, caller, seen):
+                return True
+        return False
+
     def _after(self, point: cst.CSTNode, direct: bool, node: cst.CSTNode, depth: int = 0) -> bool:
         """Whether ``node`` runs after the override at ``point``, as far as the file shows."""
         here = self.source.enclosing_function(point)
@@ -460,8 +472,10 @@ class Context:
             return self.source.line(node) > self.source.line(point)
         if here is None:
             return there is not None  # functions run after the module-level code that defines them
-        if direct or there is None:
-            return False  # a replacement inside a function reaches the others through its call sites
+        if there is None:
+            return False
+        if direct:  # builtins.print = print_pass in main_worker(): the functions it calls afterwards
+            return self._called_after(point, here, there, set())
         inside = [s for s in self.call_sites(here) if self.source.enclosing_function(s) is there]
         if inside:
             return self.source.line(node) > min(self.source.line(s) for s in inside)

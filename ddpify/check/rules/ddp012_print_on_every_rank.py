@@ -117,6 +117,29 @@ import torch.distributed as dist
 dist.init_process_group("nccl")
 print("loading shard", force=True)  # the project's own print override, forced onto every rank
 """,
+        """\
+import builtins
+
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def validate(model):
+    print("validating")  # runs after main_worker silenced print on the other ranks
+
+
+def main_worker(gpu, ngpus, args):
+    if gpu != 0:
+        def print_pass(*args):
+            pass
+        builtins.print = print_pass
+    dist.init_process_group("nccl", rank=gpu, world_size=ngpus)
+    validate(None)
+
+
+if __name__ == "__main__":
+    mp.spawn(main_worker, nprocs=2, args=(2, None))
+""",
     )
     invalid = (
         Invalid(
