@@ -375,16 +375,21 @@ class _Walk:
             self.taint(target.value)
 
 
-_COUNTERS = frozenset({"builtins.range", "itertools.count"})
+_COUNTERS = frozenset({"builtins.range", "itertools.count", "tqdm.trange", "tqdm.auto.trange", "tqdm.notebook.trange", "tqdm.std.trange"})
 
 
 def counts(source: Source, iterable: cst.BaseExpression, *, follow: bool = True) -> bool:
     """``range(n)``, ``enumerate(range(n))``, a literal: a loop that counts, not one over data;
-    also a plain name bound only to such a value (``pbar = tqdm(range(args.iter))``)."""
+    also a plain name bound only to such a value (``pbar = tqdm(range(args.iter))``, ``with
+    trange(n) as pbar``)."""
     while isinstance(iterable, cst.Call) and (inner := loader_inner(source, iterable)) is not None:
         iterable = inner
-    if isinstance(iterable, cst.Name) and follow:
-        values = [v for _, v in source.assignments.get(iterable.value, [])]
+    if isinstance(iterable, cst.Name) and follow:  # also `with trange(n) as pbar: for step in pbar:`
+        values = [v for _, v in source.assignments.get(iterable.value, [])] + [
+            item.item
+            for item in source.of_types(cst.WithItem)
+            if item.asname is not None and cstutil.code(item.asname.name) == iterable.value
+        ]
         return bool(values) and all(v is not None and counts(source, v, follow=False) for v in values)
     if isinstance(iterable, cst.Call):
         return bool(source.qualified(iterable.func) & _COUNTERS)
