@@ -378,10 +378,14 @@ class _Walk:
 _COUNTERS = frozenset({"builtins.range", "itertools.count"})
 
 
-def counts(source: Source, iterable: cst.BaseExpression) -> bool:
-    """``range(n)``, ``enumerate(range(n))``, a literal: a loop that counts, not one over data."""
+def counts(source: Source, iterable: cst.BaseExpression, *, follow: bool = True) -> bool:
+    """``range(n)``, ``enumerate(range(n))``, a literal: a loop that counts, not one over data;
+    also a plain name bound only to such a value (``pbar = tqdm(range(args.iter))``)."""
     while isinstance(iterable, cst.Call) and (inner := loader_inner(source, iterable)) is not None:
         iterable = inner
+    if isinstance(iterable, cst.Name) and follow:
+        values = [v for _, v in source.assignments.get(iterable.value, [])]
+        return bool(values) and all(v is not None and counts(source, v, follow=False) for v in values)
     if isinstance(iterable, cst.Call):
         return bool(source.qualified(iterable.func) & _COUNTERS)
     return isinstance(iterable, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.SimpleString, cst.Integer))

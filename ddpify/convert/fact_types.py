@@ -133,6 +133,8 @@ class Facts:
     # another function (`model = parser.add_argument_group(...)`) is not the model
     model_scopes: dict[str, set[cst.CSTNode]] = field(default_factory=dict)
     set_epoch: dict[cst.For, list[str]] = field(default_factory=dict)
+    # a loader built inside its epoch loop: statement that builds it -> [(loader, epoch variable)]
+    set_epoch_after: dict[cst.CSTNode, list[tuple[str, str]]] = field(default_factory=dict)
     # gradient accumulation loops: loop -> (model key, the test that decides the step)
     accumulation: dict[cst.For, tuple[str, str]] = field(default_factory=dict)
     # arguments that hand a training loader to evaluation code (a loop without backward)

@@ -51,7 +51,7 @@ def rewrite(transformer: Reporter, fact: LoaderFact, original: cst.Call, updated
         )
     transformer.note(
         original,
-        f"{label} gets a DistributedSampler ({fact.reason}); {'per-process batch kept (effective batch x world_size)' if per_process else 'global batch preserved: per-rank batch = batch // world_size'}",
+        f"{label} gets a DistributedSampler ({fact.reason}); {'per-process batch kept (effective batch x world_size)' if per_process else 'global batch preserved: per-rank batch = batch // world_size' + _indivisible(original)}",
     )
     if rewrites.has_keyword(original, "sampler"):
         transformer.note(original, f"{label}: your sampler is kept and sharded across ranks")
@@ -68,3 +68,23 @@ def rewrite(transformer: Reporter, fact: LoaderFact, original: cst.Call, updated
     if fact.sharded_when is not None:  # one DataLoader of a dict comprehension, for some keys
         return rewrites.chosen(cst.parse_expression(fact.sharded_when), sharded, updated)
     return sharded
+
+
+def _indivisible(call: cst.Call) -> str:
+    """What the report adds when the batch size, a number written in the call, does not divide
+    by a common process count: the runtime would stop there (``ValueError``) rather than change
+    the global batch."""
+    given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "batch_size"), None)
+    if given is None and len(call.args) > 1 and call.args[1].keyword is None and not call.args[1].star:
+        given = call.args[1].value
+    if not isinstance(given, cst.Integer):
+        return ""
+    batch = int(given.evaluated_value)
+    failing = [n for n in (2, 4, 8) if batch % n]
+    if not failing:
+        return ""
+    counts = " or ".join(map(str, failing))
+    return (
+        f"; batch_size {batch} does not divide by {counts} processes: such runs stop with a ValueError (use a batch size "
+        "divisible by the process count, or convert with --per-process-batch)"
+    )

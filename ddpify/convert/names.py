@@ -127,7 +127,9 @@ LIBRARY_MODULES = frozenset(
     transformers accelerate lightning pytorch_lightning timm wandb tensorboardX mlflow
     tqdm albumentations h5py safetensors huggingface_hub deepspeed apex ddpify visdom tensorboard_logger
     comet_ml aim neptune dill cloudpickle joblib yaml requests gym gymnasium tyro einops seaborn
-    torchmetrics datasets tokenizers sentencepiece hydra omegaconf spacy nltk""".split()
+    torchmetrics datasets tokenizers sentencepiece hydra omegaconf spacy nltk absl fire click typer
+    ml_collections tensorflow keras jax flax kornia lpips pytorch_fid torch_fidelity open_clip clip
+    skimage sacred configargparse jsonargparse rich loguru termcolor colorama""".split()
 )
 LOCAL_RANK_FLAGS = ("--local_rank", "--local-rank")
 # Tests that select one process: `rank == 0`, `is_main_process()`, `args.local_rank in [-1, 0]`...

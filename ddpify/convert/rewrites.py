@@ -77,8 +77,24 @@ def device() -> cst.BaseExpression:
 
 
 def is_cuda_literal(value: cst.BaseExpression, *, allow_int: bool) -> bool:
+    """``"cuda"``, ``"cuda:0"`` (``0`` with ``allow_int``), and a GPU picked by a number from
+    elsewhere (``f"cuda:{config['gpu']}"``, ``"cuda:%d" % gpu``, ``"cuda:{}".format(gpu)``):
+    one GPU for every rank, where each must use its own."""
     if isinstance(value, cst.SimpleString):
         return bool(names.CUDA_STRING.match(str(value.evaluated_value)))
+    if isinstance(value, cst.FormattedString):
+        parts = value.parts
+        return (
+            len(parts) == 2
+            and isinstance(parts[0], cst.FormattedStringText)
+            and parts[0].value == "cuda:"
+            and isinstance(parts[1], cst.FormattedStringExpression)
+        )
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Modulo) and isinstance(value.left, cst.SimpleString):
+        return value.left.evaluated_value in ("cuda:%d", "cuda:%s", "cuda:%i")
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "format":
+        template = value.func.value
+        return isinstance(template, cst.SimpleString) and template.evaluated_value == "cuda:{}" and len(value.args) == 1
     return allow_int and isinstance(value, cst.Integer)
 
 

@@ -85,6 +85,12 @@ class ConvertTransformer(cst.CSTTransformer):
             statement = rewrites.sharded(loader.key, per_process_batch=self.per_process_batch or loader.batch_used_at is not None)
             what = loader.rebuild_note(code(statement).strip(), per_process_batch=self.per_process_batch)
             (self._before if loader.before else self._after).setdefault(loader.statement, []).append((statement, what))
+        for built, loaders in self.facts.set_epoch_after.items():
+            for key, epoch in loaders:
+                statement = snippets.statement("set_epoch", rt=RT, loader=key, epoch=epoch)
+                self._after.setdefault(built, []).append(
+                    (statement, f"reshuffle {key} every epoch where it is built: ddpify.set_epoch({key}, {epoch})")
+                )
         if self.facts.setup_after is not None:
             setup = snippets.statement("setup", rt=RT)
             self._after.setdefault(self.facts.setup_after, []).insert(
@@ -299,12 +305,24 @@ class ConvertTransformer(cst.CSTTransformer):
 
     def _dataparallel(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if qualified & names.DATAPARALLEL and updated.args:
-            self.note(original, "nn.DataParallel removed: DistributedDataParallel replaces it")
+            wrapped = {key for key, _, _ in self.facts.model_wraps}
+            named = {code(original.args[0].value), *self._assigned_to(original)}
+            self.note(
+                original,
+                "nn.DataParallel removed: DistributedDataParallel replaces it"
+                if named & wrapped
+                else "nn.DataParallel removed: under DDP each process runs the model on its own device",
+            )
             return rewrites.without_dataparallel(updated)
         if "torch.nn.parallel.data_parallel" in qualified and len(updated.args) >= 2:
             self.note(original, "data_parallel(module, input) → module(input): DDP replaces it")
             return rewrites.without_data_parallel_function(updated)
         return None
+
+    def _assigned_to(self, call: cst.Call) -> list[str]:
+        """``model`` of ``model = nn.DataParallel(net)``."""
+        statement = self.analysis.source.parent(call)
+        return [code(t.target) for t in statement.targets] if isinstance(statement, cst.Assign) else []
 
     def _device_call(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if qualified & names.CURRENT_ACCELERATOR:
@@ -343,11 +361,13 @@ class ConvertTransformer(cst.CSTTransformer):
     def _device_keyword(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
         args = list(updated.args)
         for index, arg in enumerate(args):
-            if arg.keyword is not None and arg.keyword.value == "device":
+            if arg.keyword is not None and arg.keyword.value in ("device", "map_location"):
                 value = self._device_value(arg.value, allow_int=False)
                 if value is not arg.value:
                     args[index] = arg.with_changes(value=value)
-                    self.note(original, "device='cuda' → device=ddpify.device()")
+                    self.note(
+                        original, f"{arg.keyword.value}={code(arg.value)} → {arg.keyword.value}=ddpify.device() (the local rank's device)"
+                    )
                     return updated.with_changes(args=args)
         return None
 

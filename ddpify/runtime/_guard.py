@@ -189,20 +189,19 @@ def _first_training_forward(wrapper: DistributedDataParallel, inputs: Any, kwarg
     """The wrapped model's first forward in training mode (and its first with gradients on),
     with two one-off checks.
 
-    * Data-dependent initialisation (ActNorm-style ``initialized`` flags): a forward that
-      changes parameters initialises them from this rank's own shard, and the ranks' models
-      would never agree again. Rank 0's parameters and buffers are then copied to every rank
-      right after it (through ``.data``: the graph already built stays valid), so the ranks
-      agree from the first backward on, as one process initialising from rank 0's batch would.
-      One copy of the parameters is kept for the comparison, during this forward only.
+    * Data-dependent initialisation (ActNorm-style ``initialized`` flags): a forward that sets
+      parameters from its batch -- this one, or an earlier one that went around the wrapper
+      (``model.module(x)`` under ``no_grad``) -- initialises them from this rank's own shard,
+      and the ranks' models would never agree again. After this forward the ranks compare a
+      fingerprint of their parameters and buffers (one small all-reduce); where they differ,
+      rank 0's are copied to every rank (through ``.data``: the graph already built stays
+      valid), as one process initialising from rank 0's batch would.
     * Parameters without a gradient (see ``_watch_first_backward``).
     """
     state = wrapper.__dict__
     first, state["_ddpify_first"] = state["_ddpify_first"], False
-    params = [p for _name, p in _trained(wrapper)] if first else []
-    before = [p.detach().clone() for p in params]
     output = wrapper._ddpify_forward(inputs, kwargs)
-    if first and _changed_on_any_rank(params, before):
+    if first and _ranks_disagree(wrapper.module):
         _adopt_rank_0(wrapper.module)
     if state["_ddpify_unused_check"] and torch.is_grad_enabled() and wrapper.require_backward_grad_sync:  # not in no_sync()
         state["_ddpify_unused_check"] = False
@@ -215,16 +214,26 @@ def _trained(wrapper: DistributedDataParallel) -> list[tuple[str, torch.nn.Param
     return [(name, p) for name, p in wrapper.module.named_parameters() if p.requires_grad]
 
 
-def _changed_on_any_rank(params: list[torch.nn.Parameter], before: list[torch.Tensor]) -> bool:
-    """Whether the forward changed a parameter on some rank. Every rank asks (one small
-    all-reduce, once per wrapped model): a forward that initialises on some inputs only must
-    not leave the ranks disagreeing on whether to join the broadcast."""
-    changed = any(not torch.equal(p.detach(), old) for p, old in zip(params, before, strict=True))
-    flag = torch.tensor([int(changed)], device=params[0].device if params else "cpu")
-    if flag.device.type == "cpu" and torch.distributed.get_backend() == "nccl":
-        flag = flag.cuda()
-    torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
-    return bool(flag.item())
+def _ranks_disagree(module: torch.nn.Module) -> bool:
+    """Whether the ranks' parameters and buffers differ: the sum and the sum of squares of
+    every tensor, their maximum and minimum over the ranks compared (one all-reduce, every
+    rank asks, so every rank agrees on joining the broadcast that follows)."""
+    tensors = [t.detach() for t in [*module.parameters(), *module.buffers()]]
+    device = tensors[0].device if tensors else torch.device("cpu")
+    if device.type == "cpu" and torch.distributed.get_backend() == "nccl":
+        device = torch.device("cuda", torch.cuda.current_device())
+    with torch.no_grad():  # one tensor's float64 copy at a time
+        moments = [m.to(device) for t in tensors for m in _moments(t)]
+        mine = torch.stack(moments) if moments else torch.zeros(2, device=device, dtype=torch.float64)
+        both = torch.cat([mine, -mine])
+        torch.distributed.all_reduce(both, op=torch.distributed.ReduceOp.MAX)
+    highest, lowest = both[: mine.numel()], -both[mine.numel() :]
+    return not torch.equal(highest, lowest)
+
+
+def _moments(tensor: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    wide = tensor.to(torch.float64)
+    return wide.sum(), wide.pow(2).sum()
 
 
 def _adopt_rank_0(module: torch.nn.Module) -> None:

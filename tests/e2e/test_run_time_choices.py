@@ -3,7 +3,11 @@ not given up on. ``chosen_at_run_time.py`` picks its model in an if/elif chain, 
 class from a dict, and feeds training and validation through ``loaders[phase]``. Converted, it
 runs under torchrun with 2 CPU processes: the model is wrapped, the training passes draw
 disjoint shards that cover the data and reshuffle, the validation passes read the whole set on
-every rank, one checkpoint without ``module.`` keys, equal parameters at the end."""
+every rank, one checkpoint without ``module.`` keys, equal parameters at the end.
+
+Class 5: ``loader_rebuilt_each_epoch.py`` builds its loader inside the epoch loop; the converted
+script sets the epoch right after each build, so every epoch's shards are disjoint and its
+order differs from the last (before, ``set_epoch`` went above the build and named nothing)."""
 
 from __future__ import annotations
 
@@ -39,4 +43,21 @@ def test_model_optimizer_and_loaders_chosen_at_run_time(tmp_path: Path) -> None:
         assert sorted(run.indices(rank, valid, 0)) == list(range(24)), run.describe()
     run.assert_only_rank0_saves()
     run.assert_no_module_keys()
+    run.assert_params_equal()
+
+
+@pytest.mark.torchrun
+def test_loader_rebuilt_each_epoch_reshuffles(tmp_path: Path) -> None:
+    result = convert_source((DATA / "loader_rebuilt_each_epoch.py").read_text())
+    text = result.output
+    assert text.index("loader = ddpify.distributed_loader(") < text.index("ddpify.set_epoch(loader, epoch)")
+    script = tmp_path / "rebuilt_ddp.py"
+    script.write_text(text)
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    passes = [run.loader_seq(64, nth=k) for k in range(3)]  # one loader object per epoch
+    orders = []
+    for seq in passes:
+        run.assert_disjoint_cover(seq, 0, dataset_len=64)
+        orders.append(run.global_order(seq, 0))
+    assert len({tuple(o) for o in orders}) == 3, "a rebuilt loader repeated an epoch's order"
     run.assert_params_equal()

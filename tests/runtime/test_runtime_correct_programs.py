@@ -33,6 +33,13 @@ def test_parameters_set_in_the_first_forward_agree_on_every_rank(runs):
     assert first == second
 
 
+def test_parameters_set_around_the_wrapper_agree_on_every_rank(runs):
+    """Glow initialises ActNorm with ``model.module(x)`` under no_grad before training: the
+    first training forward finds the ranks disagreeing and adopts rank 0's values."""
+    first, second = (rec["actnorm_bypass_params"] for rec in runs)
+    assert first == second
+
+
 def test_parameters_without_a_gradient_stop_at_the_first_backward_with_the_fix(runs):
     for rec in runs:
         assert rec["declared_steps"] == 2  # find_unused_parameters=True: trains

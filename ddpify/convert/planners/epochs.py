@@ -1,5 +1,6 @@
 """Where ``ddpify.set_epoch(loader, epoch)`` goes: the top of each epoch loop, for the training
-loaders it can see, so every epoch reshuffles the shards differently (and alike on all ranks)."""
+loaders it can see, so every epoch reshuffles the shards differently (and alike on all ranks);
+right after the statement that builds it for a loader the loop builds anew each epoch."""
 
 from __future__ import annotations
 
@@ -24,9 +25,14 @@ def plan(recording: Recording, facts: Facts) -> None:
         loop_text = code(loop.body)
         mentioned = [k for k in visible if re.search(rf"(?<![\w.]){re.escape(k)}(?!\w)", loop_text)]
         keys = [k for k in (mentioned or visible) if not _has_set_epoch(recording, loop, k)]
+        rebuilt = {k: _bindings_inside(recording, loop, k) for k in keys}
+        for key, statements in rebuilt.items():
+            for statement in statements:  # built anew each epoch: its epoch is set where it is built
+                facts.set_epoch_after.setdefault(statement, []).append((key, code(loop.target)))
+        keys = [k for k in keys if not rebuilt[k]]
         if keys:
             facts.set_epoch[loop] = keys
-            placed.update(keys)
+        placed.update(rebuilt)
     if placed or recording.existing_set_epoch:
         return
     first_lines: dict[str, int] = {}
@@ -54,6 +60,18 @@ def _visible(
     if owner_function is None:
         return not assigns_locally(function, key)
     return owner_function is function
+
+
+def _bindings_inside(recording: Recording, loop: cst.For, key: str) -> list[cst.SimpleStatementLine]:
+    """The statements of the loop's body that assign ``key`` (a loader rebuilt every epoch, or
+    per split): ``set_epoch`` at the top of the loop would name it before it exists."""
+    found: list[cst.SimpleStatementLine] = []
+    for assign in of_types(loop.body, cst.Assign):
+        if any(code(t.target) == key for t in assign.targets):
+            statement = recording.parent(assign)
+            if isinstance(statement, cst.SimpleStatementLine):
+                found.append(statement)
+    return found
 
 
 def _has_set_epoch(recording: Recording, loop: cst.For, key: str) -> bool:

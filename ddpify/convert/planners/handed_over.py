@@ -28,7 +28,7 @@ _RUNTIME_LOADERS = ("distributed_loader", "shard", "unsharded")
 # ``adjust_learning_rate(optimizer, 0.8)``, ``clip_gradient(optimizer, 5)``): every rank needs
 # their effect, so they are no side-effect calls to move to rank 0 (a name-based filter on a report)
 _CHANGES_STATE = re.compile(
-    r"(read|load|get|fetch|build|prepare|parse|compute|update|adjust|clip|init|set|scale|decay|warmup)(_|$)",
+    r"(read|load|get|fetch|build|prepare|parse|compute|update|adjust|clip|init|set|scale|decay|warmup|define|declare|register|add)(_|$)",
     re.IGNORECASE,
 )
 # what another file's logger-like callables are called: the ones a path is given to write into

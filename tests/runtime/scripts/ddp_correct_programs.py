@@ -93,6 +93,16 @@ def data_dependent_init(rec: dict) -> None:
         model(x).pow(2).mean().backward()
         optimizer.step()
     rec["actnorm_params"] = flat(model)
+    # Glow's own spelling: the initialising forward goes around the wrapper, under no_grad
+    model = ddpify.prepare_model(nn.Sequential(ActNorm(3), nn.Linear(3, 1)))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with torch.no_grad():
+        model.module(torch.randn(8, 3, generator=shard) * (1 + ddpify.rank()))
+    for _ in range(3):
+        optimizer.zero_grad()
+        model(torch.randn(8, 3, generator=shard)).pow(2).mean().backward()
+        optimizer.step()
+    rec["actnorm_bypass_params"] = flat(model)
 
 
 class TwoHeads(nn.Module):
