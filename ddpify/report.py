@@ -65,8 +65,11 @@ def cite(text: str, locate: Callable[[int], str]) -> str:
 def _unchanged(result: ConversionResult, source_name: str) -> str:
     """Why nothing changed: a converted script is not "without training code", and the tools
     for it are the linter and the torchrun check, not the converter."""
-    if not result.already_converted:
-        return "no training code to convert, output is identical"
+    if not result.already_converted:  # never "nothing to do" for a script whose training lives elsewhere
+        return (
+            "no training code in this file (no optimizer, DataLoader or backward() it can follow), output is identical; "
+            "training done by code of other modules is not converted here: convert the file that holds the training loop"
+        )
     return (
         f"already converted (it uses ddpify's runtime), output is identical; lint it with `ddpify check {source_name}`, "
         f"test it under torchrun with `ddpify verify {source_name}`"

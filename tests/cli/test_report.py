@@ -84,7 +84,7 @@ def test_converted_script_is_reported_as_already_converted(cli, tmp_path: Path) 
 def test_script_without_training_code_still_says_so(cli, tmp_path: Path) -> None:
     (tmp_path / "prep.py").write_text("import torch\nprint(torch.zeros(2))\n")
     result = cli("prep.py", "-o", "out.py", cwd=tmp_path)
-    assert "no training code to convert" in result.stderr and "already converted" not in result.stderr
+    assert "no training code in this file" in result.stderr and "other modules" in result.stderr and "already converted" not in result.stderr
 
 
 def test_cite_maps_every_line_reference_to_its_cell() -> None:
