@@ -45,7 +45,7 @@ class Callers:
         if self.source.enclosing_class(key) is None:
             calls: list[cst.CSTNode] = list(self.source.call_sites(key))
             return calls + list(self.source.mentions_of(key)) if self.mentions else calls
-        return self._class_calls(key)
+        return list(self.class_calls(key))
 
     def method_name(self, function: cst.FunctionDef) -> str | None:
         """The name key whose sites run ``function``: a method called from outside itself."""
@@ -98,7 +98,8 @@ class Callers:
                     function = self.source.enclosing_function(function)
         return found
 
-    def _class_calls(self, method: cst.FunctionDef) -> list[cst.CSTNode]:
+    def class_calls(self, method: cst.FunctionDef) -> list[cst.Call]:
+        """``Model(...)`` for ``Model.__init__``; nothing for other methods."""
         if method.name.value != "__init__":
             return []
         klass = self.source.enclosing_class(method)

@@ -265,11 +265,7 @@ class Context:
     def call_sites(self, function: cst.FunctionDef) -> list[cst.Call]:
         """``Source.call_sites``, plus ``ClassName(...)`` for an ``__init__``."""
         sites = self.source.call_sites(function)
-        if function.name.value == "__init__":
-            klass = self.source.enclosing_class(function)
-            if klass is not None:
-                sites += [c for c in self.source.calls_by_callee.get(klass.name.value, []) if isinstance(c.func, cst.Name)]
-        return sites
+        return sites + self._callers.class_calls(function) if self.source.enclosing_class(function) is not None else sites
 
     def restriction(self, node: cst.CSTNode, *, callers: bool = True) -> cst.BaseExpression | None:
         """The innermost rank test that narrows where ``node`` runs (an enclosing condition,

@@ -54,11 +54,6 @@ class Fixpoint(Generic[K, V]):
             return self._solved[key]
         return found  # type: ignore[return-value]
 
-    @property
-    def solved(self) -> dict[K, V]:
-        """Every value computed so far."""
-        return self._solved
-
     # ---------------------------------------------------------------- Tarjan, iteratively
     def _solve_from(self, root: K) -> None:
         index: dict[K, int] = {}
