@@ -199,4 +199,41 @@ def pruned_source(module: RuntimeModule, names: set[str]) -> str:
                 else node.with_changes(names=aliases)
             )
             parts.append(module.tree.code_for_node(statement.with_changes(body=[trimmed])))
-    return "".join(parts).lstrip("\n")
+    return cst.parse_module("".join(parts).lstrip("\n")).visit(_Terse()).code
+
+
+class _Terse(cst.CSTTransformer):
+    """The embedded copy without docstrings, comments and blank lines inside blocks (one blank
+    line between top-level definitions): about a third of the runtime's text is documentation,
+    which the installed package and docs/ keep; the copy is for running, and stays short enough
+    to scroll past (issue 23: a 99-line script became 1,790 lines)."""
+
+    def leave_EmptyLine(self, original_node: cst.EmptyLine, updated_node: cst.EmptyLine) -> cst.RemovalSentinel:
+        return cst.RemoveFromParent()
+
+    def leave_TrailingWhitespace(
+        self, original_node: cst.TrailingWhitespace, updated_node: cst.TrailingWhitespace
+    ) -> cst.TrailingWhitespace:
+        return updated_node.with_changes(comment=None, whitespace=cst.SimpleWhitespace(""))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body = _undocumented(list(updated_node.body))
+        spaced = [
+            s.with_changes(leading_lines=[cst.EmptyLine()]) if i and isinstance(s, (cst.FunctionDef, cst.ClassDef)) else s
+            for i, s in enumerate(body)
+        ]
+        return updated_node.with_changes(body=spaced, header=[])
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        body = _undocumented(list(updated_node.body))
+        return updated_node.with_changes(body=body or [cst.SimpleStatementLine([cst.Pass()])], header=cst.TrailingWhitespace())
+
+
+def _undocumented(body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """``body`` without its docstring (a string expression as the first statement)."""
+    first = body[0] if body else None
+    if isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1:
+        value = first.body[0].value if isinstance(first.body[0], cst.Expr) else None
+        if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+            return body[1:]
+    return body

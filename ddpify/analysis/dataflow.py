@@ -3,15 +3,13 @@
 
 A batch source is a ``DataLoader(...)`` (one per literal key when built in a dict
 comprehension), an iterator the file defines (a class with ``__iter__``/``__next__``, a
-generator function, a ``get_batch()`` that slices data), random index sampling that selects
-data (``data[torch.randint(...)]``), or anything else a training loop iterates. Its batches
-are followed (``Values.flow``) into loops, ``next()``, the file's functions, ``self.``
-attributes and containers. A loop TRAINS when a value computed from its batch reaches
-``.backward()`` (also inside a function it hands the batch to); it EVALUATES when it runs
-under ``no_grad``/``inference_mode`` (with-block or decorator, around it or around the call
-that led to it) or after ``.eval()``, with no backward. A source is TRAIN when any of its
-loops trains, EVAL when all of them evaluate, UNKNOWN otherwise, with the reason. Names
-(``val_loader``) and ``shuffle=`` decide nothing: they are reported as a ``hint``.
+generator, a ``get_batch()`` that slices data, a prefetcher: ``handouts``), random index
+sampling that selects data (``data[torch.randint(...)]``), or anything else a training loop
+iterates. Its batches are followed (``Values.flow``) into loops, ``next()``, the file's
+functions, ``self.`` attributes and containers. A loop TRAINS when a value computed from its
+batch reaches ``.backward()`` (also in a function it hands the batch to); it EVALUATES under
+``no_grad``/``inference_mode`` or after ``.eval()``, with no backward. A source is TRAIN when
+any of its loops trains, EVAL when all evaluate, UNKNOWN otherwise (names decide nothing).
 """
 
 from __future__ import annotations
@@ -34,6 +32,7 @@ from ddpify.analysis.batches import (
     name_hint,
 )
 from ddpify.analysis.callgraph import binding_site, literal
+from ddpify.analysis.handouts import handing_out
 from ddpify.analysis.source import Source
 from ddpify.analysis.sources import BatchSource, Consumer, Kind, Role, Use
 from ddpify.analysis.values import ANY, Edge, Occurrence, Slot, Values, comprehension_keys, held_spelling, spelling
@@ -305,6 +304,8 @@ class DataFlow:
                 if "builtins.next" in self.source.qualified(call.func):
                     found = self._single(call, occurrence.trail)
             more = [found] if found is not None else []
+            if found is not None and found.use is Use.UNKNOWN and isinstance(found.node, cst.Call) and depth < 3:
+                more = self._returned_to_callers(found.node) or more
             if found is not None and found.node in self._yielding and depth < 3:
                 generator = self._yielding[found.node]
                 entered = self.values.entered_through(occurrence.trail)  # the call that gave it these batches
@@ -318,6 +319,12 @@ class DataFlow:
         self._passthrough.add(generator)
         calls = [call] if call is not None else self._calls_of(generator)
         return self._consumers_of(self._flows([(c, None) for c in calls]), depth + 1)
+
+    def _returned_to_callers(self, call: cst.Call) -> list[Consumer]:
+        """A batch ``next(self.it)`` takes and its function hands out (``handouts``)."""
+        loop, statements = self._region(call)
+        functions = handing_out(self.values, self.batches, call, statements) if loop is None else []
+        return [self._single(c, ()) for f in functions for c in self._calls_of(f)]
 
     def _calls_of(self, function: cst.FunctionDef) -> list[cst.Call]:
         return [c for c, _ in self.values.callers(function)]

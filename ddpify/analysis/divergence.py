@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis import reads
 from ddpify.analysis.batches import counts
 from ddpify.analysis.callers import CalleeKey, Callees, Callers, first_on_the_way
 from ddpify.analysis.dataflow import DataFlow, Role
@@ -201,7 +202,7 @@ class Divergence:
                 if isinstance(node, cst.Call):
                     found.append((self._call(node), [self._return_key(k) for k in self._callees.of_call(node)]))
                 else:
-                    key = self._key(code(node), scope)
+                    key = self._comprehension_key(node) or self._key(code(node), scope)
                     if key is not None:
                         found.append((None, [key]))
             self._atom_cache[(expression, scope)] = found
@@ -289,6 +290,16 @@ class Divergence:
             current = self.source.enclosing_function(current)
         return (self.source.module, text)
 
+    def _comprehension_key(self, node: cst.CSTNode) -> Key | None:
+        """``x`` of ``sum(f(x) for x, y in valid_loader)`` lives in the comprehension, not in
+        the function whose loop over the training loader also binds an ``x``."""
+        comprehension = reads.binding_comprehension(self.source, node)
+        return (comprehension, code(node)) if comprehension is not None else None
+
+    def _comprehensions(self) -> list[_Edge]:
+        """A comprehension's targets take (part of) what their ``for`` iterates."""
+        return [((c, name), iterated, self._scope_of(c)) for c, name, iterated in reads.comprehension_bindings(self.source)]
+
     def _scope_of(self, node: cst.CSTNode) -> Scope:
         return self.source.enclosing_function(node) or self.source.module
 
@@ -345,7 +356,7 @@ class Divergence:
         tainted: dict[Key, _Why] = {}
         # rank dependence is not followed here: a rank test is the context's (``Context.ranks``),
         # and ``why`` asks ``RankTests.depends_on_rank`` of the test itself, one assignment deep
-        edges = [(self._key(t, s), v, s) for t, v, s in self._edges] + self._returns() + self._arguments()
+        edges = [(self._key(t, s), v, s) for t, v, s in self._edges] + self._comprehensions() + self._returns() + self._arguments()
         readers: dict[Key, list[int]] = {}
         queue: list[Key] = []
 

@@ -227,5 +227,14 @@ def _from_slots(keys: tuple[str, ...], call: cst.Call) -> list[str]:
         elif slot.isdigit() and int(slot) < len(positional):
             value = positional[int(slot)]
         if value is not None and is_simple_reference(value):
-            found.append(code(value) + dot + rest)
+            reference = code(value) + dot + rest
+            if reference.count(".") < _MAX_DEPTH:
+                found.append(reference)
     return found
+
+
+# A summary holds references no longer than this: a method that recurses through an attribute
+# (``self.G.apply(...)`` calling back into itself) would otherwise make ``self.G.G.G...`` and
+# the summaries would grow for ever (a real file ran out of memory); what loops iterate is
+# never that deep.
+_MAX_DEPTH = 4

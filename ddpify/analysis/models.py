@@ -152,7 +152,8 @@ class ModelFlow:
             changes = [s.node for s in (*model.moves, *model.loads)]
             constructions = self._made.get(model, [s.node for s in model.constructed_at])
             wraps = [s.node for s in model.wraps if not self.source.qualified(s.node.func) & DATAPARALLEL]  # type: ignore[attr-defined]
-            found = last_placement(self.values, self.dataflow.on_training_path, model.occurrences, constructions, changes, wraps)
+            loads = [s.node for s in model.loads]
+            found = last_placement(self.values, self.dataflow.on_training_path, model.occurrences, constructions, changes, wraps, loads)
             self._placements[model] = found
         return found
 

@@ -51,9 +51,14 @@ def last_placement(
     constructions: Sequence[cst.CSTNode],
     changes: Sequence[cst.CSTNode],
     wraps: Sequence[cst.CSTNode],
+    loads: Sequence[cst.CSTNode] = (),
 ) -> Placement:
     """The placement of the model held by ``occurrences``, built by ``constructions`` and
-    moved or loaded by the ``changes`` calls; ``training(node)``: whether a node trains."""
+    moved or loaded by the ``changes`` calls; ``training(node)``: whether a node trains.
+    ``loads`` (in-place ``load_state_dict`` calls, part of ``changes``) that cannot be ordered
+    against training do not decide it: loaded in place after the wrap, the wrapped model's
+    parameters are the same tensors and every rank loads the same checkpoint (a "reload the
+    best weights" after training, in another method of a trainer)."""
     source = values.source
     timed = [(o, t) for o in occurrences if (t := _time(values, o)) is not None]
     times = _normalize(values, [t for _, t in timed])
@@ -78,6 +83,7 @@ def last_placement(
         stops = [(n, t) for n, t in stops if _event(source, n, event_nodes) is None]
     before = {e: v for e, v in events.items() if all(_compare(v[1], t) == -1 for _, t in stops)}
     unordered = [e for e, (_, t) in events.items() if e not in before and not any(_compare(t, s) == 1 for _, s in stops)]
+    unordered = [e for e in unordered if e not in loads]
     if unordered:
         described = _describe(source, unordered[0], constructions)
         function = values.frame_of(unordered[0])

@@ -78,13 +78,20 @@ def parts(expression: cst.CSTNode, source: Source) -> Iterator[cst.BaseExpressio
 
 def shape(expression: cst.CSTNode) -> bool:
     """``x.shape``, ``x.size(0)``, ``len(batch)``, ``x.dtype``: every rank's shard yields batches
-    of the same shapes (samplers pad the shards to one length), whatever their values."""
+    of the same shapes (samplers pad the shards to one length), whatever their values; and
+    ``batch is not None`` (a prefetcher's end of data) comes at the same step on every rank."""
+    if isinstance(expression, cst.Comparison):
+        return all(isinstance(c.operator, (cst.Is, cst.IsNot)) and _none(c.comparator) for c in expression.comparisons)
     if isinstance(expression, cst.Attribute):
         return expression.attr.value in SHAPE_ATTRIBUTES
     if isinstance(expression, cst.Call):
         func = expression.func
         return isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS or isinstance(func, cst.Name) and func.value == "len"
     return False
+
+
+def _none(expression: cst.BaseExpression) -> bool:
+    return isinstance(expression, cst.Name) and expression.value == "None"
 
 
 def paired(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
@@ -140,3 +147,33 @@ def exits(suite: cst.BaseSuite) -> bool:
 def short(node: cst.CSTNode, limit: int = 60) -> str:
     text = " ".join(code(node).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+def _clauses(comprehension: cst.CSTNode) -> Iterator[cst.CompFor]:
+    clause: cst.CompFor | None = comprehension.for_in  # type: ignore[attr-defined]
+    while clause is not None:
+        yield clause
+        clause = clause.inner_for_in
+
+
+def binding_comprehension(source: Source, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The comprehension around ``node`` whose ``for`` binds its root name (Python 3 keeps
+    such names inside it), else None."""
+    root = code(node).split(".", 1)[0]
+    for ancestor in source.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if isinstance(ancestor, COMPREHENSIONS) and any(root in targets(c.target) for c in _clauses(ancestor)):
+            return ancestor
+    return None
+
+
+def comprehension_bindings(source: Source) -> Iterator[tuple[cst.CSTNode, str, cst.BaseExpression]]:
+    """(comprehension, name, what its ``for`` iterates) for every name a comprehension binds."""
+    for comprehension in source.of_types(*COMPREHENSIONS):
+        for clause in _clauses(comprehension):
+            for name in targets(clause.target):
+                yield comprehension, name, clause.iter

@@ -123,6 +123,8 @@ class Facts:
     # model wrap: model key -> (statement to insert before / after, "before" | "after")
     model_wraps: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
     model_keys: set[str] = field(default_factory=set)
+    # models wrapped where they go into the container that trains them (``Facts.node_rewrites``)
+    container_wraps: list[str] = field(default_factory=list)
     # keyword arguments for a wrap: (anchor, model key) -> "find_unused_parameters=True"
     wrap_options: dict[tuple[cst.CSTNode, str], str] = field(default_factory=dict)
     # `model.decode` of a model left unwrapped: stays as written (no ddpify.unwrap)
@@ -164,6 +166,11 @@ class Facts:
     already_converted: bool = False
     changes: list[Change] = field(default_factory=list)
     manual: list[ManualItem] = field(default_factory=list)
+
+    def wraps_models(self) -> bool:
+        """Whether the conversion wraps some model (after a statement, or inside a container)."""
+        return bool(self.model_wraps or self.container_wraps)
+
     # ---- passed from one planner to later ones; the transformer reads neither
     # every variable that holds a loader, in the order found (a key may repeat)
     loader_variables: list[LoaderVariable] = field(default_factory=list)

@@ -109,3 +109,36 @@ def test_fixpoint_dependencies_first_across_components() -> None:
     solve = Fixpoint(lambda key: {"a": [], "b": ["a"], "c": ["b"]}[key], transfer, 0)
     assert solve("c") == 3
     assert order == ["a", "b", "c"]
+
+
+SELF_RECURSIVE_METHOD = """\
+import torch
+from torch.utils.data import DataLoader
+
+
+class GAN:
+    def __init__(self, data, epochs):
+        self.data_loader = DataLoader(data, batch_size=4, shuffle=True)
+        self.epochs = epochs
+%s
+        self.optimizer = torch.optim.Adam(self.A.parameters())
+
+    def train(self):
+        for epoch in range(self.epochs):
+%s
+            for x in self.data_loader:
+                self.optimizer.zero_grad()
+                self.A(x).mean().backward()
+                self.optimizer.step()
+""" % (
+    "\n".join(f"        self.{n} = torch.nn.Linear(4, 4)" for n in "ABCDEF"),
+    "\n".join(f"            self.{n}.train()" for n in "ABCDEF"),
+)
+
+
+def test_a_method_calling_its_name_on_an_attribute_ends() -> None:
+    """``train()`` calling ``self.G.train()`` (nn.Module's): the summary of what ``train``
+    iterates went ``self.G.data_loader``, ``self.G.G.data_loader``... without end, until a real
+    GAN file ran out of memory. The references are bounded, so the fixpoint ends, fast."""
+    calls = _calls(convert_source, SELF_RECURSIVE_METHOD)
+    assert calls < 2_000_000, calls

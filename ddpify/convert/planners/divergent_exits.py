@@ -24,7 +24,7 @@ _KINDS = {cst.Break: "break", cst.Continue: "continue", cst.Return: "return"}
 def report(recording: Recording, facts: Facts) -> None:
     """Also where the only DDP models are the ones the report tells the user to wrap (held
     models): the hang comes with following that advice, so it is said now, not after it."""
-    held = not facts.model_wraps and not recording.existing_wraps
+    held = not facts.wraps_models() and not recording.existing_wraps
     if held and not facts.held_models:
         return  # no DDP model, now or advised: no all-reduce to wait in
     before = len(facts.manual)

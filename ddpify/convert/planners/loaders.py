@@ -311,7 +311,7 @@ def hold_back(recording: Recording, facts: Facts) -> None:
             first = items[0]
             items[0] = item(first.line, f"{first.why}; the loaders it trains on stay unsharded: {', '.join(kept)}", first.todo)
         facts.manual.extend(items)
-    if not (facts.model_wraps or recording.existing_wraps or facts.held_models or _wraps_itself(recording)):
+    if not (facts.wraps_models() or recording.existing_wraps or facts.held_models or _wraps_itself(recording)):
         _hold_without_wrapped_models(recording, facts)
     _settle_decided(recording, facts)
 
@@ -321,7 +321,7 @@ def _settle_decided(recording: Recording, facts: Facts) -> None:
     wrapped model (``only_when_training``) -- unless a trained model stays unwrapped (its
     training passes would be taken for the wrapped model's) or nothing is wrapped: then it is
     kept whole and reported, with what to write."""
-    safe = not facts.held_models and bool(facts.model_wraps or recording.existing_wraps or _wraps_itself(recording))
+    safe = not facts.held_models and bool(facts.wraps_models() or recording.existing_wraps or _wraps_itself(recording))
     for fact in facts.loaders.values():
         if fact.role != "decided" or safe:
             continue
@@ -338,7 +338,7 @@ def unwrapped_trainee(recording: Recording, facts: Facts, sources: list[BatchSou
     for held in facts.held_models:
         if _trains(dataflow, sources, _uses(held)):
             return f"{held.key}, which it trains, is not wrapped"
-    if not (facts.model_wraps or recording.existing_wraps or _wraps_itself(recording)):
+    if not (facts.wraps_models() or recording.existing_wraps or _wraps_itself(recording)):
         return "no model of this file is wrapped"
     return None
 

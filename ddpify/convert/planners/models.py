@@ -41,6 +41,7 @@ def plan_trained(recording: Recording, facts: Facts) -> None:
         else:
             _report_manual_updates(recording, facts, recording.first_backward)
     for builder, model in builders:
+        facts.has_training_code = True
         facts.trained.append((builder, code(model)))
         _note_model(recording, facts, model)
     for optimizer in recording.optimizer_calls:
@@ -56,7 +57,8 @@ def optimizer_builders(recording: Recording) -> list[tuple[cst.Call, cst.Name]]:
     """``optimizer = build_optimizer(model, args)`` and later ``optimizer.step()`` (a target
     named like an optimizer): the parameters reach the optimizer inside the helper, so the
     arguments used like modules elsewhere (called, or given ``.train()``, ``.to()``,
-    ``.parameters()``...) are trained models; ``args`` is not."""
+    ``.parameters()``...) are trained models; ``args`` is not. So are the owners of the
+    parameters it is given (``make_optimizer(cfg, model.parameters())``)."""
     found: list[tuple[cst.Call, cst.Name]] = []
     for assign, _ in recording.call_assignments:
         call = assign.value
@@ -64,7 +66,11 @@ def optimizer_builders(recording: Recording) -> list[tuple[cst.Call, cst.Name]]:
         target = code(assign.targets[0].target) if len(assign.targets) == 1 else ""
         if target not in recording.stepped or not names.OPTIMIZER_VARIABLE.search(target) or call in recording.optimizer_calls:
             continue
-        found.extend((call, a.value) for a in call.args if isinstance(a.value, cst.Name) and a.value.value in recording.module_like)
+        for argument in (a.value for a in call.args):
+            if isinstance(argument, cst.Call) and attribute_name(argument.func) in ("parameters", "named_parameters"):
+                argument = argument.func.value  # type: ignore[attr-defined]
+            if isinstance(argument, cst.Name) and argument.value in recording.module_like:
+                found.append((call, argument))
     return found
 
 

@@ -173,4 +173,4 @@ def _feeds(dataflow: DataFlow, source: BatchSource, uses: list[cst.CSTNode]) -> 
 
 def _models_wrapped(recording: Recording, facts: Facts) -> bool:
     """Some model is wrapped (now or already), and the file ties every optimizer to a model."""
-    return bool(facts.model_wraps or recording.existing_wraps) and not recording.analysis.models.unknown
+    return bool(facts.wraps_models() or recording.existing_wraps) and not recording.analysis.models.unknown

@@ -16,11 +16,13 @@ from collections.abc import Callable, Sequence
 
 import libcst as cst
 
+from ddpify import snippets
 from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.models import Bypass, Model
-from ddpify.analysis.modules import DATAPARALLEL
-from ddpify.convert.fact_types import Facts, HeldModel, item
+from ddpify.analysis.modules import DATAPARALLEL, WRAPS
+from ddpify.convert.fact_types import Facts, HeldModel, NodeRewrite, item
 from ddpify.convert.record import Recording
+from ddpify.convert.rewrites import RT
 from ddpify.findings import Change
 from ddpify.tree.cstutil import code, is_simple_reference
 
@@ -65,6 +67,8 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
         _hold_for_bypasses(recording, facts, model, key, model.bypasses)
         return None
     if model.container is not None and _trained_through_container(recording, model):
+        if _wrap_elements(recording, facts, model, key):
+            return None
         why = f"{key} is kept in a {model.container} and trained through it, so ddpify cannot follow every reference to it"
         todo = (
             f"wrap each model before it goes into the {model.container} (model = ddpify.prepare_model(model), once it is on "
@@ -72,6 +76,8 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
         )
         _hold(recording, facts, model, key, why, todo)
         return None
+    if _read_out_of_containers(recording, model) and _wrap_elements(recording, facts, model, key):
+        return None  # for m in models.values(): trained through what the dict holds
     placement = flow.last_placement(model)
     statement = placement.statement
     if statement is None:
@@ -106,6 +112,113 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     facts.model_wraps.append((name, anchor, where))
     _unused_parameters(recording, facts, model, name, anchor)
     return spelling
+
+
+def _wrap_elements(recording: Recording, facts: Facts, model: Model, key: str) -> bool:
+    """A model trained through the dict or list it is built into (``models = {"a": Net(),
+    "b": Net2()}``, ``nets.append(Net().to(device))``) is wrapped where it goes in: every
+    reference the container hands out is then the DDP model, however the loop reads it. A later
+    move (``for m in models.values(): m.to(device)``) finds it on this rank's device
+    already (``on_rank_device``); an in-place load after the wrap is right as it is."""
+    found: list[cst.BaseExpression | None] = []
+    for site in model.constructed_at:
+        stored = _stored_elements(recording, site.node)
+        found += stored if stored is not None else [_element(recording, site.node)]
+    elements = [e for e in found if e is not None]
+    if not elements or len(elements) < len(found):
+        return False
+    values = recording.analysis.models.values
+    moved_later = any(not any(values.inside(move.node, e) for e in elements) for move in model.moves)
+    options = ON_RANK_DEVICE if moved_later else ""  # under CUDA on this rank's GPU first: the later move moves nothing
+    container = model.container or "container"
+    for element in elements:
+        if isinstance(element, cst.Call) and recording.qualified(element.func) & WRAPS:
+            continue  # converted already
+        facts.node_rewrites[element] = NodeRewrite(
+            lambda node: snippets.expression("prepare_model_call", rt=RT, model=code(node), options=options),
+            f"wrap the model for DDP where it goes into the {container} that trains it: "
+            f"ddpify.prepare_model({_short(element)}{', ' + options if options else ''})"
+            + (" (it is moved later: under CUDA it goes to this rank's GPU first, so that move moves nothing)" if options else ""),
+        )
+    facts.container_wraps.append(key)
+    return True
+
+
+def _read_out_of_containers(recording: Recording, model: Model) -> bool:
+    """Every construction the analysis found is a read-out of a named container
+    (``models.values()``, ``nets``): the model is what its elements hold."""
+    return bool(model.constructed_at) and all(_container_name(site.node) is not None for site in model.constructed_at)
+
+
+def _container_name(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("values", "items"):
+        node = node.func.value
+        return node.value if isinstance(node, cst.Name) else None
+    return None
+
+
+def _stored_elements(recording: Recording, read_out: cst.CSTNode) -> list[cst.BaseExpression | None] | None:
+    """What goes into the container ``read_out`` reads (``models["a"] = Net()``, the values
+    of the literal it is bound to, ``models.append(Net())``), None if ``read_out`` is none;
+    an element that is not a construction ddpify can wrap is None."""
+    name = _container_name(read_out)
+    if name is None:
+        return None
+    source = recording.analysis.source
+    scope = recording.function_of(read_out)
+    stored: list[cst.BaseExpression | None] = []
+    for node, value in source.assignments.get(name, []):
+        if recording.function_of(node) is not scope:
+            continue
+        if isinstance(value, cst.Dict):
+            stored += [e.value if isinstance(e, cst.DictElement) else None for e in value.elements]
+        elif isinstance(value, (cst.List, cst.Tuple)):
+            stored += [e.value if isinstance(e, cst.Element) else None for e in value.elements]
+        elif value is None:
+            stored.append(None)
+    for assign in source.of_types(cst.Assign):
+        assert isinstance(assign, cst.Assign)
+        if any(isinstance(t.target, cst.Subscript) and code(t.target.value) == name for t in assign.targets):
+            stored.append(assign.value if recording.function_of(assign) is scope else None)
+    for call in source.calls_by_callee.get("append", []):
+        if isinstance(call.func, cst.Attribute) and code(call.func.value) == name and call.args:
+            stored.append(call.args[0].value if recording.function_of(call) is scope else None)
+    return [e if e is not None and _element(recording, e) is e else None for e in stored] if stored else [None]
+
+
+def _element(recording: Recording, construction: cst.CSTNode) -> cst.BaseExpression | None:
+    """The whole expression a construction is stored into a container as (``Net().to(d)``
+    of ``{"a": Net().to(d)}``, ``models[k] = Net()``, ``nets.append(Net())``), else None."""
+    node = construction
+    while True:
+        parent = recording.parent(node)
+        above = recording.parent(parent) if parent is not None else None
+        if isinstance(parent, cst.Attribute) and parent.attr.value in _SAME_MODEL and isinstance(above, cst.Call) and above.func is parent:
+            node = above
+            continue
+        break
+    parent = recording.parent(node)
+    if isinstance(parent, cst.DictElement) and parent.value is node or isinstance(parent, cst.Element):
+        return node if isinstance(node, cst.BaseExpression) else None
+    if isinstance(parent, cst.Assign) and parent.value is node and all(isinstance(t.target, cst.Subscript) for t in parent.targets):
+        return node if isinstance(node, cst.BaseExpression) else None
+    call = recording.parent(parent) if isinstance(parent, cst.Arg) else None
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "insert"):
+        return node if isinstance(node, cst.BaseExpression) else None
+    return None
+
+
+def _short(expression: cst.BaseExpression) -> str:
+    """``nn.Sequential(...)`` for a long construction (``.to(device)`` chains left out)."""
+    text = code(expression)
+    node: cst.BaseExpression = expression
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):
+        node = node.func.value
+    return text if len(text) <= 40 or not isinstance(node, cst.Call) else f"{code(node.func)}(...)"
+
+
+# calls that return the module itself: Net().to(device) is still the model
+_SAME_MODEL = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "requires_grad_"})
 
 
 def _configuring_block(statement: cst.CSTNode) -> list[cst.CSTNode] | None:
@@ -167,9 +280,20 @@ def _spelling(recording: Recording, model: Model, statement: cst.BaseStatement) 
             found += [t.target for t in parent.targets if is_simple_reference(t.target)]
         elif isinstance(parent, cst.AnnAssign) and parent.value is node and is_simple_reference(parent.target):
             found.append(parent.target)
-        elif is_simple_reference(node):
+        elif is_simple_reference(node) and not _in_comprehension(recording, node, statement):
             found.append(node)
     return found[-1] if found else None
+
+
+def _in_comprehension(recording: Recording, node: cst.CSTNode, statement: cst.CSTNode) -> bool:
+    """``m`` of ``[p for m in models.values() for p in m.parameters()]``: a name that does not
+    exist after the statement, so never one a wrap can rebind."""
+    for ancestor in recording.analysis.source.ancestors(node):
+        if ancestor is statement:
+            return False
+        if isinstance(ancestor, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return True
+    return False
 
 
 def _kept_by_callee(
