@@ -13,9 +13,8 @@ only a default (``add_argument(..., default=...)``, ``os.environ.get("MASTER_ADD
 
 from __future__ import annotations
 
-from typing import cast
-
 import re
+from typing import cast
 
 import libcst as cst
 

@@ -4,8 +4,6 @@ must report the snippet; sibling-module cases write a small project under ``tmp_
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from ddpify.check.engine import check_source, select_rules
