@@ -67,3 +67,34 @@ def main():
 def test_local_gpu_count_as_world_is_single_node(extra: str, divide: str, count: str, passed: str, report: bool) -> None:
     source = _REDUCE_MEAN.format(extra=extra, divide=divide, count=count, passed=passed)
     assert ("DDP006" in _codes(source)) is report
+
+
+# ------------------------------------------------------------------ the same seed (DDP011)
+_SEEDED = (
+    _DDP
+    + """\
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+torch.manual_seed(1337)
+model = torch.nn.Linear(8, 8)
+{body}
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "report"),
+    [
+        ("torch.nn.init.normal_(model.weight, mean=0.0, std=0.02)", False),
+        ("from torch.nn import init\ninit.xavier_uniform_(model.weight)", False),
+        ("g = torch.Generator()\ng.manual_seed(rank)\nfor step in range(3):\n    x = torch.randn(4, generator=g)", False),
+        ("for step in range(3):\n    t = torch.multinomial(torch.ones(4), 1, generator=rng)", False),
+        # per-rank randomness from the seeded RNG: the same streams on every rank
+        ("drop = torch.nn.Dropout(0.1)", True),
+        ("for step in range(3):\n    x = torch.randn(4)", True),
+        ("loader = torch.utils.data.DataLoader(ds, num_workers=4)", True),
+        ("for step in range(3):\n    model.weight.data.normal_()", True),
+    ],
+)
+def test_same_seed_reported_only_with_per_rank_randomness(body: str, report: bool) -> None:
+    assert ("DDP011" in _codes(_SEEDED.format(body=body))) is report

@@ -37,7 +37,13 @@ class SameSeedEveryRank(Rule):
         "uses while training (`np.random.seed(0)` in a script that draws nothing from NumPy in a "
         "loop or helper; `torch.manual_seed(0)` in a script with no dropout, random augmentation, "
         "DataLoader workers or torch random draws in a loop: a synthetic dataset drawn next to the "
-        "seed must be the same on every rank). A seed in the process that calls `mp.spawn` (also "
+        "seed must be the same on every rank). The same seed is harmless, so not reported, when "
+        "nothing random differs per rank after it: a sharded deterministic loader, no dropout, no "
+        "random augmentation, no shuffling DataLoader or loader workers; weight initialisers "
+        "(`torch.nn.init.normal_`: identical initial weights are what DDP wants) and draws from a "
+        "generator of their own (`torch.multinomial(p, 1, generator=sample_rng)`, seeded per rank) "
+        "do not count. Where dropout, augmentation or loader workers draw from the seeded RNG it is "
+        "reported. A seed in the process that calls `mp.spawn` (also "
         "through a launch helper of the project) is not this rule's: the spawned workers start "
         "fresh interpreters and never see it, which DDP034 reports."
     )
@@ -124,6 +130,20 @@ torch.manual_seed(0)  # identical initial weights; nothing random happens afterw
 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 4))
 for x, y in fixed_batches:
     torch.nn.functional.mse_loss(model(x), y).backward()
+""",
+        """\
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+torch.manual_seed(1337)  # no dropout, a sharded deterministic loader: the same seed is harmless
+model = torch.nn.Linear(8, 8)
+torch.nn.init.normal_(model.weight, std=0.02)  # the same initial weights on every rank
+sample_rng = torch.Generator().manual_seed(42 + rank)
+for step in range(10):
+    probs = torch.softmax(model(torch.ones(1, 8)), -1)
+    token = torch.multinomial(probs, 1, generator=sample_rng)  # its own per-rank generator
 """,
     )
     invalid = (
