@@ -110,6 +110,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             function in silencing,
             _spawned_parameter(source, function),
             loads and names_prefix(function),
+            loads,
         )
     for item in project_files.imports(module.code):  # re-exports: `from .dist import is_main_process`
         if item.name is not None and item.bound not in helpers:

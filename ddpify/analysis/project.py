@@ -30,14 +30,17 @@ class Helper:
     result is true (a rank test such as ``is_main_process()``); ``number``, the rank number it
     returns; ``silences_print``, it replaces ``builtins.print`` for the non-main ranks;
     ``spawns``, the index of its parameter that it starts as worker processes
-    (``mp.spawn(fn, ...)`` on its argument ``fn``); ``loads_unprefixed``, it loads a state dict
-    and strips or tolerates the wrapper's ``module.`` prefix on the way."""
+    (``mp.spawn(fn, ...)`` on its argument ``fn``); ``loads_state``, it calls
+    ``load_state_dict`` on what it is handed (``restart_from_checkpoint(path, state_dict=model)``);
+    ``loads_unprefixed``, it loads a state dict and strips or tolerates the wrapper's ``module.``
+    prefix on the way."""
 
     flag: Ranks | None = None
     number: Number | None = None
     silences_print: bool = False
     spawns: int | None = None
     loads_unprefixed: bool = False
+    loads_state: bool = False
 
 
 # Summarises one parsed project module read ``depth`` imports deep into its helpers by name

@@ -4,6 +4,8 @@ must report the snippet; sibling-module cases write a small project under ``tmp_
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ddpify.check.engine import check_source, select_rules
@@ -98,3 +100,86 @@ model = torch.nn.Linear(8, 8)
 )
 def test_same_seed_reported_only_with_per_rank_randomness(body: str, report: bool) -> None:
     assert ("DDP011" in _codes(_SEEDED.format(body=body))) is report
+
+
+# ------------------------------------------------------------------ 'module.' keys as the project's format (DDP007 / DDP008)
+_RESUME = (
+    _DDP
+    + """\
+
+
+def main(args):
+    model = torch.nn.Linear(2, 2)
+    if args.distributed:
+        if args.gpu is not None:
+            model = DDP(model.cuda(args.gpu), device_ids=[args.gpu])
+        else:
+            model = DDP(model.cuda())
+    {otherwise}
+    if args.resume:
+        checkpoint = torch.load(args.resume, map_location="cpu")
+        model.load_state_dict(checkpoint["state_dict"])
+    if dist.get_rank() == 0:
+        torch.save({{"state_dict": model.state_dict()}}, "checkpoint.pth")
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("otherwise", "report"),
+    [
+        ('else:\n        raise NotImplementedError("Only DistributedDataParallel is supported.")', False),
+        (
+            'elif args.gpu is not None:\n        model = model.cuda(args.gpu)\n        raise NotImplementedError("DDP only")\n    else:\n        raise RuntimeError("DDP only")',
+            False,
+        ),
+        ('else:\n        sys.exit("needs torchrun")', False),
+        # the single-process run keeps the plain model: the keys depend on the launch
+        ("else:\n        model = model.cuda()", True),
+        ("", True),
+    ],
+)
+def test_resume_through_an_always_present_wrapper(otherwise: str, report: bool) -> None:
+    source = "import sys\n" + _RESUME.format(otherwise=otherwise)
+    found = _codes(source)
+    assert ("DDP007" in found or "DDP008" in found) is report
+
+
+_SIBLING_RESUME = (
+    _DDP
+    + """\
+from {module} import {helper}
+
+model = DDP(torch.nn.Linear(2, 2).cuda())
+{helper}("checkpoint.pth", run_variables={{}}, state_dict=model)
+if dist.get_rank() == 0:
+    torch.save({{"state_dict": model.state_dict()}}, "checkpoint.pth")
+"""
+)
+_LOADER = """\
+import torch
+
+
+def {helper}(path, run_variables=None, **kwargs):
+    checkpoint = torch.load(path, map_location="cpu")
+    for key, value in kwargs.items():
+        {body}
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "helper", "body", "report"),
+    [
+        ("utils", "restart_from_checkpoint", "value.load_state_dict(checkpoint[key], strict=False)", False),
+        ("src.utils", "continue_training", "value.load_state_dict(checkpoint[key])", False),
+        ("tools", "bring_back", "getattr(value, 'load_state_dict')(checkpoint[key])", True),  # no load_state_dict call the analysis sees
+        ("utils", "peek", "print(key, checkpoint[key].keys())", True),  # reads, loads nothing back into the wrapper
+    ],
+)
+def test_project_loader_of_any_name_resumes_into_the_wrapper(tmp_path: Path, module: str, helper: str, body: str, report: bool) -> None:
+    target = tmp_path.joinpath(*module.split(".")).with_suffix(".py")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(_LOADER.format(helper=helper, body=body), encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(_SIBLING_RESUME.format(module=module, helper=helper), encoding="utf-8")
+    assert ("DDP007" in _codes(script.read_text(encoding="utf-8"), str(script))) is report
