@@ -91,6 +91,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis import project_files
     from ddpify.analysis.prefix import names_prefix
     from ddpify.analysis.project import Helper
+    from ddpify.analysis.seeding import seeding
     from ddpify.tree.metadata import FastMetadata
 
     analysis = Analysis(FastMetadata(module), path, depth)
@@ -111,6 +112,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             _spawned_parameter(source, function),
             loads and names_prefix(function),
             loads,
+            seeding(source, rank_tests, function),
         )
     for item in project_files.imports(module.code):  # re-exports: `from .dist import is_main_process`
         if item.name is not None and item.bound not in helpers:

@@ -25,6 +25,15 @@ from ddpify.tree.cstutil import code, is_simple_reference
 
 
 @dataclass(frozen=True)
+class Seeding:
+    """A helper seeds ``families`` with its parameter ``name`` (position ``index``) as it is."""
+
+    families: frozenset[str]
+    index: int
+    name: str
+
+
+@dataclass(frozen=True)
 class Helper:
     """What a call of one project function does, as far as DDP cares: ``flag``, where its
     result is true (a rank test such as ``is_main_process()``); ``number``, the rank number it
@@ -33,7 +42,8 @@ class Helper:
     (``mp.spawn(fn, ...)`` on its argument ``fn``); ``loads_state``, it calls
     ``load_state_dict`` on what it is handed (``restart_from_checkpoint(path, state_dict=model)``);
     ``loads_unprefixed``, it loads a state dict and strips or tolerates the wrapper's ``module.``
-    prefix on the way."""
+    prefix on the way; ``seeds``, it seeds the global RNGs with one of its parameters as it is
+    (``fix_random_seeds(seed)``: the same seed on every rank when the caller's is)."""
 
     flag: Ranks | None = None
     number: Number | None = None
@@ -41,6 +51,7 @@ class Helper:
     spawns: int | None = None
     loads_unprefixed: bool = False
     loads_state: bool = False
+    seeds: Seeding | None = None
 
 
 # Summarises one parsed project module read ``depth`` imports deep into its helpers by name

@@ -14,18 +14,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ddpify.analysis.seeding import SEEDS
 from ddpify.check.rule import Rule
 from ddpify.convert import names
 from ddpify.tree.cstutil import code, is_simple_reference, of_types
 
-SEEDS = {
-    "torch.manual_seed": "torch",
-    "torch.random.manual_seed": "torch",
-    "torch.cuda.manual_seed": "torch",
-    "torch.cuda.manual_seed_all": "torch",
-    "random.seed": "random",
-    "numpy.random.seed": "numpy",
-}
 _NOT_DRAWS = re.compile(r"(^|\.)(seed|getstate|setstate|get_state|set_state|Random|RandomState|default_rng|Generator|SeedSequence)$")
 _TORCH_DRAWS = re.compile(r"^torch\.(rand|randn|randint|randperm|normal|bernoulli|multinomial|poisson|rand_like|randn_like|randint_like)$")
 # What consumes torch's RNG after seeding without naming it: in-place random fills, dropout,

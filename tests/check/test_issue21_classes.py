@@ -183,3 +183,69 @@ def test_project_loader_of_any_name_resumes_into_the_wrapper(tmp_path: Path, mod
     script = tmp_path / "train.py"
     script.write_text(_SIBLING_RESUME.format(module=module, helper=helper), encoding="utf-8")
     assert ("DDP007" in _codes(script.read_text(encoding="utf-8"), str(script))) is report
+
+
+# ------------------------------------------------------------------ seeding helpers of sibling modules (DDP011)
+_SIBLING_SEED = (
+    _DDP
+    + """\
+{imports}
+
+dist.init_process_group("nccl")
+{call}
+loader = torch.utils.data.DataLoader(dataset, num_workers=4, sampler=torch.utils.data.DistributedSampler(dataset))
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("module", "helper", "imports", "call", "report"),
+    [
+        (
+            "def fix_random_seeds(seed=31):\n    torch.manual_seed(seed)\n    np.random.seed(seed)",
+            "utils",
+            "from utils import fix_random_seeds",
+            "fix_random_seeds(args.seed)",
+            True,
+        ),
+        (
+            "def set_seed(s):\n    random.seed(s)\n    torch.cuda.manual_seed_all(s)",
+            "common.misc",
+            "import common.misc as misc",
+            "misc.set_seed(s=1234)",
+            True,
+        ),
+        (
+            "def seed_all(seed):\n    torch.manual_seed(seed + dist.get_rank())",
+            "utils",
+            "from utils import seed_all",
+            "seed_all(args.seed)",
+            False,
+        ),
+        (
+            "def seed_all(seed):\n    seed = seed + get_rank()\n    torch.manual_seed(seed)",
+            "utils",
+            "from utils import seed_all",
+            "seed_all(args.seed)",
+            False,
+        ),
+        (
+            "def fix_random_seeds(seed):\n    torch.manual_seed(seed)",
+            "utils",
+            "from utils import fix_random_seeds",
+            "fix_random_seeds(args.seed + dist.get_rank())",
+            False,
+        ),
+        ("def log_seed(seed):\n    print(seed)", "utils", "from utils import log_seed", "log_seed(args.seed)", False),
+    ],
+)
+def test_seeding_helper_of_a_sibling_module(tmp_path: Path, module: str, helper: str, imports: str, call: str, report: bool) -> None:
+    header = (
+        "import random\nimport numpy as np\nimport torch\nimport torch.distributed as dist\nfrom torch.distributed import get_rank\n\n\n"
+    )
+    target = tmp_path.joinpath(*helper.split(".")).with_suffix(".py")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(header + module + "\n", encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(_SIBLING_SEED.format(imports=imports, call=call), encoding="utf-8")
+    assert ("DDP011" in _codes(script.read_text(encoding="utf-8"), str(script))) is report

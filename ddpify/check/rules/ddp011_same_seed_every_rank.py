@@ -43,7 +43,9 @@ class SameSeedEveryRank(Rule):
         "(`torch.nn.init.normal_`: identical initial weights are what DDP wants) and draws from a "
         "generator of their own (`torch.multinomial(p, 1, generator=sample_rng)`, seeded per rank) "
         "do not count. Where dropout, augmentation or loader workers draw from the seeded RNG it is "
-        "reported. A seed in the process that calls `mp.spawn` (also "
+        "reported. A helper of the project's own modules that seeds the RNGs with its argument "
+        "(`utils.fix_random_seeds(args.seed)`) is a seed call like `torch.manual_seed`; one that "
+        "adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. A seed in the process that calls `mp.spawn` (also "
         "through a launch helper of the project) is not this rule's: the spawned workers start "
         "fresh interpreters and never see it, which DDP034 reports."
     )
@@ -214,20 +216,38 @@ for step in range(100):
         self._active = is_data_parallel(self, node)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self._active or not self.qualified(node) & names.SEED_FUNCTIONS or not node.args or any(a.star for a in node.args):
+        if not self._active or not node.args or any(a.star for a in node.args):
             return
-        seed = node.args[0].value
+        found = self._seeded(node)
+        if found is None:
+            return
+        seed, families = found
         rngs = seeds(self)
-        seeded = family(self, node)
-        if self._per_rank(node, seed) or seeded is None or not rngs.consumed(seeded, node):
+        if self._per_rank(node, seed) or not any(rngs.consumed(f, node) for f in families):
             return  # per rank, or an RNG nothing in the script draws from after all
         if self.file.analysis.context.process(node) is Process.PARENT:
             return  # the spawned workers never see the parent's seed: DDP034's finding
         self.report(
             node,
             message=f"{short(node.func)}({short(seed)}) gives every rank the same seed: augmentation, dropout and worker RNG streams repeat on all ranks",
-            replacement=functools.partial(rewrites.seeded, node) if self.file.already_converted else None,
+            replacement=functools.partial(rewrites.seeded, node)
+            if self.file.already_converted and self.qualified(node) & names.SEED_FUNCTIONS
+            else None,
         )
+
+    def _seeded(self, node: cst.Call) -> tuple[cst.BaseExpression, frozenset[str]] | None:
+        """The seed a call sets and the RNGs it seeds: a seeding function, or a helper of the
+        project's own modules that seeds with its argument (``utils.fix_random_seeds(args.seed)``)."""
+        if self.qualified(node) & names.SEED_FUNCTIONS:
+            seeded = family(self, node)
+            return (node.args[0].value, frozenset({seeded})) if seeded is not None else None
+        helper = self.file.analysis.source.project.helper(node)
+        if helper is None or helper.seeds is None:
+            return None
+        for position, arg in enumerate(node.args):
+            if (arg.keyword.value == helper.seeds.name) if arg.keyword is not None else position == helper.seeds.index:
+                return arg.value, helper.seeds.families
+        return None
 
     def _per_rank(self, call: cst.Call, seed: cst.BaseExpression) -> bool:
         """The seed differs between ranks (``seed + rank``, also through a variable or a
