@@ -249,3 +249,30 @@ def test_seeding_helper_of_a_sibling_module(tmp_path: Path, module: str, helper:
     script = tmp_path / "train.py"
     script.write_text(_SIBLING_SEED.format(imports=imports, call=call), encoding="utf-8")
     assert ("DDP011" in _codes(script.read_text(encoding="utf-8"), str(script))) is report
+
+
+# ------------------------------------------------------------------ DataParallel in the run without DDP (DDP024)
+@pytest.mark.parametrize(
+    ("wrap", "report"),
+    [
+        (
+            "if args.distributed:\n    model = DDP(model.cuda(), device_ids=[gpu])\nelse:\n    model = torch.nn.DataParallel(model.cuda())",
+            False,
+        ),
+        ("if args.multiprocessing_distributed:\n    model = DDP(model)\nelse:\n    model = torch.nn.DataParallel(model).cuda()", False),
+        ("if not use_ddp:\n    model = torch.nn.DataParallel(model)\nelse:\n    model = DDP(model)", False),
+        (
+            "if args.world_size > 1:\n    model = DDP(model)\nelif torch.cuda.device_count() > 1:\n    model = torch.nn.DataParallel(model)",
+            False,
+        ),
+        ("model = DDP(model) if cfg.train.ddp else torch.nn.DataParallel(model)", False),
+        # both in the same run
+        ("model = DDP(torch.nn.DataParallel(model))", True),
+        ("if args.fast:\n    model = torch.nn.DataParallel(model)\nmodel = DDP(model)", True),
+        # a rank chooses, not the run: every rank meets DDP
+        ("if dist.get_rank() == 0:\n    model = DDP(model)\nelse:\n    model = torch.nn.DataParallel(model)", True),
+    ],
+)
+def test_dataparallel_in_the_branch_without_ddp(wrap: str, report: bool) -> None:
+    source = _DDP + 'dist.init_process_group("nccl")\nmodel = torch.nn.Linear(2, 2)\n' + wrap + "\n"
+    assert ("DDP024" in _codes(source)) is report
