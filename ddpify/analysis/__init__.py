@@ -97,6 +97,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     analysis = Analysis(FastMetadata(module), path, depth)
     source, rank_tests = analysis.source, analysis.rank_tests
     silencing = analysis.context.print_overriding_functions()
+    training = _training(source)
     helpers: dict[str, Helper] = {}
     for name, functions in source.functions.items():
         top = [f for f in functions if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
@@ -113,13 +114,37 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             loads and names_prefix(function),
             loads,
             seeding(source, rank_tests, function),
+            function in training,
         )
+    for function in training:  # a training step of a class: `Trainer.do_pass`
+        owner = source.enclosing_class(function)
+        if owner is not None and source.enclosing_function(function) is None:
+            helpers.setdefault(f"{owner.name.value}.{function.name.value}", Helper(trains=True))
     for item in project_files.imports(module.code):  # re-exports: `from .dist import is_main_process`
         if item.name is not None and item.bound not in helpers:
             found = source.project.named(item.bound)
             if found is not None:
                 helpers[item.bound] = found
     return helpers
+
+
+def _training(source: Source) -> set[cst.FunctionDef]:
+    """The functions that call ``backward`` / an optimizer ``step`` / ``zero_grad``, also
+    through functions and methods of the same module that do (``self.do_pass(...)``)."""
+    import libcst as cst
+
+    from ddpify.tree.cstutil import is_method_call
+
+    every = [f for functions in source.functions.values() for f in functions]
+    found = {f for f in every if any(is_method_call(c, "backward", "step", "zero_grad") for c in source.of_types_in(f, cst.Call))}
+    grown = True
+    while grown:
+        grown = False
+        for function in every:
+            if function not in found and any(set(source.functions_called(c)) & found for c in source.of_types_in(function, cst.Call)):
+                found.add(function)
+                grown = True
+    return found
 
 
 def _spawned_parameter(source: Source, function: cst.FunctionDef) -> int | None:

@@ -43,7 +43,9 @@ class Helper:
     ``load_state_dict`` on what it is handed (``restart_from_checkpoint(path, state_dict=model)``);
     ``loads_unprefixed``, it loads a state dict and strips or tolerates the wrapper's ``module.``
     prefix on the way; ``seeds``, it seeds the global RNGs with one of its parameters as it is
-    (``fix_random_seeds(seed)``: the same seed on every rank when the caller's is)."""
+    (``fix_random_seeds(seed)``: the same seed on every rank when the caller's is); ``trains``,
+    it calls ``backward`` or an optimizer step, itself or through its class's own methods (a
+    training step: ``trainer.do_pass(batch)``). Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
     number: Number | None = None
@@ -52,6 +54,7 @@ class Helper:
     loads_unprefixed: bool = False
     loads_state: bool = False
     seeds: Seeding | None = None
+    trains: bool = False
 
 
 # Summarises one parsed project module read ``depth`` imports deep into its helpers by name
@@ -100,6 +103,9 @@ class Project:
             file: Path | None = bound[0]
             rest = ([bound[1]] if bound[1] is not None else []) + parts[cut:]
             while len(rest) > 1 and file is not None:
+                method = module_helpers(file, self.depth, self._summarise).get(".".join(rest))
+                if method is not None:  # `Trainer.step`: a method of a class of that module
+                    return method
                 file, rest = project_files.submodule(file, rest[0]), rest[1:]
             if file is None or len(rest) != 1:
                 return None

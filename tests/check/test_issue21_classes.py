@@ -276,3 +276,80 @@ def test_seeding_helper_of_a_sibling_module(tmp_path: Path, module: str, helper:
 def test_dataparallel_in_the_branch_without_ddp(wrap: str, report: bool) -> None:
     source = _DDP + 'dist.init_process_group("nccl")\nmodel = torch.nn.Linear(2, 2)\n' + wrap + "\n"
     assert ("DDP024" in _codes(source)) is report
+
+
+# ------------------------------------------------------------------ training loops through project code (DDP014)
+_TRAINER = """\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+
+    def train(self):
+        self.model.train()
+        return self
+
+    def do_pass(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self._update(loss)
+        return loss
+
+    def _update(self, loss):
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+    def score(self, x, y):
+        return torch.nn.functional.mse_loss(self.model(x), y)
+
+
+def train_one_epoch(model, optimizer, x, y):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+def evaluate_batch(model, x, y):
+    return torch.nn.functional.mse_loss(model(x), y)
+"""
+_LOOP = (
+    _DDP
+    + """\
+{imports}
+from torch.utils.data import DataLoader, DistributedSampler
+
+dist.init_process_group("nccl")
+model = DDP(torch.nn.Linear(2, 2))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+{make}
+loader = DataLoader(dataset, batch_size=8, sampler=DistributedSampler(dataset))
+total_loss = 0.0
+for x, y in loader:
+    total_loss += {step}.item()
+print(total_loss)
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("imports", "make", "step", "report"),
+    [
+        ("from engine.trainer import Trainer", "trainer = Trainer(model, optimizer).train()", "trainer.do_pass(x, y)", False),
+        ("import engine.trainer as T", "trainer = T.Trainer(model, optimizer)", "trainer.do_pass(x, y)", False),
+        ("from engine import trainer", "", "trainer.train_one_epoch(model, optimizer, x, y)", False),
+        ("from engine.trainer import train_one_epoch", "", "train_one_epoch(model, optimizer, x, y)", False),
+        # evaluation through the project's code: the shard's own score
+        ("from engine.trainer import Trainer", "trainer = Trainer(model, optimizer)", "trainer.score(x, y)", True),
+        ("from engine.trainer import evaluate_batch", "", "evaluate_batch(model, x, y)", True),
+    ],
+)
+def test_training_loop_through_project_code(tmp_path: Path, imports: str, make: str, step: str, report: bool) -> None:
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "engine" / "trainer.py").write_text(_TRAINER, encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(_LOOP.format(imports=imports, make=make, step=step), encoding="utf-8")
+    assert ("DDP014" in _codes(script.read_text(encoding="utf-8"), str(script))) is report
