@@ -353,3 +353,84 @@ def test_training_loop_through_project_code(tmp_path: Path, imports: str, make: 
     script = tmp_path / "train.py"
     script.write_text(_LOOP.format(imports=imports, make=make, step=step), encoding="utf-8")
     assert ("DDP014" in _codes(script.read_text(encoding="utf-8"), str(script))) is report
+
+
+# ------------------------------------------------------------------ objects made on rank 0 only, tested for None (DDP005 / DDP012)
+_OPTIONAL = (
+    _DDP
+    + """\
+from torch.utils.tensorboard import SummaryWriter
+
+
+class Logger:
+    def __init__(self, path):
+        self.path = path
+
+
+class Trainer:
+    def __init__(self, model, logger=None):
+        self.model = model
+        self.logger = logger
+
+    def step(self, it):
+        if {guard}:
+            self.save(it)
+
+    def save(self, it):
+        torch.save(self.model.state_dict(), f"model_{{it}}.pt")
+
+
+def main():
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    model = torch.nn.Linear(2, 2)
+{make}
+    trainer.step(1)
+"""
+)
+_TRAINER_ON_RANK0 = """\
+    if rank == 0:
+        logger = Logger("runs")
+        trainer = Trainer(model, logger=logger)
+    else:
+        trainer = Trainer(model)"""
+
+
+@pytest.mark.parametrize(
+    ("guard", "make", "report"),
+    [
+        ("self.logger is not None", _TRAINER_ON_RANK0, False),
+        ("self.logger", _TRAINER_ON_RANK0, False),
+        ("not self.logger is None", _TRAINER_ON_RANK0, False),
+        ("self.logger is not None", "    trainer = Trainer(model, Logger('runs') if dist.get_rank() == 0 else None)", False),
+        (
+            "self.logger is not None",
+            "    logger = None\n    if rank == 0:\n        logger = Logger('runs')\n    trainer = Trainer(model, logger)",
+            False,
+        ),
+        # the logger exists on every rank: the guard is no rank test
+        ("self.logger is not None", "    trainer = Trainer(model, logger=Logger('runs'))", True),
+        ("self.logger is not None", "    trainer = Trainer(model, Logger('runs'))", True),
+        # a None-test of an object every rank has, or none has a reason to skip
+        ("self.model is not None", _TRAINER_ON_RANK0, True),
+    ],
+)
+def test_rank0_only_object_tested_for_none(guard: str, make: str, report: bool) -> None:
+    assert ("DDP005" in _codes(_OPTIONAL.format(guard=guard, make=make))) is report
+
+
+@pytest.mark.parametrize(
+    ("made", "test", "report"),
+    [
+        ('writer = SummaryWriter("runs") if rank == 0 else None', "if writer:", False),
+        ('writer = SummaryWriter("runs") if rank == 0 else None', "if writer is not None:", False),
+        ('writer = None\nif is_main:\n    writer = SummaryWriter("runs")', "if writer is not None:", False),
+        ('writer = None\nif rank == 0:\n    writer = SummaryWriter("runs")', "if writer is None:\n    pass\nelse:", False),
+        ('writer = SummaryWriter("runs")', "if writer is not None:", True),
+        ('writer = SummaryWriter("runs") if use_tb else None', "if writer:", True),
+    ],
+)
+def test_rank0_only_writer_guard(made: str, test: str, report: bool) -> None:
+    source = _DDP + 'dist.init_process_group("nccl")\nrank = dist.get_rank()\nis_main = rank == 0\n'
+    source += "from torch.utils.tensorboard import SummaryWriter\n" + made + "\n" + test + '\n    print("step 1")\n'
+    assert ("DDP012" in _codes(source)) is report
