@@ -434,3 +434,50 @@ def test_rank0_only_writer_guard(made: str, test: str, report: bool) -> None:
     source = _DDP + 'dist.init_process_group("nccl")\nrank = dist.get_rank()\nis_main = rank == 0\n'
     source += "from torch.utils.tensorboard import SummaryWriter\n" + made + "\n" + test + '\n    print("step 1")\n'
     assert ("DDP012" in _codes(source)) is report
+
+
+# ------------------------------------------------------------------ code that never runs in a worker (DDP012)
+_TOP_LEVEL_DDP = (
+    _DDP
+    + """\
+import os
+
+
+class GPT(torch.nn.Module):
+    {decorator}
+    def {name}({params}):
+        print("loading weights")
+        return None
+
+
+def report_weights():
+    print("weights")
+
+
+{setup}
+model = DDP(GPT().cuda())
+{calls}
+"""
+)
+_AT_IMPORT = 'ddp = int(os.environ.get("RANK", -1)) != -1\nif ddp:\n    dist.init_process_group(backend="nccl")'
+_GUARDED = 'if __name__ == "__main__":\n    dist.init_process_group(backend="nccl")'
+
+
+@pytest.mark.parametrize(
+    ("decorator", "name", "params", "setup", "calls", "report"),
+    [
+        ("@classmethod", "from_pretrained", "cls, model_type", _AT_IMPORT, "# model = GPT.from_pretrained('gpt2')", False),
+        ("@staticmethod", "load_hf", "model_type", _AT_IMPORT, "", False),
+        # called, handed over, or importable by the project: it may run
+        ("@classmethod", "from_pretrained", "cls, model_type", _AT_IMPORT, "model = GPT.from_pretrained('gpt2')", True),
+        ("@classmethod", "from_pretrained", "cls, model_type", _AT_IMPORT, "factory = GPT.from_pretrained", True),
+        ("@classmethod", "from_pretrained", "cls, model_type", _GUARDED, "", True),
+        # an instance method may be a hook the framework calls
+        ("", "on_load", "self", _AT_IMPORT, "", True),
+    ],
+)
+def test_never_called_function_never_runs(decorator: str, name: str, params: str, setup: str, calls: str, report: bool) -> None:
+    source = _TOP_LEVEL_DDP.format(decorator=decorator, name=name, params=params, setup=setup, calls=calls)
+    found = check_source(source, rules=select_rules(["DDP012"])).findings
+    assert any(f.line == 11 for f in found) is report
+    assert any(f.line == 16 for f in found) is (setup != _AT_IMPORT)  # report_weights: never called
