@@ -89,6 +89,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     import libcst as cst
 
     from ddpify.analysis import project_files
+    from ddpify.analysis.loggers import module_console_loggers
     from ddpify.analysis.prefix import names_prefix
     from ddpify.analysis.project import Helper
     from ddpify.analysis.seeding import seeding
@@ -98,6 +99,8 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     source, rank_tests = analysis.source, analysis.rank_tests
     silencing = analysis.context.print_overriding_functions()
     training = _training(source)
+    tops = [f for fs in source.functions.values() for f in fs if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
+    consoles = module_console_loggers(source, analysis.context, tops)
     helpers: dict[str, Helper] = {}
     for name, functions in source.functions.items():
         top = [f for f in functions if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
@@ -115,6 +118,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             loads,
             seeding(source, rank_tests, function),
             function in training,
+            consoles.get(function),
         )
     for function in training:  # a training step of a class: `Trainer.do_pass`
         owner = source.enclosing_class(function)

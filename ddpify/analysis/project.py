@@ -45,7 +45,9 @@ class Helper:
     prefix on the way; ``seeds``, it seeds the global RNGs with one of its parameters as it is
     (``fix_random_seeds(seed)``: the same seed on every rank when the caller's is); ``trains``,
     it calls ``backward`` or an optimizer step, itself or through its class's own methods (a
-    training step: ``trainer.do_pass(batch)``). Methods are looked up as ``Class.method``."""
+    training step: ``trainer.do_pass(batch)``); ``console_logger``, it returns a logger that
+    prints on every rank (-1), or such a logger as that element of the tuple it returns
+    (``ddpify.analysis.loggers``). Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
     number: Number | None = None
@@ -55,6 +57,7 @@ class Helper:
     loads_state: bool = False
     seeds: Seeding | None = None
     trains: bool = False
+    console_logger: int | None = None
 
 
 # Summarises one parsed project module read ``depth`` imports deep into its helpers by name

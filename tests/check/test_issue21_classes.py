@@ -481,3 +481,75 @@ def test_never_called_function_never_runs(decorator: str, name: str, params: str
     found = check_source(source, rules=select_rules(["DDP012"])).findings
     assert any(f.line == 11 for f in found) is report
     assert any(f.line == 16 for f in found) is (setup != _AT_IMPORT)  # report_weights: never called
+
+
+# ------------------------------------------------------------------ loggers of sibling modules that print on every rank (DDP012)
+_LOGGER_MODULE = """\
+import logging
+import os
+
+
+def create_logger(filepath, rank):
+    logger = logging.getLogger()
+    logger.handlers = []
+{body}
+    return logger
+
+
+def initialize_exp(params, *columns):
+    logger = create_logger(os.path.join(params.dump_path, "train.log"), rank=params.rank)
+    stats = {{}}
+    return logger, stats
+"""
+_USES_LOGGER = (
+    _DDP
+    + """\
+from {module} import {helper}
+
+
+def main(args):
+    dist.init_process_group("nccl")
+    {bind} = {helper}(args{extra})
+    {guard}logger.info("building data done")
+"""
+)
+_CONSOLE = "    handler = logging.StreamHandler()\n    logger.addHandler(handler)"
+
+
+@pytest.mark.parametrize(
+    ("body", "helper", "bind", "guard", "report"),
+    [
+        (_CONSOLE, "initialize_exp", "logger, training_stats", "", True),
+        (_CONSOLE, "create_logger", "logger", "", True),
+        (
+            "    logger.addHandler(logging.StreamHandler())\n    logger.addHandler(logging.FileHandler(filepath))",
+            "create_logger",
+            "logger",
+            "",
+            True,
+        ),
+        # the console handler or the level on rank 0 only: a rank-0 logger
+        ("    if rank == 0:\n        logger.addHandler(logging.StreamHandler())", "create_logger", "logger", "", False),
+        (
+            _CONSOLE + "\n    logger.setLevel(logging.INFO if rank == 0 else logging.WARNING)",
+            "initialize_exp",
+            "logger, training_stats",
+            "",
+            False,
+        ),
+        ("    logger.addHandler(logging.FileHandler(filepath))", "create_logger", "logger", "", False),
+        # guarded by the caller
+        (_CONSOLE, "initialize_exp", "logger, training_stats", "if dist.get_rank() == 0:\n        ", False),
+        # the tuple's other element
+        (_CONSOLE, "initialize_exp", "training_stats, logger", "", False),
+    ],
+)
+def test_logger_from_sibling_module(tmp_path: Path, body: str, helper: str, bind: str, guard: str, report: bool) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "src" / "logger.py").write_text(_LOGGER_MODULE.format(body=body), encoding="utf-8")
+    extra = ", 0" if helper == "create_logger" else ""
+    script = tmp_path / "train.py"
+    script.write_text(_USES_LOGGER.format(module="src.logger", helper=helper, bind=bind, guard=guard, extra=extra), encoding="utf-8")
+    found = check_source(script.read_text(encoding="utf-8"), str(script), rules=select_rules(["DDP012"])).findings
+    assert bool(found) is report
