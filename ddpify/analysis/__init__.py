@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from ddpify.analysis.source import Source
 
 
+_SAMPLERS = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
+
+
 class Analysis:
     """Every concept of one file, computed on first use."""
 
@@ -119,6 +122,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             seeding(source, rank_tests, function),
             function in training,
             consoles.get(function),
+            any(isinstance(r.value, cst.Call) and source.qualified(r.value) & _SAMPLERS for r in source.of_types_in(function, cst.Return)),
         )
     for function in training:  # a training step of a class: `Trainer.do_pass`
         owner = source.enclosing_class(function)

@@ -47,7 +47,9 @@ class Helper:
     it calls ``backward`` or an optimizer step, itself or through its class's own methods (a
     training step: ``trainer.do_pass(batch)``); ``console_logger``, it returns a logger that
     prints on every rank (-1), or such a logger as that element of the tuple it returns
-    (``ddpify.analysis.loggers``). Methods are looked up as ``Class.method``."""
+    (``ddpify.analysis.loggers``); ``returns_sampler``, it returns a ``DistributedSampler`` on
+    some path (``data_sampler(dataset, shuffle, distributed)``). Methods are looked up as
+    ``Class.method``."""
 
     flag: Ranks | None = None
     number: Number | None = None
@@ -58,6 +60,7 @@ class Helper:
     seeds: Seeding | None = None
     trains: bool = False
     console_logger: int | None = None
+    returns_sampler: bool = False
 
 
 # Summarises one parsed project module read ``depth`` imports deep into its helpers by name

@@ -553,3 +553,63 @@ def test_logger_from_sibling_module(tmp_path: Path, body: str, helper: str, bind
     script.write_text(_USES_LOGGER.format(module="src.logger", helper=helper, bind=bind, guard=guard, extra=extra), encoding="utf-8")
     found = check_source(script.read_text(encoding="utf-8"), str(script), rules=select_rules(["DDP012"])).findings
     assert bool(found) is report
+
+
+# ------------------------------------------------------------------ endless passes over a sharded loader (DDP001)
+_SAMPLER_HELPER = """\
+from torch.utils import data
+
+
+def data_sampler(dataset, shuffle, distributed):
+    if distributed:
+        return data.distributed.DistributedSampler(dataset, shuffle=shuffle)
+    return data.RandomSampler(dataset) if shuffle else data.SequentialSampler(dataset)
+"""
+_ENDLESS = (
+    _DDP
+    + """\
+from torch.utils.data import DataLoader, DistributedSampler
+{imports}
+
+
+def sample_data(loader):
+{loop}
+
+
+def train(args, loader):
+    loader = sample_data(loader)
+    for step in range(args.iters):
+        batch = next(loader)
+
+
+def main(args):
+    dist.init_process_group("nccl")
+    loader = DataLoader(dataset, batch_size=8, sampler={sampler})
+    train(args, loader)
+"""
+)
+_FOREVER = "    while True:\n        for batch in loader:\n            yield batch"
+_WITH_EPOCHS = "    epoch = 0\n    while True:\n        loader.sampler.set_epoch(epoch)\n        epoch += 1\n        for batch in loader:\n            yield batch"
+
+
+@pytest.mark.parametrize(
+    ("imports", "loop", "sampler", "report"),
+    [
+        ("", _FOREVER, "DistributedSampler(dataset)", True),
+        (
+            "",
+            "    step = 0\n    while step < 10**9:\n        for batch in loader:\n            step += 1\n            yield batch",
+            "DistributedSampler(dataset)",
+            True,
+        ),
+        ("from distributed import data_sampler", _FOREVER, "data_sampler(dataset, shuffle=True, distributed=args.distributed)", True),
+        ("", _WITH_EPOCHS, "DistributedSampler(dataset)", False),
+        ("", _FOREVER, "None", False),
+        ("from distributed import data_sampler", _FOREVER, "torch.utils.data.RandomSampler(dataset)", False),
+    ],
+)
+def test_endless_passes_over_a_sharded_loader(tmp_path: Path, imports: str, loop: str, sampler: str, report: bool) -> None:
+    (tmp_path / "distributed.py").write_text(_SAMPLER_HELPER, encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(_ENDLESS.format(imports=imports, loop=loop, sampler=sampler), encoding="utf-8")
+    assert ("DDP001" in _codes(script.read_text(encoding="utf-8"), str(script))) is report
