@@ -613,3 +613,21 @@ def test_endless_passes_over_a_sharded_loader(tmp_path: Path, imports: str, loop
     script = tmp_path / "train.py"
     script.write_text(_ENDLESS.format(imports=imports, loop=loop, sampler=sampler), encoding="utf-8")
     assert ("DDP001" in _codes(script.read_text(encoding="utf-8"), str(script))) is report
+
+
+# ------------------------------------------------------------------ DataLoader worker seeds (DDP011)
+@pytest.mark.parametrize(
+    ("seed", "passed", "report"),
+    [
+        ("args.seed + worker_id", True, True),  # worker k of every rank: the same stream
+        ("torch.initial_seed() % 2**32", True, False),  # follows the rank's own RNG
+        ("args.seed + worker_id + 100 * dist.get_rank()", True, False),
+        ("args.seed + worker_id", False, False),  # never handed to a loader: never runs
+    ],
+)
+def test_worker_init_seed(seed: str, passed: bool, report: bool) -> None:
+    source = _DDP + "import random\n\n\ndef worker_init_fn(worker_id):\n    random.seed(" + seed + ")\n\n\n"
+    source += 'dist.init_process_group("nccl")\n'
+    extra = ", worker_init_fn=worker_init_fn" if passed else ""
+    source += f"loader = torch.utils.data.DataLoader(ds, num_workers=4, sampler=torch.utils.data.DistributedSampler(ds){extra})\n"
+    assert ("DDP011" in _codes(source)) is report

@@ -12,8 +12,10 @@ from ddpify.check.seeds import family, seeds
 from ddpify.convert import names, rewrites
 from ddpify.tree.cstutil import code, of_types
 
-# Seeds that differ between processes without a rank: a DataLoader worker's (worker_init_fn).
-_PER_PROCESS = re.compile(r"initial_seed|worker", re.I)
+# Seeds that differ between processes without a rank: ``torch.initial_seed()`` in a DataLoader
+# worker follows the rank's own RNG (seeded per rank, or reported where it is seeded alike). A
+# worker id alone (``seed + worker_id``) is not: worker k of every rank gets the same seed.
+_PER_PROCESS = re.compile(r"initial_seed", re.I)
 
 
 class SameSeedEveryRank(Rule):
@@ -43,7 +45,9 @@ class SameSeedEveryRank(Rule):
         "(`torch.nn.init.normal_`: identical initial weights are what DDP wants) and draws from a "
         "generator of their own (`torch.multinomial(p, 1, generator=sample_rng)`, seeded per rank) "
         "do not count. Where dropout, augmentation or loader workers draw from the seeded RNG it is "
-        "reported. A helper of the project's own modules that seeds the RNGs with its argument "
+        "reported. A DataLoader `worker_init_fn` that seeds from the worker id alone "
+        "(`random.seed(seed + worker_id)`) gives worker k of every rank the same stream and is "
+        "reported; one seeded from `torch.initial_seed()` follows its rank's own RNG. A helper of the project's own modules that seeds the RNGs with its argument "
         "(`utils.fix_random_seeds(args.seed)`) is a seed call like `torch.manual_seed`; one that "
         "adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. A seed in the process that calls `mp.spawn` (also "
         "through a launch helper of the project) is not this rule's: the spawned workers start "
@@ -223,7 +227,8 @@ for step in range(100):
             return
         seed, families = found
         rngs = seeds(self)
-        if self._per_rank(node, seed) or not any(rngs.consumed(f, node) for f in families):
+        consumed = self._in_worker_init(node) or any(rngs.consumed(f, node) for f in families)
+        if self._per_rank(node, seed) or not consumed:
             return  # per rank, or an RNG nothing in the script draws from after all
         if self.file.analysis.context.process(node) is Process.PARENT:
             return  # the spawned workers never see the parent's seed: DDP034's finding
@@ -233,6 +238,18 @@ for step in range(100):
             replacement=functools.partial(rewrites.seeded, node)
             if self.file.already_converted and self.qualified(node) & names.SEED_FUNCTIONS
             else None,
+        )
+
+    def _in_worker_init(self, node: cst.Call) -> bool:
+        """The seed is set in a DataLoader's ``worker_init_fn``: it exists for the worker's
+        augmentation, which runs in the dataset code of whatever module."""
+        function = self.file.analysis.source.enclosing_function(node)
+        if function is None:
+            return False
+        handed = self.file.analysis.source.mentions_of(function)
+        return any(
+            isinstance(arg := self.parent(name), cst.Arg) and arg.keyword is not None and arg.keyword.value == "worker_init_fn"
+            for name in handed
         )
 
     def _seeded(self, node: cst.Call) -> tuple[cst.BaseExpression, frozenset[str]] | None:
