@@ -631,3 +631,23 @@ def test_worker_init_seed(seed: str, passed: bool, report: bool) -> None:
     extra = ", worker_init_fn=worker_init_fn" if passed else ""
     source += f"loader = torch.utils.data.DataLoader(ds, num_workers=4, sampler=torch.utils.data.DistributedSampler(ds){extra})\n"
     assert ("DDP011" in _codes(source)) is report
+
+
+# ------------------------------------------------------------------ loads of files this program saved from the CPU (DDP004)
+@pytest.mark.parametrize(
+    ("saved", "report"),
+    [
+        ("train_features.cpu()", False),
+        ('{"features": feats.cpu(), "labels": labels.cpu(), "k": 20}', False),
+        ("[f.cpu() for f in feats]", True),  # a comprehension: not read as CPU values
+        ("host", False),
+        ("feats.to('cpu')", False),
+        ("feats", True),  # a CUDA tensor as it is
+        ('{"features": feats.cpu(), "labels": labels}', True),
+    ],
+)
+def test_load_of_a_file_saved_from_cpu(saved: str, report: bool) -> None:
+    source = _DDP + 'dist.init_process_group("nccl")\nfeats = model(x).cuda()\nlabels = y.cuda()\nhost = feats.cpu().numpy()\n'
+    source += "path = os.path.join(args.dump, 'feats.pth')\nif dist.get_rank() == 0:\n"
+    source += f"    torch.save({saved}, path)\ndist.barrier()\nloaded = torch.load(path)\n"
+    assert ("DDP004" in _codes("import os\n" + source)) is report
