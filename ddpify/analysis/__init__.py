@@ -92,6 +92,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     import libcst as cst
 
     from ddpify.analysis import project_files
+    from ddpify.analysis.collectives import module_collectives
     from ddpify.analysis.loggers import module_console_loggers
     from ddpify.analysis.prefix import names_prefix
     from ddpify.analysis.project import Helper
@@ -104,6 +105,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     training = _training(source)
     tops = [f for fs in source.functions.values() for f in fs if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
     consoles = module_console_loggers(source, analysis.context, tops)
+    collectives = module_collectives(source, analysis.context, tops)
     helpers: dict[str, Helper] = {}
     for name, functions in source.functions.items():
         top = [f for f in functions if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
@@ -123,6 +125,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             function in training,
             consoles.get(function),
             any(isinstance(r.value, cst.Call) and source.qualified(r.value) & _SAMPLERS for r in source.of_types_in(function, cst.Return)),
+            collectives.get(function),
         )
     for function in training:  # a training step of a class: `Trainer.do_pass`
         owner = source.enclosing_class(function)

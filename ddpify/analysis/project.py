@@ -48,7 +48,8 @@ class Helper:
     training step: ``trainer.do_pass(batch)``); ``console_logger``, it returns a logger that
     prints on every rank (-1), or such a logger as that element of the tuple it returns
     (``ddpify.analysis.loggers``); ``returns_sampler``, it returns a ``DistributedSampler`` on
-    some path (``data_sampler(dataset, shuffle, distributed)``). Methods are looked up as
+    some path (``data_sampler(dataset, shuffle, distributed)``); ``collective``, the collective
+    it runs on every call (``reduce_mean`` -> ``dist.all_reduce``). Methods are looked up as
     ``Class.method``."""
 
     flag: Ranks | None = None
@@ -61,6 +62,7 @@ class Helper:
     trains: bool = False
     console_logger: int | None = None
     returns_sampler: bool = False
+    collective: str | None = None
 
 
 # Summarises one parsed project module read ``depth`` imports deep into its helpers by name

@@ -651,3 +651,51 @@ def test_load_of_a_file_saved_from_cpu(saved: str, report: bool) -> None:
     source += "path = os.path.join(args.dump, 'feats.pth')\nif dist.get_rank() == 0:\n"
     source += f"    torch.save({saved}, path)\ndist.barrier()\nloaded = torch.load(path)\n"
     assert ("DDP004" in _codes("import os\n" + source)) is report
+
+
+# ------------------------------------------------------------------ collectives inside project helpers under a rank test (DDP027)
+_DIST_UTILS = """\
+import torch.distributed as dist
+
+
+def reduce_mean(tensor, nprocs):
+    rt = tensor.clone()
+    dist.all_reduce(rt)
+    return rt / nprocs
+
+
+def synchronize():
+    if dist.get_world_size() == 1:
+        return
+    dist.barrier()
+
+
+def save_on_master(state, path):
+    if dist.get_rank() == 0:
+        torch.save(state, path)
+
+
+def log_mean(value):
+    return reduce_mean(value, 2)
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "call", "report"),
+    [
+        ("from utils.dist import reduce_mean", "reduce_mean(loss, 2)", True),
+        ("import utils.dist as du", "du.log_mean(loss)", True),  # through a helper of the helper
+        ("from utils import dist as du", "du.synchronize()", True),  # world-size test: every rank alike
+        ("from utils.dist import save_on_master", "save_on_master({}, 'x.pt')", False),  # its collective-free body
+    ],
+)
+def test_collective_of_a_project_helper_under_a_rank_test(tmp_path: Path, imports: str, call: str, report: bool) -> None:
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "utils" / "dist.py").write_text("import torch\n" + _DIST_UTILS, encoding="utf-8")
+    script = tmp_path / "train.py"
+    body = _DDP + imports + '\n\ndist.init_process_group("nccl")\nloss = torch.ones(1)\n'
+    script.write_text(body + f"if dist.get_rank() == 0:\n    {call}\n{call}\n", encoding="utf-8")
+    found = check_source(script.read_text(encoding="utf-8"), str(script), rules=select_rules(["DDP027"])).findings
+    assert any(f.line == script.read_text(encoding="utf-8").count("\n") - 1 for f in found) is report
+    assert not any(f.line == script.read_text(encoding="utf-8").count("\n") for f in found)  # the unguarded call
