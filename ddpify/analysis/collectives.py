@@ -77,9 +77,9 @@ def module_collectives(source: Source, context: Context, functions: list[cst.Fun
 
 def _runs(source: Source, context: Context, function: cst.FunctionDef, called: Callable[[cst.Call], str | None]) -> str | None:
     for call in source.of_types_in(function, cst.Call):
-        if source.enclosing_function(call) is not function or context.local(call).selection.rank_dependent:
+        if source.enclosing_function(call) is not function:
             continue
         found = called(call)
-        if found is not None:
+        if found is not None and not context.local(call).selection.rank_dependent:
             return found
     return None
