@@ -13,6 +13,8 @@ import functools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from ddpify.analysis.models import ModelFlow
     from ddpify.analysis.project import Helper
     from ddpify.analysis.rank_tests import RankTests
+    from ddpify.analysis.ranks import Ranks
     from ddpify.analysis.source import Source
 
 
@@ -38,7 +41,7 @@ class Analysis:
         from ddpify.analysis.project import Project
         from ddpify.analysis.source import Source
 
-        project = Project(lambda: wrapper.module.code, path, project_files.DEPTH if depth is None else depth, summarise)
+        project = Project(lambda: wrapper.module.code, path, project_files.DEPTH if depth is None else depth, summarise, passed_at)
         self.source: Source = Source(wrapper, project)
 
     @functools.cached_property
@@ -137,6 +140,39 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             if found is not None:
                 helpers[item.bound] = found
     return helpers
+
+
+def passed_at(file: Path, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
+    """``Outside`` for one importing file: its calls of ``callee`` (by the name it imports),
+    each with where it runs and where the argument for ``parameter`` is an object."""
+    try:
+        stat = file.stat()
+    except OSError:
+        return None
+    return _passed_at(file, stat.st_mtime_ns, callee, parameter, index)
+
+
+@functools.lru_cache(maxsize=64)
+def _passed_at(file: Path, mtime_ns: int, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
+    del mtime_ns  # the cache key: a changed file is read again
+    import libcst as cst
+
+    from ddpify.tree.cstutil import code, is_simple_reference
+    from ddpify.tree.metadata import FastMetadata
+
+    try:
+        analysis = Analysis(FastMetadata(cst.parse_module(file.read_text(encoding="utf-8"))), str(file), depth=0)
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+        return None
+    found = []
+    for call in analysis.source.calls_by_callee.get(callee, []):
+        if not is_simple_reference(call.func) or not code(call.func).endswith(callee):
+            continue
+        passed = analysis.rank_tests.presence.argument(call, parameter, index)
+        if passed is None:
+            return None
+        found.append(passed)
+    return found
 
 
 def _training(source: Source) -> set[cst.FunctionDef]:

@@ -3,7 +3,8 @@
 handed ``logger=logger`` only in the rank-0 branch (``__init__(self, logger=None)``). A test of
 such an object (``if self.logger is not None:``, ``if writer:``) is a rank test: the code under
 it runs only where the object was made. Learnt from the assignments of this file, and from the
-call sites of the function whose parameter (defaulting to None) the object comes from."""
+call sites of the function whose parameter (defaulting to None) the object comes from: in this
+file, or else in the project's files that import it (``Project.passed_elsewhere``)."""
 
 from __future__ import annotations
 
@@ -97,16 +98,24 @@ class Presence:
             calls = self.source.call_sites(function)
         if owner is not None:
             index -= 1  # `self` is bound by the call
-        if not calls:
-            return None  # called from elsewhere: unknown
+        if not calls:  # called by the project's files that import this one, or unknown
+            callee = owner.name.value if owner is not None and function.name.value == "__init__" else function.name.value
+            elsewhere = self.source.project.passed_elsewhere(callee, param.name.value, index)
+            return _combine(elsewhere) if elsewhere is not None else None
         weighed: list[tuple[Ranks, Ranks]] = []
         for call in calls:
-            passed = _argument(call, param.name.value, index)
-            present = NOWHERE if passed is None else self._value(passed, call)
-            if present is None:
+            passed = self.argument(call, param.name.value, index)
+            if passed is None:
                 return None
-            weighed.append((self._where(call), present))
+            weighed.append(passed)
         return _combine(weighed)
+
+    def argument(self, call: cst.Call, name: str, index: int) -> tuple[Ranks, Ranks] | None:
+        """Where ``call`` runs and where the argument it passes for parameter ``name`` (at
+        ``index``) is an object (nowhere when it passes none: the default None)."""
+        passed = _argument(call, name, index)
+        present = NOWHERE if passed is None else self._value(passed, call)
+        return (self._where(call), present) if present is not None else None
 
 
 def _argument(call: cst.Call, name: str, index: int) -> cst.BaseExpression | None:

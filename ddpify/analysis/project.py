@@ -65,6 +65,11 @@ class Helper:
     collective: str | None = None
 
 
+# Where the calls of ``callee`` in one project file pass its parameter (name, position) an
+# object: ``(where the call runs, where the argument is not None)`` per call; None when one
+# cannot be told (``ddpify.analysis.presence`` asks it of the files that import this one).
+Outside = Callable[[Path, str, str, int], "list[tuple[Ranks, Ranks]] | None"]
+
 # Summarises one parsed project module read ``depth`` imports deep into its helpers by name
 # (``ddpify.analysis.summarise``: the whole analysis of that module).
 Summarise = Callable[[cst.Module, str, int], dict[str, Helper]]
@@ -74,11 +79,25 @@ class Project:
     """The project helpers one file can call, looked up by the callee as the file writes it;
     ``text`` (the file's source) is asked for only when a lookup needs the imports."""
 
-    def __init__(self, text: Callable[[], str], path: str | None, depth: int, summarise: Summarise) -> None:
+    def __init__(self, text: Callable[[], str], path: str | None, depth: int, summarise: Summarise, outside: Outside | None = None) -> None:
         self.depth = depth
         self._text = text
         self._path = path
         self._summarise = summarise
+        self._outside = outside
+
+    def passed_elsewhere(self, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
+        """What the project's files that import this one pass ``callee``'s ``parameter`` (see
+        ``Outside``); None when none of them calls it or one call cannot be read."""
+        if self._outside is None or self.depth <= 0 or self._path is None or not Path(self._path).is_file():
+            return None
+        found: list[tuple[Ranks, Ranks]] = []
+        for file in project_files.importers(Path(self._path)):
+            calls = self._outside(file, callee, parameter, index)
+            if calls is None:
+                return None
+            found.extend(calls)
+        return found or None
 
     @functools.cached_property
     def _bindings(self) -> dict[str, tuple[Path, str | None]]:

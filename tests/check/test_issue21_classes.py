@@ -699,3 +699,46 @@ def test_collective_of_a_project_helper_under_a_rank_test(tmp_path: Path, import
     found = check_source(script.read_text(encoding="utf-8"), str(script), rules=select_rules(["DDP027"])).findings
     assert any(f.line == script.read_text(encoding="utf-8").count("\n") - 1 for f in found) is report
     assert not any(f.line == script.read_text(encoding="utf-8").count("\n") for f in found)  # the unguarded call
+
+
+_TRAINER_MODULE = """\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, logger=None, local_rank=0):
+        self.model = torch.nn.parallel.DistributedDataParallel(model.cuda(), device_ids=[local_rank])
+        self.logger = logger
+
+    def do_pass(self, it):
+        if it % 1000 == 0 and self.logger is not None:
+            self.save_network(it)
+
+    def save_network(self, it):
+        torch.save(self.model.module.state_dict(), f"network_{it}.pth")
+        print(f"Network saved at {it}.")
+"""
+
+
+@pytest.mark.parametrize(
+    ("make", "report"),
+    [
+        ("if local_rank == 0:\n    logger = Logger()\n    model = Trainer(net, logger=logger)\nelse:\n    model = Trainer(net)", False),
+        ("model = Trainer(net, Logger() if dist.get_rank() == 0 else None)", False),
+        ("model = Trainer(net, logger=Logger())", True),  # a logger on every rank
+        ("model = Trainer(net, logger=make_logger())", True),
+    ],
+)
+def test_rank0_logger_handed_in_by_the_importing_script(tmp_path: Path, make: str, report: bool) -> None:
+    """The trainer's module is checked; the script that imports it decides where its logger exists."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "__init__.py").write_text("", encoding="utf-8")
+    trainer = tmp_path / "model" / "trainer.py"
+    trainer.write_text(_TRAINER_MODULE, encoding="utf-8")
+    script = _DDP + "from model.trainer import Trainer\n\n\nclass Logger:\n    pass\n\n\ndist.init_process_group('nccl')\n"
+    script += "local_rank = int(os.environ['LOCAL_RANK'])\nnet = torch.nn.Linear(2, 2)\n" + make + "\nmodel.do_pass(1000)\n"
+    (tmp_path / "train.py").write_text("import os\n" + script, encoding="utf-8")
+    found = _codes(trainer.read_text(encoding="utf-8"), str(trainer))
+    assert ("DDP005" in found) is report
+    assert ("DDP012" in found) is report

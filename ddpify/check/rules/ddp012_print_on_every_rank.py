@@ -27,7 +27,7 @@ class PrintOnEveryRank(Rule):
         "with no rank test around it or a per-rank level); a helper that attaches it on rank 0 only "
         "makes a rank-0 logger. Not reported: output under a "
         "rank test (also `if writer:` / `if self.logger is not None:` of an object this file makes "
-        "on rank 0 only) or after an early exit (also at every call of the function it is in), in the process "
+        "on rank 0 only, or that the project file importing it hands in on rank 0 only) or after an early exit (also at every call of the function it is in), in the process "
         "that calls `mp.spawn` before the workers start, in a function that never runs (a script "
         "that joins its process group as it starts, so no module imports it, and never calls nor "
         "names the function: a module-level function or a class/static method), `print` after `builtins.print` was replaced on "
