@@ -13,6 +13,8 @@ import functools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
@@ -22,7 +24,11 @@ if TYPE_CHECKING:
     from ddpify.analysis.models import ModelFlow
     from ddpify.analysis.project import Helper
     from ddpify.analysis.rank_tests import RankTests
+    from ddpify.analysis.ranks import Ranks
     from ddpify.analysis.source import Source
+
+
+_SAMPLERS = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 
 
 class Analysis:
@@ -35,7 +41,7 @@ class Analysis:
         from ddpify.analysis.project import Project
         from ddpify.analysis.source import Source
 
-        project = Project(lambda: wrapper.module.code, path, project_files.DEPTH if depth is None else depth, summarise)
+        project = Project(lambda: wrapper.module.code, path, project_files.DEPTH if depth is None else depth, summarise, passed_at)
         self.source: Source = Source(wrapper, project)
 
     @functools.cached_property
@@ -89,13 +95,20 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     import libcst as cst
 
     from ddpify.analysis import project_files
+    from ddpify.analysis.collectives import module_collectives
+    from ddpify.analysis.loggers import module_console_loggers
     from ddpify.analysis.prefix import names_prefix
     from ddpify.analysis.project import Helper
+    from ddpify.analysis.seeding import seeding
     from ddpify.tree.metadata import FastMetadata
 
     analysis = Analysis(FastMetadata(module), path, depth)
     source, rank_tests = analysis.source, analysis.rank_tests
     silencing = analysis.context.print_overriding_functions()
+    training = _training(source)
+    tops = [f for fs in source.functions.values() for f in fs if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
+    consoles = module_console_loggers(source, analysis.context, tops)
+    collectives = module_collectives(source, analysis.context, tops)
     helpers: dict[str, Helper] = {}
     for name, functions in source.functions.items():
         top = [f for f in functions if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
@@ -110,13 +123,75 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             function in silencing,
             _spawned_parameter(source, function),
             loads and names_prefix(function),
+            loads,
+            seeding(source, rank_tests, function),
+            function in training,
+            consoles.get(function),
+            any(isinstance(r.value, cst.Call) and source.qualified(r.value) & _SAMPLERS for r in source.of_types_in(function, cst.Return)),
+            collectives.get(function),
         )
+    for function in training:  # a training step of a class: `Trainer.do_pass`
+        owner = source.enclosing_class(function)
+        if owner is not None and source.enclosing_function(function) is None:
+            helpers.setdefault(f"{owner.name.value}.{function.name.value}", Helper(trains=True))
     for item in project_files.imports(module.code):  # re-exports: `from .dist import is_main_process`
         if item.name is not None and item.bound not in helpers:
             found = source.project.named(item.bound)
             if found is not None:
                 helpers[item.bound] = found
     return helpers
+
+
+def passed_at(file: Path, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
+    """``Outside`` for one importing file: its calls of ``callee`` (by the name it imports),
+    each with where it runs and where the argument for ``parameter`` is an object."""
+    try:
+        stat = file.stat()
+    except OSError:
+        return None
+    return _passed_at(file, stat.st_mtime_ns, callee, parameter, index)
+
+
+@functools.lru_cache(maxsize=64)
+def _passed_at(file: Path, mtime_ns: int, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
+    del mtime_ns  # the cache key: a changed file is read again
+    import libcst as cst
+
+    from ddpify.tree.cstutil import code, is_simple_reference
+    from ddpify.tree.metadata import FastMetadata
+
+    try:
+        analysis = Analysis(FastMetadata(cst.parse_module(file.read_text(encoding="utf-8"))), str(file), depth=0)
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+        return None
+    found = []
+    for call in analysis.source.calls_by_callee.get(callee, []):
+        if not is_simple_reference(call.func) or not code(call.func).endswith(callee):
+            continue
+        passed = analysis.rank_tests.presence.argument(call, parameter, index)
+        if passed is None:
+            return None
+        found.append(passed)
+    return found
+
+
+def _training(source: Source) -> set[cst.FunctionDef]:
+    """The functions that call ``backward`` / an optimizer ``step`` / ``zero_grad``, also
+    through functions and methods of the same module that do (``self.do_pass(...)``)."""
+    import libcst as cst
+
+    from ddpify.tree.cstutil import is_method_call
+
+    every = [f for functions in source.functions.values() for f in functions]
+    found = {f for f in every if any(is_method_call(c, "backward", "step", "zero_grad") for c in source.of_types_in(f, cst.Call))}
+    grown = True
+    while grown:
+        grown = False
+        for function in every:
+            if function not in found and any(set(source.functions_called(c)) & found for c in source.of_types_in(function, cst.Call)):
+                found.add(function)
+                grown = True
+    return found
 
 
 def _spawned_parameter(source: Source, function: cst.FunctionDef) -> int | None:

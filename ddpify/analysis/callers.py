@@ -23,6 +23,7 @@ import libcst as cst
 from ddpify.analysis.budget import Budget
 from ddpify.analysis.fixpoint import Fixpoint
 from ddpify.analysis.source import Source
+from ddpify.tree.cstutil import code as cstutil_code
 
 T = TypeVar("T")
 
@@ -172,3 +173,25 @@ class Callees:
             for name, functions in self.source.functions.items()
             if (methods := [f for f in functions if self.source.enclosing_class(f) is not None])
         }
+
+
+def uncalled(callers: Callers, function: cst.FunctionDef) -> bool:
+    """Nothing in the file runs ``function`` nor names it (no call, no mention, no other use of
+    its name), and nothing outside the file's own code calls it implicitly: a module-level
+    function without decorators, or a ``@classmethod`` / ``@staticmethod`` of a module-level
+    class (instance methods may be hooks a framework calls: ``forward``, ``__getitem__``)."""
+    source = callers.source
+    if function in source.spawned or callers.called(function) or source.enclosing_function(function) is not None:
+        return False
+    names = source.names_by_value.get(function.name.value, [])
+    if any(n is not function.name and not any(a is function for a in source.ancestors(n)) for n in names):
+        return False  # named outside its own body: an alias, `hooks = [f]`
+    decorators = {cstutil_code(d.decorator) for d in function.decorators}
+    owner = source.enclosing_class(function)
+    if owner is None:
+        return not decorators
+    return (
+        source.enclosing_class(owner) is None
+        and source.enclosing_function(owner) is None
+        and decorators in ({"classmethod"}, {"staticmethod"})
+    )

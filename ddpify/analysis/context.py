@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddpify.analysis.callers import Callers, Key, first_on_the_way
+from ddpify.analysis.callers import Callers, Key, first_on_the_way, uncalled
 from ddpify.analysis.divergence import Divergence, Divergent
 from ddpify.analysis.fixpoint import Fixpoint
 from ddpify.analysis.rank_tests import RankTests
@@ -218,10 +218,19 @@ class Context:
     def function(self, function: cst.FunctionDef) -> Ranks:
         """Where ``function`` runs: every rank for a spawn target; else wherever its call sites
         (and the places that hand it over, ``callbacks=[f]``) run; where it is defined when
-        this file never calls it. Code reached only from a cycle with no way in that the file
-        shows runs anywhere (unknown)."""
+        this file never calls it; nowhere when it is never called in a script that sets up its
+        processes as it is started (the project cannot import it to call it). Code reached only
+        from a cycle with no way in that the file shows runs anywhere (unknown)."""
+        if self._starts_at_import and uncalled(self._callers, function):
+            return NOWHERE
         found = self._where(function)
         return found if found.may else EVERY
+
+    @functools.cached_property
+    def _starts_at_import(self) -> bool:
+        """Module-level code outside the ``__main__`` block joins a process group or spawns."""
+        calls = [*self.source.calls_by_callee.get("init_process_group", []), *self.source.process_starts]
+        return any(self.source.enclosing_function(c) is None and not self.under_main_guard(c) for c in calls)
 
     @functools.cached_property
     def _callers(self) -> Callers:

@@ -25,20 +25,50 @@ from ddpify.tree.cstutil import code, is_simple_reference
 
 
 @dataclass(frozen=True)
+class Seeding:
+    """A helper seeds ``families`` with its parameter ``name`` (position ``index``) as it is."""
+
+    families: frozenset[str]
+    index: int
+    name: str
+
+
+@dataclass(frozen=True)
 class Helper:
     """What a call of one project function does, as far as DDP cares: ``flag``, where its
     result is true (a rank test such as ``is_main_process()``); ``number``, the rank number it
     returns; ``silences_print``, it replaces ``builtins.print`` for the non-main ranks;
     ``spawns``, the index of its parameter that it starts as worker processes
-    (``mp.spawn(fn, ...)`` on its argument ``fn``); ``loads_unprefixed``, it loads a state dict
-    and strips or tolerates the wrapper's ``module.`` prefix on the way."""
+    (``mp.spawn(fn, ...)`` on its argument ``fn``); ``loads_state``, it calls
+    ``load_state_dict`` on what it is handed (``restart_from_checkpoint(path, state_dict=model)``);
+    ``loads_unprefixed``, it loads a state dict and strips or tolerates the wrapper's ``module.``
+    prefix on the way; ``seeds``, it seeds the global RNGs with one of its parameters as it is
+    (``fix_random_seeds(seed)``: the same seed on every rank when the caller's is); ``trains``,
+    it calls ``backward`` or an optimizer step, itself or through its class's own methods (a
+    training step: ``trainer.do_pass(batch)``); ``console_logger``, it returns a logger that
+    prints on every rank (-1), or such a logger as that element of the tuple it returns
+    (``ddpify.analysis.loggers``); ``returns_sampler``, it returns a ``DistributedSampler`` on
+    some path (``data_sampler(dataset, shuffle, distributed)``); ``collective``, the collective
+    it runs on every call (``reduce_mean`` -> ``dist.all_reduce``). Methods are looked up as
+    ``Class.method``."""
 
     flag: Ranks | None = None
     number: Number | None = None
     silences_print: bool = False
     spawns: int | None = None
     loads_unprefixed: bool = False
+    loads_state: bool = False
+    seeds: Seeding | None = None
+    trains: bool = False
+    console_logger: int | None = None
+    returns_sampler: bool = False
+    collective: str | None = None
 
+
+# Where the calls of ``callee`` in one project file pass its parameter (name, position) an
+# object: ``(where the call runs, where the argument is not None)`` per call; None when one
+# cannot be told (``ddpify.analysis.presence`` asks it of the files that import this one).
+Outside = Callable[[Path, str, str, int], "list[tuple[Ranks, Ranks]] | None"]
 
 # Summarises one parsed project module read ``depth`` imports deep into its helpers by name
 # (``ddpify.analysis.summarise``: the whole analysis of that module).
@@ -49,11 +79,25 @@ class Project:
     """The project helpers one file can call, looked up by the callee as the file writes it;
     ``text`` (the file's source) is asked for only when a lookup needs the imports."""
 
-    def __init__(self, text: Callable[[], str], path: str | None, depth: int, summarise: Summarise) -> None:
+    def __init__(self, text: Callable[[], str], path: str | None, depth: int, summarise: Summarise, outside: Outside | None = None) -> None:
         self.depth = depth
         self._text = text
         self._path = path
         self._summarise = summarise
+        self._outside = outside
+
+    def passed_elsewhere(self, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
+        """What the project's files that import this one pass ``callee``'s ``parameter`` (see
+        ``Outside``); None when none of them calls it or one call cannot be read."""
+        if self._outside is None or self.depth <= 0 or self._path is None or not Path(self._path).is_file():
+            return None
+        found: list[tuple[Ranks, Ranks]] = []
+        for file in project_files.importers(Path(self._path)):
+            calls = self._outside(file, callee, parameter, index)
+            if calls is None:
+                return None
+            found.extend(calls)
+        return found or None
 
     @functools.cached_property
     def _bindings(self) -> dict[str, tuple[Path, str | None]]:
@@ -86,6 +130,9 @@ class Project:
             file: Path | None = bound[0]
             rest = ([bound[1]] if bound[1] is not None else []) + parts[cut:]
             while len(rest) > 1 and file is not None:
+                method = module_helpers(file, self.depth, self._summarise).get(".".join(rest))
+                if method is not None:  # `Trainer.step`: a method of a class of that module
+                    return method
                 file, rest = project_files.submodule(file, rest[0]), rest[1:]
             if file is None or len(rest) != 1:
                 return None

@@ -4,7 +4,8 @@ import. Their helpers decide facts of the file (``ddpify.analysis.project``), so
 result cache hashes them too.
 
 Standard library only, read with a regular expression over the import lines: the cache asks
-this on every hit and must not pay for libcst. The repository root is the nearest folder above
+this on every hit and must not pay for libcst. The files that import a checked module are found
+too (``importers``): the calls they make decide facts of its functions. The repository root is the nearest folder above
 the file with ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``; imports resolve
 against the file's own folder first, then that root, and never leave it. Reading stops
 ``DEPTH`` imports away from the checked file: the imported modules and what they import.
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEPTH = 2
+IMPORTERS_LIMIT = 2000  # project files read to find the importers of one module
+_SKIPPED = frozenset({"venv", "env", "site-packages", "node_modules", "build", "dist", "__pycache__"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w.][\w. \t,]*)", re.M)
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.M)
@@ -110,14 +113,68 @@ def imported_files(text: str, importer: Path) -> list[Path]:
     return list(found)
 
 
+def importers(path: Path) -> list[Path]:
+    """The project files that import ``path`` (see ``_importer_sources``)."""
+    return [file for file, _ in _importer_sources(path)]
+
+
+def _importer_sources(path: Path) -> list[tuple[Path, str]]:
+    """The project files that import ``path`` (its callers may live there: a ``Trainer`` built
+    by ``train.py`` with a logger on rank 0 only), under the repository root, or under the
+    working directory when no marker is found above the file; none when the project has more
+    files than ``IMPORTERS_LIMIT``."""
+    target = path.resolve()
+    root = project_root(path.parent).resolve()
+    cwd = Path.cwd().resolve()
+    if not any((root / marker).exists() for marker in ROOT_MARKERS) and target.is_relative_to(cwd):
+        root = cwd  # no marker above the file: the folder the check runs from is the project
+    found = []
+    for file, text in _project_sources(root):
+        if file != target and path.stem in text and target in {t.resolve() for t in imported_files(text, file)}:
+            found.append((file, text))
+    return found
+
+
+def _project_sources(root: Path) -> list[tuple[Path, str]]:
+    """Every Python file under ``root`` (hidden and environment folders left out) with its text;
+    a file is read again only when it changed."""
+    found: list[tuple[Path, str]] = []
+    for file in sorted(root.rglob("*.py")):
+        parts = file.relative_to(root).parts[:-1]
+        if any(part.startswith(".") or part in _SKIPPED for part in parts):
+            continue
+        if len(found) >= IMPORTERS_LIMIT:
+            return []
+        try:
+            stat = file.stat()
+        except OSError:
+            continue
+        text = _text(file, stat.st_mtime_ns, stat.st_size)
+        if text is not None:
+            found.append((file, text))
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _text(file: Path, mtime_ns: int, size: int) -> str | None:
+    del mtime_ns, size  # the cache key: a changed file is read again
+    try:
+        return file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def project_digest(text: str, path: str) -> str:
     """A hash of the project files the checked file's facts may come from (its imports and
-    theirs, ``DEPTH`` deep), or "" when it imports none."""
+    theirs, ``DEPTH`` deep, and the files that import it), or "" when there are none."""
     importer = Path(path)
     if not importer.is_file():
         return ""
     digest = hashlib.sha256()
     seen: set[Path] = set()
+    for other, written in _importer_sources(importer):  # their calls decide facts of this file's functions
+        seen.add(other)
+        digest.update(str(other).encode() + b"\0" + written.encode("utf-8", "surrogatepass") + b"\0")
     level = [(importer, text)]
     for _ in range(DEPTH):
         following: list[tuple[Path, str]] = []

@@ -21,6 +21,7 @@ assignments and functions next, and names only as a last resort:
 - flags: ``is_main_process`` / ``is_master`` / ``master_process`` / ``is_global_zero`` /
   ``is_primary`` (main), ``is_local_main_process`` / ``is_local_master`` (once per node),
   ``dist.is_initialized()``, ``args.distributed``, ``ddp``, ``"RANK" in os.environ`` (distributed);
+- an optional object tested for None or truth, made on some ranks only (``ddpify.analysis.presence``);
 - a variable assigned such a test (``master_process = ddp_rank == 0`` in one branch and
   ``True`` in the other), and a function of this file whose returns are such tests or numbers
   (``def is_main_process(): return get_rank() == 0``).
@@ -39,6 +40,7 @@ from typing import cast
 
 import libcst as cst
 
+from ddpify.analysis.presence import Presence
 from ddpify.analysis.ranks import (
     API_FLAGS,
     API_NUMBERS,
@@ -163,6 +165,11 @@ class RankTests:
         return not self.source.qualified(value) & CASTS and last_name(value) != "format"
 
     @functools.cached_property
+    def presence(self) -> Presence:
+        """Where the file's optional objects exist (``ddpify.analysis.presence``)."""
+        return Presence(self.source, self.ranks, self.where)
+
+    @functools.cached_property
     def manages_processes(self) -> bool:
         """Whether the script starts or joins processes itself (imports torch.distributed,
         torch.multiprocessing or DDP, or spawns workers): only then is ``gpu`` the local rank."""
@@ -207,7 +214,8 @@ class RankTests:
         number = self.number(node)
         if number is not None:
             return self._evaluate(number, cst.NotEqual(), [0])
-        return UNKNOWN
+        present = self.presence.of(node)  # `if writer:` of `writer = SummaryWriter() if rank == 0 else None`
+        return present if present is not None else UNKNOWN
 
     def _pair(self, left: cst.BaseExpression, operator: cst.BaseCompOp, right: cst.BaseExpression) -> Ranks:
         if isinstance(operator, cst.In) and isinstance(left, cst.SimpleString) and self._is_environ(right):
@@ -221,6 +229,10 @@ class RankTests:
             number = self.number(this)
             if number is not None:
                 return self._evaluate(number, op, constants)
+        if isinstance(operator, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot)) and isinstance(right, cst.Name) and right.value == "None":
+            present = self.presence.of(left)  # `if self.logger is not None:` of a rank-0-only logger
+            if present is not None:
+                return ~present if isinstance(operator, (cst.Equal, cst.Is)) else present
         if (
             isinstance(operator, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot))
             and isinstance(right, cst.Name)

@@ -92,8 +92,9 @@ class Cache:
     def key(
         text: str, select: Sequence[str], ignore: Sequence[str], require_ddp: bool, extend_select: Sequence[str] = (), project: str = ""
     ) -> str:
-        """``project``: the digest of the project modules the file imports (their helpers
-        decide findings of the file, ``ddpify.analysis.project_files.project_digest``)."""
+        """``project``: the digest of the project modules the file imports and of those that
+        import it (their helpers and calls decide findings of the file,
+        ``ddpify.analysis.project_files.project_digest``)."""
         digest = hashlib.sha256(fingerprint().encode())
         digest.update(json.dumps([list(select), list(ignore), require_ddp, list(extend_select), project]).encode())
         digest.update(b"\0")

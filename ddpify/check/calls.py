@@ -8,40 +8,14 @@ from typing import TypeVar
 
 import libcst as cst
 
+from ddpify.analysis.collectives import COLLECTIVES, DIST
 from ddpify.check.rule import Rule
 from ddpify.convert import names
 from ddpify.tree import cstutil
 
 N = TypeVar("N", bound=cst.CSTNode)
 
-DIST = "torch.distributed."
-
 RUNTIME = names.RUNTIME_MODULE + "."
-
-# torch.distributed calls that every rank of the group must make, or all of them wait.
-COLLECTIVES = frozenset(
-    {
-        "barrier",
-        "monitored_barrier",
-        "all_reduce",
-        "all_gather",
-        "all_gather_object",
-        "all_gather_into_tensor",
-        "_all_gather_base",
-        "broadcast",
-        "broadcast_object_list",
-        "reduce",
-        "gather",
-        "gather_object",
-        "scatter",
-        "scatter_object_list",
-        "reduce_scatter",
-        "reduce_scatter_tensor",
-        "_reduce_scatter_base",
-        "all_to_all",
-        "all_to_all_single",
-    }
-)
 
 # ddpify.runtime helpers with a collective inside (a barrier).
 RUNTIME_COLLECTIVES = frozenset({"save", "barrier"})

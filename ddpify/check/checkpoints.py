@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ddpify.analysis.context import is_main_guard
 from ddpify.analysis.prefix import PREFIX_HELPER, names_prefix, strips_prefix
 from ddpify.check.rule import Rule
 from ddpify.check.wraps import ddp_wraps, wrap_sites, wrapped_when
@@ -92,9 +93,12 @@ class _Collector:
             return found
         for wrap in ddp_wraps(self.rule, self.rule.file.module):
             found.always[wrap.target] = found.always.get(wrap.target, True) and not wrap.conditional
+        wraps = ddp_wraps(self.rule, self.rule.file.module)
         for target in [t for t, always in found.always.items() if not always]:
             if self._data_parallel_too(target):
                 found.always[target] = True  # DataParallel in the other runs: 'module.' keys either way
+            elif _other_branches_exit([w.statement for w in wraps if w.target == target], self.rule):
+                found.always[target] = True  # `else: raise NotImplementedError("DDP only")`
         for call in self.source.calls_by_callee.get("state_dict", []):
             save = self._save(call)
             if save is not None:
@@ -104,8 +108,10 @@ class _Collector:
             if load is not None:
                 found.loads.append(load)
         for name, calls in self.source.calls_by_callee.items():
-            if _LOAD_HELPER.search(name) and name != "load_state_dict":
-                found.loads.extend(load for call in calls for load in self._helper_loads(call))
+            if name == "load_state_dict":
+                continue
+            for call in calls if _LOAD_HELPER.search(name) else [c for c in calls if self._project_loader(c)]:
+                found.loads.extend(self._helper_loads(call))
         return found
 
     def _data_parallel_too(self, target: str) -> bool:
@@ -225,6 +231,12 @@ class _Collector:
             memo[key] = names_prefix(scope)
         return bool(memo[key])
 
+    def _project_loader(self, call: cst.Call) -> bool:
+        """A function of the project's own modules that loads state dicts into what it is handed,
+        whatever its name (``restart_from_checkpoint(path, state_dict=model)``)."""
+        helper = self.source.project.helper(call)
+        return helper is not None and helper.loads_state
+
     def _helper_loads(self, call: cst.Call) -> list[Load]:
         """``load_checkpoint(path, encoder=encoder, ...)``: another module's helper loads into the
         wrapped models it is handed (the keys are the wrapper's, like the file's own saves)."""
@@ -260,3 +272,52 @@ def _subscript_key(node: cst.CSTNode) -> str | None:
         if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
             return str(index.value.evaluated_value)
     return None
+
+
+def _other_branches_exit(statements: list[cst.Assign], rule: Rule) -> bool:
+    """The wraps sit in ``if`` branches, and every branch of the outermost such ``if`` that
+    wraps nothing ends in a ``raise`` (or ``sys.exit()``): past it the model is always wrapped."""
+    if not statements:
+        return False
+    wrapping = {id(s) for s in statements}
+    outer: cst.If | None = None
+    for statement in statements:
+        top = None
+        for ancestor in rule.ancestors(statement):
+            if isinstance(ancestor, cst.If) and not is_main_guard(ancestor):
+                top = ancestor
+            if isinstance(ancestor, (cst.FunctionDef, cst.Module)):
+                break
+        if top is None or (outer is not None and top is not outer):
+            return False
+        outer = top
+    return outer is not None and _branches_covered(outer, wrapping)
+
+
+def _branches_covered(node: cst.If, wrapping: set[int]) -> bool:
+    branches: list[cst.BaseSuite] = [node.body]
+    orelse = node.orelse
+    while isinstance(orelse, cst.If):
+        branches.append(orelse.body)
+        orelse = orelse.orelse
+    if orelse is None:
+        return False
+    branches.append(orelse.body)
+    return all(_block_covered(b, wrapping) for b in branches)
+
+
+def _block_covered(block: cst.BaseSuite, wrapping: set[int]) -> bool:
+    """The block wraps (a wrap statement, or an ``if`` all of whose branches wrap) or exits."""
+    statements = list(block.body) if isinstance(block, cst.IndentedBlock) else []
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if id(small) in wrapping or isinstance(small, cst.Raise) or _is_exit(small):
+                    return True
+        elif isinstance(statement, cst.If) and _branches_covered(statement, wrapping):
+            return True
+    return False
+
+
+def _is_exit(small: cst.BaseSmallStatement) -> bool:
+    return isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and code(small.value.func) in ("sys.exit", "exit", "quit")

@@ -14,22 +14,16 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ddpify.analysis.seeding import SEEDS
 from ddpify.check.rule import Rule
 from ddpify.convert import names
 from ddpify.tree.cstutil import code, is_simple_reference, of_types
 
-SEEDS = {
-    "torch.manual_seed": "torch",
-    "torch.random.manual_seed": "torch",
-    "torch.cuda.manual_seed": "torch",
-    "torch.cuda.manual_seed_all": "torch",
-    "random.seed": "random",
-    "numpy.random.seed": "numpy",
-}
 _NOT_DRAWS = re.compile(r"(^|\.)(seed|getstate|setstate|get_state|set_state|Random|RandomState|default_rng|Generator|SeedSequence)$")
 _TORCH_DRAWS = re.compile(r"^torch\.(rand|randn|randint|randperm|normal|bernoulli|multinomial|poisson|rand_like|randn_like|randint_like)$")
-# What consumes torch's RNG after seeding without naming it: in-place initialisers, dropout,
-# random augmentation, masks and collators, and DataLoader workers (seeded from it).
+# What consumes torch's RNG after seeding without naming it: in-place random fills, dropout,
+# random augmentation, masks and collators, and DataLoader workers (seeded from it). Weight
+# initialisers of ``torch.nn.init`` are not: the same initial model on every rank is what DDP wants.
 _TORCH_CONSUMERS = re.compile(
     r"^(normal_|uniform_|random_|bernoulli_|exponential_|dropout\w*|Dropout\w*|Random\w+|RandAugment|AutoAugment|"
     r"TrivialAugment\w*|AugMix|\w*[Mm]ixup\w*|\w*[Cc]ut[Mm]ix\w*|\w*[Aa]ugment\w*|\w*[Cc]ollator|\w*transforms?|"
@@ -50,7 +44,10 @@ def family(rule: Rule, call: cst.Call) -> str | None:
 
 
 def draw_family(rule: Rule, call: cst.Call) -> str | None:
-    """The RNG a call draws from (``random.randint`` -> "random", ``np.random.rand`` -> "numpy")."""
+    """The global RNG a call draws from (``random.randint`` -> "random", ``np.random.rand`` ->
+    "numpy"); None for a draw from a generator of its own (``generator=sample_rng``)."""
+    if any(a.keyword is not None and a.keyword.value == "generator" for a in call.args):
+        return None
     for name in rule.qualified(call):
         if _NOT_DRAWS.search(name):
             return None
@@ -81,7 +78,9 @@ class Seeds:
                 drawn = draw_family(rule, call)
                 if drawn is not None:
                     self.draws.setdefault(drawn, []).append(call)
-                elif _TORCH_CONSUMERS.match(name) or (self.rule.qualified(call) & names.DATALOADER and _has_workers(call)):
+                elif (_TORCH_CONSUMERS.match(name) and not _initialiser(rule, call)) or (
+                    self.rule.qualified(call) & names.DATALOADER and _has_workers(call)
+                ):
                     self.torch_consumers = True
         self.calls.sort(key=lambda s: s.line)
         self._busy: set[str] = set()
@@ -157,3 +156,8 @@ def _has_workers(call: cst.Call) -> bool:
         if arg.keyword is not None and arg.keyword.value == "num_workers":
             return not (isinstance(arg.value, cst.Integer) and arg.value.evaluated_value == 0)
     return False
+
+
+def _initialiser(rule: Rule, call: cst.Call) -> bool:
+    """``torch.nn.init.normal_(w)``: a weight initialiser, the same on every rank on purpose."""
+    return any(q.startswith("torch.nn.init.") for q in rule.qualified(call))

@@ -23,7 +23,12 @@ class MissingSetEpoch(Rule):
         "(pytorch/pytorch#31771). Call it at the top of the epoch loop, for the loader the loop "
         "iterates (directly, through `enumerate`/`tqdm`, or through a function of this file it hands "
         "the loader to). An epoch loop is `for epoch in ...` or a `range(...)` whose bound counts "
-        "epochs (`for t in range(args.epochs)`)."
+        "epochs (`for t in range(args.epochs)`). Also reported: a `while` loop that starts pass "
+        "after pass over such a loader (`def sample_data(loader): while True: for batch in loader: "
+        "yield batch`, the loader by name or handed in by every call) with no set_epoch inside: "
+        "the sampler's epoch never changes. A loader's sampler is a DistributedSampler also when a "
+        "function of this file or of the project's modules returns one "
+        "(`sampler=data_sampler(dataset, shuffle=True, distributed=args.distributed)`)."
     )
     default = True
     fix = "safe"
@@ -32,7 +37,8 @@ class MissingSetEpoch(Rule):
         "loader was built with: `train_sampler.set_epoch(epoch)`; `if train_sampler is not None:` "
         "around it when the sampler is None in a single-process run; `loader.sampler.set_epoch(epoch)` "
         'for a sampler built in the DataLoader call; `if hasattr(loader.sampler, "set_epoch"):` when '
-        "the loader is built without one on some path. A single-process run does what it did."
+        "the loader is built without one on some path. A single-process run does what it did. "
+        "The endless `while` loop gets no fix: it needs a pass counter of its own."
     )
     false_positives = "An epoch loop whose set_epoch call is in a function of another module."
     valid = (
@@ -274,11 +280,55 @@ for epoch in range(1000000):
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == "sampler":
                 value = arg.value
-                if isinstance(value, cst.Call) and self.qualified(value) & _SAMPLER:
+                if isinstance(value, cst.Call) and (self.qualified(value) & _SAMPLER or self._sampler_factory(value)):
                     return True
                 if code(value) in self._samplers:
                     return True
         return False
+
+    def _sampler_factory(self, call: cst.Call) -> bool:
+        """``data_sampler(dataset, shuffle=True, distributed=args.distributed)``: a function of
+        this file or of the project's modules that returns a DistributedSampler (on some path)."""
+        source = self.file.analysis.source
+        helper = source.project.helper(call)
+        if helper is not None:
+            return helper.returns_sampler
+        for function in source.functions_called(call):
+            for ret in of_types(function, cst.Return):
+                if isinstance(ret, cst.Return) and isinstance(ret.value, cst.Call) and self.qualified(ret.value) & _SAMPLER:
+                    return True
+        return False
+
+    def leave_While(self, original_node: cst.While) -> None:
+        """``while True: for batch in loader: yield batch``: each pass over a sharded loader
+        restarts its sampler, and with no set_epoch in the loop every pass has the same order."""
+        if not self._loaders or any(is_method_call(c, "set_epoch") for c in of_types(original_node.body, cst.Call)):
+            return
+        for inner in of_types(original_node.body, cst.For):
+            assert isinstance(inner, cst.For)
+            if self._iterates_sharded(inner):
+                self.report(
+                    original_node,
+                    f"loop starts pass after pass over {code(inner.iter)} (a DistributedSampler loader) and never calls "
+                    "set_epoch: every pass repeats the same order; count the passes and call sampler.set_epoch(n) before each",
+                )
+                return
+
+    def _iterates_sharded(self, loop: cst.For) -> bool:
+        """The loop reads a sharded loader: by name, or as a parameter of its function that every
+        call of the function in this file is handed one."""
+        iterated = code(loop.iter)
+        if iterated in self._loaders:
+            return True
+        source = self.file.analysis.source
+        function = source.enclosing_function(loop)
+        names = [p.name.value for p in function.params.params] if function is not None else []
+        if iterated not in names or function is None:
+            return False
+        index = names.index(iterated)
+        sites = source.call_sites(function)
+        passed = [a.value for site in sites for i, a in enumerate(site.args) if (a.keyword.value == iterated if a.keyword else i == index)]
+        return bool(passed) and len(passed) == len(sites) and all(code(v) in self._loaders for v in passed)
 
     def leave_For(self, original_node: cst.For) -> None:
         loops = self.file.analysis.loops

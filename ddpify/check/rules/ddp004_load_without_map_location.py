@@ -7,7 +7,7 @@ from ddpify.analysis.ranks import RankSelection
 from ddpify.check.rule import Invalid, Rule
 from ddpify.check.writes import per_rank_path
 from ddpify.convert import names, rewrites
-from ddpify.tree.cstutil import is_method_call, of_types
+from ddpify.tree.cstutil import code, is_method_call, of_types
 
 # Where one process per node (or one in all) loads: cuda:0 is its own GPU, no N copies pile up.
 _ONE_PER_GPU0 = frozenset({RankSelection.MAIN, RankSelection.LOCAL_MAIN, RankSelection.NONE})
@@ -26,7 +26,9 @@ class LoadWithoutMapLocation(Rule):
         "node, the process that calls `mp.spawn`, the single-process branch), a file that names the "
         "rank (each rank reads back the file it saved from its own GPU), and a load whose sibling "
         "branch maps while this one deliberately does not (the one-process-per-node branch of "
-        "pytorch/examples imagenet, where `args.gpu is None`)."
+        "pytorch/examples imagenet, where `args.gpu is None`), and a load of a file this program "
+        "saves (the same path expression) from CPU values only (`torch.save(feats.cpu(), path)`, a "
+        "dict of `.cpu()` / `.numpy()` values): nothing in it remembers a GPU."
     )
     fix = "safe"
     fix_notes = (
@@ -36,7 +38,7 @@ class LoadWithoutMapLocation(Rule):
         "script that uses ddpify.runtime the fix is the converter's, `map_location=ddpify.device()` (this "
         "rank's device, where a single-GPU script expected its tensors), and safe."
     )
-    false_positives = "A load of a file whose tensors were saved from the CPU (nothing lands on a GPU)."
+    false_positives = "A load of a file saved from the CPU by another program, or through a path this file spells differently."
     valid = (
         """\
 import torch
@@ -121,13 +123,44 @@ state = torch.load("ckpt.pt", map_location=ddpify.device())
         context = self.file.analysis.context
         if context.selection(node) in _ONE_PER_GPU0 or context.process(node) is Process.PARENT:
             return
-        if per_rank_path(self, node) or self._sibling_maps(node):
+        if per_rank_path(self, node) or self._sibling_maps(node) or self._saved_from_cpu(node):
             return
         if self.file.already_converted:  # the converter's own rewrite: the rank's device
             self.report(node, replacement=rewrites.with_map_location(node), safety="safe")
             return
         fixed = _with_cpu_location(node)
         self.report(node, replacement=fixed, safety="safe" if self._into_load_state_dict(node) else "unsafe")
+
+    def _saved_from_cpu(self, node: cst.Call) -> bool:
+        """This program writes the file it loads (the same path expression) and every save of it
+        holds CPU tensors only (``torch.save(feats.cpu(), path)``, a dict of ``.cpu()`` values):
+        nothing in it remembers a GPU."""
+        if not node.args or node.args[0].keyword is not None:
+            return False
+        path = code(node.args[0].value)
+        saves = [
+            c
+            for c in self.file.analysis.source.calls_by_callee.get("save", [])
+            if self.qualified(c) & names.TORCH_SAVE and len(c.args) >= 2 and code(c.args[1].value) == path
+        ]
+        return bool(saves) and all(self._on_cpu(c.args[0].value, 0) for c in saves)
+
+    def _on_cpu(self, value: cst.BaseExpression, depth: int) -> bool:
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            if value.func.attr.value in _HOST_RESULTS:
+                return True
+            if value.func.attr.value == "to" and value.args and code(value.args[0].value) in ('"cpu"', "'cpu'"):
+                return True
+        if isinstance(value, cst.Dict):
+            return all(isinstance(e, cst.DictElement) and self._on_cpu(e.value, depth) for e in value.elements)
+        if isinstance(value, (cst.List, cst.Tuple)):
+            return all(isinstance(e, cst.Element) and self._on_cpu(e.value, depth) for e in value.elements)
+        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
+            return True
+        if isinstance(value, cst.Name) and depth < 2:
+            bindings = self.file.analysis.source.assignments.get(value.value, [])
+            return bool(bindings) and all(v is not None and self._on_cpu(v, depth + 1) for _, v in bindings)
+        return False
 
     def _sibling_maps(self, node: cst.Call) -> bool:
         """The other branch of an ``if`` around this load loads with a map_location."""
@@ -156,6 +189,10 @@ state = torch.load("ckpt.pt", map_location=ddpify.device())
                 continue
             return isinstance(ancestor, cst.Call) and is_method_call(ancestor, "load_state_dict") and current in ancestor.args
         return False
+
+
+# Methods whose result holds no GPU tensor: ``x.cpu()``, ``x.numpy()``, ``x.tolist()``, ``x.item()``.
+_HOST_RESULTS = frozenset({"cpu", "numpy", "tolist", "item"})
 
 
 def _maps(call: cst.Call) -> bool:

@@ -20,7 +20,9 @@ class SaveOnEveryRank(Rule):
         "times concurrently; files end up truncated or corrupt (NVIDIA/apex#886) and the others "
         "may read a half-written file. Save on global rank 0 only. A save that runs on some ranks "
         "only is fine: under a rank test (`if rank == 0:`, `if master_process:`, `if args.rank % "
-        "ngpus_per_node == 0:`), after an early exit (`if rank != 0: return`), in a function every "
+        "ngpus_per_node == 0:`, a test of an object made on rank 0 only: `if self.logger is not "
+        "None:` where the logger is `Logger() if rank == 0 else None` or handed to the constructor "
+        "only in the rank-0 branch of this file or of a project file that imports it), after an early exit (`if rank != 0: return`), in a function every "
         "call of which is so guarded, or in the process that calls `mp.spawn`; so is a save to a "
         'path that names the rank (`f"model_rank{rank}.pt"`, one file per rank) and a save into an '
         "in-memory buffer (`io.BytesIO()`)."

@@ -38,7 +38,9 @@ class LocalRankGuard(Rule):
         'rendezvous is forced to this machine (`init_method="tcp://127.0.0.1:23456"`, '
         '`os.environ["MASTER_ADDR"] = "localhost"`, `args.dist_url = "tcp://127.0.0.1:..."`; a '
         "default that the command line can override does not count) or its world is this machine's "
-        "GPU count (`world_size=torch.cuda.device_count()`)."
+        "GPU count (`world_size=torch.cuda.device_count()`, or, with no node rank input, "
+        "`nprocs = torch.cuda.device_count()` as the divisor of an `all_reduce`d sum: "
+        "`reduce_mean(loss, nprocs)`)."
     )
     default = True
     fix = "unsafe"

@@ -24,8 +24,10 @@ class WrappedStateDictSaved(Rule):
         "model is wrapped only in some runs (the checkpoint's keys depend on how it was launched), "
         "saved and never read back through the wrapper by this script (an export for other "
         "programs), or read back by this script into the plain model. Not reported: a resume "
-        "checkpoint of a model that is always wrapped, saved and loaded through the wrapper (the "
-        "keys match), and a script whose loads strip the prefix themselves, also through a loader "
+        "checkpoint of a model that is always wrapped (also where the runs without the wrapper "
+        "stop: `else: raise NotImplementedError(...)`), saved and loaded through the wrapper, also "
+        "by a loader of the project's own modules whatever its name "
+        "(`restart_from_checkpoint(path, state_dict=model)`: the keys match), and a script whose loads strip the prefix themselves, also through a loader "
         "of the project's own modules (`ckpt.load_weights(model, path)` whose code names "
         '`"module."` or slices it off): `module.` keys are then the project\'s format.'
     )

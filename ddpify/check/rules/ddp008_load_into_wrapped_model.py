@@ -24,7 +24,8 @@ class LoadIntoWrappedModel(Rule):
         "plain model's state, or saves nothing (the file comes from elsewhere), or wraps the model "
         "only in some runs (the keys then depend on how the checkpoint was made); and a load into "
         "the plain model of the checkpoint entry this script saves from the wrapper. Not reported: "
-        "a resume checkpoint saved and loaded through a wrapper that is always there, exported "
+        "a resume checkpoint saved and loaded through a wrapper that is always there (a run "
+        "without it stops: `else: raise NotImplementedError(...)`), exported "
         "plain weights loaded into the plain model before the wrap, and loads whose code strips "
         "the `module.` prefix itself."
     )

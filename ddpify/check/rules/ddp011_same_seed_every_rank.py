@@ -12,8 +12,10 @@ from ddpify.check.seeds import family, seeds
 from ddpify.convert import names, rewrites
 from ddpify.tree.cstutil import code, of_types
 
-# Seeds that differ between processes without a rank: a DataLoader worker's (worker_init_fn).
-_PER_PROCESS = re.compile(r"initial_seed|worker", re.I)
+# Seeds that differ between processes without a rank: ``torch.initial_seed()`` in a DataLoader
+# worker follows the rank's own RNG (seeded per rank, or reported where it is seeded alike). A
+# worker id alone (``seed + worker_id``) is not: worker k of every rank gets the same seed.
+_PER_PROCESS = re.compile(r"initial_seed", re.I)
 
 
 class SameSeedEveryRank(Rule):
@@ -37,7 +39,17 @@ class SameSeedEveryRank(Rule):
         "uses while training (`np.random.seed(0)` in a script that draws nothing from NumPy in a "
         "loop or helper; `torch.manual_seed(0)` in a script with no dropout, random augmentation, "
         "DataLoader workers or torch random draws in a loop: a synthetic dataset drawn next to the "
-        "seed must be the same on every rank). A seed in the process that calls `mp.spawn` (also "
+        "seed must be the same on every rank). The same seed is harmless, so not reported, when "
+        "nothing random differs per rank after it: a sharded deterministic loader, no dropout, no "
+        "random augmentation, no shuffling DataLoader or loader workers; weight initialisers "
+        "(`torch.nn.init.normal_`: identical initial weights are what DDP wants) and draws from a "
+        "generator of their own (`torch.multinomial(p, 1, generator=sample_rng)`, seeded per rank) "
+        "do not count. Where dropout, augmentation or loader workers draw from the seeded RNG it is "
+        "reported. A DataLoader `worker_init_fn` that seeds from the worker id alone "
+        "(`random.seed(seed + worker_id)`) gives worker k of every rank the same stream and is "
+        "reported; one seeded from `torch.initial_seed()` follows its rank's own RNG. A helper of the project's own modules that seeds the RNGs with its argument "
+        "(`utils.fix_random_seeds(args.seed)`) is a seed call like `torch.manual_seed`; one that "
+        "adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. A seed in the process that calls `mp.spawn` (also "
         "through a launch helper of the project) is not this rule's: the spawned workers start "
         "fresh interpreters and never see it, which DDP034 reports."
     )
@@ -125,6 +137,20 @@ model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 4))
 for x, y in fixed_batches:
     torch.nn.functional.mse_loss(model(x), y).backward()
 """,
+        """\
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+torch.manual_seed(1337)  # no dropout, a sharded deterministic loader: the same seed is harmless
+model = torch.nn.Linear(8, 8)
+torch.nn.init.normal_(model.weight, std=0.02)  # the same initial weights on every rank
+sample_rng = torch.Generator().manual_seed(42 + rank)
+for step in range(10):
+    probs = torch.softmax(model(torch.ones(1, 8)), -1)
+    token = torch.multinomial(probs, 1, generator=sample_rng)  # its own per-rank generator
+""",
     )
     invalid = (
         Invalid(
@@ -194,20 +220,51 @@ for step in range(100):
         self._active = is_data_parallel(self, node)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self._active or not self.qualified(node) & names.SEED_FUNCTIONS or not node.args or any(a.star for a in node.args):
+        if not self._active or not node.args or any(a.star for a in node.args):
             return
-        seed = node.args[0].value
+        found = self._seeded(node)
+        if found is None:
+            return
+        seed, families = found
         rngs = seeds(self)
-        seeded = family(self, node)
-        if self._per_rank(node, seed) or seeded is None or not rngs.consumed(seeded, node):
+        consumed = self._in_worker_init(node) or any(rngs.consumed(f, node) for f in families)
+        if self._per_rank(node, seed) or not consumed:
             return  # per rank, or an RNG nothing in the script draws from after all
         if self.file.analysis.context.process(node) is Process.PARENT:
             return  # the spawned workers never see the parent's seed: DDP034's finding
         self.report(
             node,
             message=f"{short(node.func)}({short(seed)}) gives every rank the same seed: augmentation, dropout and worker RNG streams repeat on all ranks",
-            replacement=functools.partial(rewrites.seeded, node) if self.file.already_converted else None,
+            replacement=functools.partial(rewrites.seeded, node)
+            if self.file.already_converted and self.qualified(node) & names.SEED_FUNCTIONS
+            else None,
         )
+
+    def _in_worker_init(self, node: cst.Call) -> bool:
+        """The seed is set in a DataLoader's ``worker_init_fn``: it exists for the worker's
+        augmentation, which runs in the dataset code of whatever module."""
+        function = self.file.analysis.source.enclosing_function(node)
+        if function is None:
+            return False
+        handed = self.file.analysis.source.mentions_of(function)
+        return any(
+            isinstance(arg := self.parent(name), cst.Arg) and arg.keyword is not None and arg.keyword.value == "worker_init_fn"
+            for name in handed
+        )
+
+    def _seeded(self, node: cst.Call) -> tuple[cst.BaseExpression, frozenset[str]] | None:
+        """The seed a call sets and the RNGs it seeds: a seeding function, or a helper of the
+        project's own modules that seeds with its argument (``utils.fix_random_seeds(args.seed)``)."""
+        if self.qualified(node) & names.SEED_FUNCTIONS:
+            seeded = family(self, node)
+            return (node.args[0].value, frozenset({seeded})) if seeded is not None else None
+        helper = self.file.analysis.source.project.helper(node)
+        if helper is None or helper.seeds is None:
+            return None
+        for position, arg in enumerate(node.args):
+            if (arg.keyword.value == helper.seeds.name) if arg.keyword is not None else position == helper.seeds.index:
+                return arg.value, helper.seeds.families
+        return None
 
     def _per_rank(self, call: cst.Call, seed: cst.BaseExpression) -> bool:
         """The seed differs between ranks (``seed + rank``, also through a variable or a

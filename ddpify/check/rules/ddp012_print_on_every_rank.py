@@ -2,10 +2,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.loggers import WHOLE
 from ddpify.check import fixes
-from ddpify.check.rule import Invalid, Rule
+from ddpify.check.rule import Invalid, Rule, short
 from ddpify.convert import names, rewrites
 from ddpify.tree.cstutil import code, is_simple_reference
+
+# What a console handler at its usual level (INFO) prints.
+_LOG_LEVELS = frozenset({"info", "warning", "warn", "error", "critical", "exception"})
 
 
 class PrintOnEveryRank(Rule):
@@ -17,9 +21,16 @@ class PrintOnEveryRank(Rule):
     why = (
         "Each process prints, so logs repeat N times and tqdm bars overwrite one another "
         "(tqdm/tqdm#1294). Print on global rank 0 only, and disable progress bars on the other "
-        "ranks. Not reported: output under a "
-        "rank test or after an early exit (also at every call of the function it is in), in the process "
-        "that calls `mp.spawn` before the workers start, `print` after `builtins.print` was replaced on "
+        "ranks. Also reported: `logger.info(...)` (warning, error...) on a logger that a helper of "
+        "the project's own modules returns with a console handler attached on every rank "
+        "(`logger, stats = initialize_exp(args)` whose `create_logger` adds a `logging.StreamHandler()` "
+        "with no rank test around it or a per-rank level); a helper that attaches it on rank 0 only "
+        "makes a rank-0 logger. Not reported: output under a "
+        "rank test (also `if writer:` / `if self.logger is not None:` of an object this file makes "
+        "on rank 0 only, or that the project file importing it hands in on rank 0 only) or after an early exit (also at every call of the function it is in), in the process "
+        "that calls `mp.spawn` before the workers start, in a function that never runs (a script "
+        "that joins its process group as it starts, so no module imports it, and never calls nor "
+        "names the function: a module-level function or a class/static method), `print` after `builtins.print` was replaced on "
         "the other ranks (`setup_for_distributed(is_master)`, as DETR/DeiT/MAE do; a helper of the "
         "project's own modules that the file imports is read to see whether it replaces print, "
         "whatever its name, and a rank test such as `utils.is_main_process()` defined there counts as one), and lines that name "
@@ -203,10 +214,18 @@ if __name__ == "__main__":
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified(node)
         printing = bool(qualified & names.PRINT)
-        if not printing and not qualified & names.TQDM:
+        made_by = None if printing or qualified & names.TQDM else self._console_logger(node)
+        if not printing and not qualified & names.TQDM and made_by is None:
             return
         context = self.file.analysis.context
         if not context.every_rank(node) or context.tagged_per_rank(node):
+            return
+        if made_by is not None:
+            self.report(
+                node,
+                f"{short(node.func)}(...) prints on every rank: {made_by}(...) gives every rank a logger with a console "
+                "handler; log on rank 0 only, or attach the console handler on rank 0 only",
+            )
             return
         if printing:
             if context.print_silenced(node) or any(a.keyword is not None and a.keyword.value == "force" for a in node.args):
@@ -222,6 +241,32 @@ if __name__ == "__main__":
         quiet = _quiet_progress_bar(node, f"({dist}.is_initialized() and {dist}.get_rank() != 0)")
         if quiet is not None:
             self.report(node, replacement=quiet, imports=imports)
+
+    def _console_logger(self, node: cst.Call) -> str | None:
+        """``logger.info(...)`` where this function bound ``logger`` (alone or in a tuple) to
+        what a project helper returns as a logger printing on every rank: the helper's name."""
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in _LOG_LEVELS or not isinstance(func.value, cst.Name):
+            return None
+        source = self.file.analysis.source
+        home = source.enclosing_function(node)
+        for statement in source.of_types(cst.Assign):
+            if len(statement.targets) != 1 or not isinstance(statement.value, cst.Call) or source.enclosing_function(statement) is not home:
+                continue
+            target = statement.targets[0].target
+            if isinstance(target, cst.Name):
+                wanted, bound = WHOLE, target.value == func.value.value
+            elif isinstance(target, cst.Tuple):
+                positions = [
+                    i for i, e in enumerate(target.elements) if isinstance(e.value, cst.Name) and e.value.value == func.value.value
+                ]
+                wanted, bound = (positions[0], True) if positions else (WHOLE, False)
+            else:
+                continue
+            helper = source.project.helper(statement.value) if bound else None
+            if helper is not None and helper.console_logger == wanted:
+                return short(statement.value.func)
+        return None
 
 
 def _quiet_progress_bar(call: cst.Call, others: str) -> cst.Call | None:

@@ -35,7 +35,9 @@ class UnreducedEvalMetrics(Rule):
         "do) and never average per-rank means; or evaluate the full set on every rank, unsharded, as "
         "ddpify's converter does. The rule looks for a loop over a loader whose sampler is a "
         "DistributedSampler (or a `ddpify.distributed_loader`), directly or through a function "
-        "parameter, with no backward/step inside and `+=` into correct/total/loss-like names, in a file "
+        "parameter, with no backward/step inside (also none through a function of this file, a "
+        "function of the project's modules, or a method of a project class the loop's object was "
+        "made from: `trainer.do_pass(batch)` whose class steps the optimizer is a training loop) and `+=` into correct/total/loss-like names, in a file "
         "that calls no all_reduce/reduce/all_gather/gather; or, in a file that reduces other values "
         "(the training loss), in a function where neither it, the functions it calls nor its callers "
         "reduce anything."
@@ -298,6 +300,26 @@ print(test_loss / len(test_loader))
         return None
 
     # ------------------------------------------------------------ is it an evaluation loop
+    def _project_training_step(self, call: cst.Call) -> bool:
+        """``engine.train_one_epoch(...)`` or ``trainer.do_pass(batch)`` where ``trainer`` was
+        made by a class of the project's modules (``XTrainer(cfg).train()``) whose method calls
+        backward or an optimizer step."""
+        source = self.file.analysis.source
+        helper = source.project.helper(call)
+        if helper is not None:
+            return helper.trains
+        func = call.func
+        if not isinstance(func, cst.Attribute) or not is_simple_reference(func.value):
+            return False
+        for _, value in source.assignments.get(code(func.value), []):
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call):
+                value = value.func.value  # XTrainer(cfg).train() / .cuda()
+            if isinstance(value, cst.Call) and is_simple_reference(value.func):
+                method = source.project.named(f"{code(value.func)}.{func.attr.value}")
+                if method is not None and method.trains:
+                    return True
+        return False
+
     def _is_metric_loop(self, loop: cst.For) -> bool:
         accumulates = False
         for call in of_types(loop.body, cst.Call):
@@ -305,6 +327,8 @@ print(test_loss / len(test_loader))
             name = callee_name(call)
             if name in self._training_functions or isinstance(call.func, cst.Attribute) and name in _TRAINING_CALLS:
                 return False  # a training loop (also through a step function of this file)
+            if self._project_training_step(call):
+                return False  # through a function or a class's method of the project's modules
             if not isinstance(call.func, cst.Attribute):
                 continue
             if name == "update" and METER.search(code(call.func.value)):

@@ -6,7 +6,9 @@ import libcst as cst
 
 from ddpify.analysis.ranks import Branch
 from ddpify.check.rule import Invalid, Rule
+from ddpify.check.wraps import is_ddp_wrap
 from ddpify.convert import names, rewrites
+from ddpify.tree.cstutil import of_types
 
 _DATA_PARALLEL_FUNCTION = "torch.nn.parallel.data_parallel"
 
@@ -25,7 +27,10 @@ class DataParallelInDdpScript(Rule):
         "worse: each of the N processes replicates onto every visible GPU, and a DataParallel model "
         "must not be wrapped in DDP. Not reported: DataParallel in the branch that runs without a "
         "process group (`else:` of `if args.distributed:`, `if RANK == -1 and device_count() > 1:`), "
-        "a single-process fallback that never meets DDP."
+        "a single-process fallback that never meets DDP; and DataParallel in one branch of an `if` "
+        "(or conditional expression) on a flag that is no rank test whose other branch wraps in DDP "
+        "(`if args.multiprocessing_distributed: DDP(...) else: DataParallel(...)`, `if use_ddp:`, "
+        "`if args.world_size > 1:`): the script's own flag picks one wrapper per run."
     )
     fix = "unsafe"
     fix_notes = (
@@ -109,6 +114,25 @@ if args.distributed:
         ),
     )
 
+    def _alternative_to_ddp(self, node: cst.Call) -> bool:
+        """``if args.distributed: DDP(...) else: DataParallel(...)`` (or the conditional
+        expression): the script's own flag, not a rank, chooses one wrapper per run, so the
+        DataParallel branch is a run without DDP, whatever the flag is called."""
+        child: cst.CSTNode = node
+        for parent in self.ancestors(node):
+            if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
+                other = parent.orelse if child is parent.body else parent.body
+                if (
+                    other is not None
+                    and not self.file.analysis.rank_tests.is_rank_test(parent.test)
+                    and any(is_ddp_wrap(self, call) for call in of_types(other, cst.Call))
+                ):
+                    return True
+            if isinstance(parent, (cst.FunctionDef, cst.Module)):
+                return False
+            child = parent
+        return False
+
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified(node)
         dataparallel = bool(qualified & names.DATAPARALLEL and node.args and not node.args[0].star)
@@ -116,7 +140,7 @@ if args.distributed:
         if not dataparallel and not function:
             return
         branch = self.file.analysis.context.branch(node)
-        if branch is Branch.SINGLE_PROCESS:
+        if branch is Branch.SINGLE_PROCESS or self._alternative_to_ddp(node):
             return  # the fallback of a run without a process group: it never meets DDP
         fixable = branch is Branch.DISTRIBUTED
         if dataparallel:

@@ -6,7 +6,7 @@ from ddpify.analysis.context import Process
 from ddpify.analysis.ranks import DISTRIBUTED, Ranks
 from ddpify.check.calls import collective, every_call
 from ddpify.check.places import scope_of
-from ddpify.check.rule import Invalid, Rule
+from ddpify.check.rule import Invalid, Rule, short
 from ddpify.check.wraps import Wrap, assignments, ddp_wraps, wrap_in_effect
 from ddpify.tree.cstutil import code
 
@@ -26,6 +26,9 @@ class RankAsymmetricCollective(Rule):
         "never come, until the NCCL timeout kills the job (discuss.pytorch.org/t/114522; "
         "talmolab/sleap-nn#437). Call collectives on every rank; in rank-0-only evaluation use the "
         "inner module (`ddpify.unwrap(model)`); let rank 0 decide and broadcast the decision. The "
+        "collective may sit in a function of this file called under the rank test, or in a helper "
+        "of the project's own modules that runs one on every call (`utils.reduce_mean(loss)` whose "
+        "body calls `dist.all_reduce`, also through its own helpers). The "
         "balanced idiom — the same collective under complementary guards (`if local_rank not in "
         "[-1, 0]: barrier()` … `if local_rank == 0: barrier()`) or in both branches — is not reported. "
         "A forward through the wrapper on some ranks under `no_grad` is not reported: it arms no all-reduce; "
@@ -137,8 +140,16 @@ def log_metrics(rank, loss):
     def visit_Module(self, node: cst.Module) -> None:
         context = self.file.analysis.context
         collectives: list[tuple[cst.Call, str, Ranks]] = []
+        project = self.file.analysis.source.project
         for call in every_call(node):
             name = collective(self, call)
+            if name is None:
+                helper = project.helper(call)  # `utils.reduce_mean(loss)`: a project helper's collective
+                name = (
+                    f"{short(call.func)}() runs {helper.collective}(), so {short(call.func)}"
+                    if helper is not None and helper.collective
+                    else None
+                )
             if name is None or context.process(call) is Process.PARENT:
                 continue
             ranks = context.ranks(call)  # its own function's guards, and those of its callers

@@ -1,0 +1,85 @@
+"""Collectives every rank of the group must reach, and the project helpers that run one on
+every call: ``utils.reduce_mean(loss)`` under ``if rank == 0:`` hangs the job like the
+``dist.all_reduce`` inside it would. One definition for the linter and the project summaries."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from ddpify.analysis.context import Context
+    from ddpify.analysis.source import Source
+
+DIST = "torch.distributed."
+
+# torch.distributed calls that every rank of the group must make, or all of them wait.
+COLLECTIVES = frozenset(
+    {
+        "barrier",
+        "monitored_barrier",
+        "all_reduce",
+        "all_gather",
+        "all_gather_object",
+        "all_gather_into_tensor",
+        "_all_gather_base",
+        "broadcast",
+        "broadcast_object_list",
+        "reduce",
+        "gather",
+        "gather_object",
+        "scatter",
+        "scatter_object_list",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "_reduce_scatter_base",
+        "all_to_all",
+        "all_to_all_single",
+    }
+)
+
+
+def dist_collective(qualified: set[str]) -> str | None:
+    """``dist.all_reduce`` for a call whose qualified names include ``torch.distributed.all_reduce``."""
+    for name in qualified:
+        if name.startswith(DIST):
+            rest = name[len(DIST) :].removeprefix("distributed_c10d.")
+            if rest in COLLECTIVES:
+                return f"dist.{rest}"
+    return None
+
+
+def module_collectives(source: Source, context: Context, functions: list[cst.FunctionDef]) -> dict[cst.FunctionDef, str]:
+    """The collective each of ``functions`` runs on every call (not under a rank test of its
+    own), directly, through a function of its module or through a project helper."""
+    answers: dict[cst.FunctionDef, str | None] = {}
+
+    def called(call: cst.Call) -> str | None:
+        found = dist_collective(source.qualified(call))
+        if found is not None:
+            return found
+        helper = source.project.helper(call)
+        if helper is not None:
+            return helper.collective
+        own = [f for f in source.functions_called(call) if source.enclosing_class(f) is None]
+        return of(own[0]) if len(own) == 1 else None
+
+    def of(function: cst.FunctionDef) -> str | None:
+        if function not in answers:
+            answers[function] = None  # recursion: no answer on this path
+            answers[function] = _runs(source, context, function, called)
+        return answers[function]
+
+    return {f: found for f in functions if (found := of(f)) is not None}
+
+
+def _runs(source: Source, context: Context, function: cst.FunctionDef, called: Callable[[cst.Call], str | None]) -> str | None:
+    for call in source.of_types_in(function, cst.Call):
+        if source.enclosing_function(call) is not function:
+            continue
+        found = called(call)
+        if found is not None and not context.local(call).selection.rank_dependent:
+            return found
+    return None

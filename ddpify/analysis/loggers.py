@@ -1,0 +1,82 @@
+"""Loggers that print on every rank: a helper that attaches a console handler
+(``logging.StreamHandler()``) to the logger it returns, with no rank test around the handler
+or the level, hands every rank a logger whose ``info`` prints (SwAV's
+``initialize_exp`` -> ``create_logger``). A helper that adds the handler, or a level that lets
+``info`` through, on rank 0 only returns a rank-0 logger and is not one of these."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ddpify.tree.cstutil import code, is_method_call
+
+if TYPE_CHECKING:
+    from ddpify.analysis.context import Context
+    from ddpify.analysis.source import Source
+
+WHOLE = -1  # the helper returns the logger itself (else: its index in the returned tuple)
+_CONSOLE = frozenset({"logging.StreamHandler", "rich.logging.RichHandler"})
+
+
+def console_logger(source: Source, context: Context, function: cst.FunctionDef, called: Callable[[cst.Call], int | None]) -> int | None:
+    """Where ``function``'s result is a logger with a console handler on every rank: ``WHOLE``,
+    the index of the tuple element that is, or None. ``called(call)`` answers the same for a
+    helper it calls (``logger = create_logger(...)``)."""
+    calls = [c for c in source.of_types_in(function, cst.Call) if source.enclosing_function(c) is function]
+    if any(is_method_call(c, "setLevel") and c.args and context.rank_tests.depends_on_rank(c.args[0].value) for c in calls):
+        return None  # a quieter level on the other ranks
+    loggers = _console_loggers(source, context, calls, called)
+    for ret in source.of_types_in(function, cst.Return):
+        if not isinstance(ret, cst.Return) or ret.value is None or source.enclosing_function(ret) is not function:
+            continue
+        if code(ret.value) in loggers:
+            return WHOLE
+        if isinstance(ret.value, cst.Tuple):
+            for index, element in enumerate(ret.value.elements):
+                if code(element.value) in loggers:
+                    return index
+    return None
+
+
+def _console_loggers(source: Source, context: Context, calls: list[cst.Call], called: Callable[[cst.Call], int | None]) -> set[str]:
+    """The names in ``calls``' function bound to a logger that prints on every rank."""
+    found: set[str] = set()
+    for call in calls:
+        if is_method_call(call, "addHandler") and call.args and context.every_rank(call) and _console(source, call.args[0].value):
+            found.add(code(call.func.value))  # type: ignore[attr-defined]
+        elif called(call) == WHOLE:
+            parent = source.parent(call)
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+                found.add(code(parent.targets[0].target))
+    return found
+
+
+def module_console_loggers(source: Source, context: Context, functions: list[cst.FunctionDef]) -> dict[cst.FunctionDef, int]:
+    """``console_logger`` of each of a module's ``functions``, following calls to the module's
+    own functions and to the project helpers it imports (``Helper.console_logger``)."""
+    answers: dict[cst.FunctionDef, int | None] = {}
+
+    def called(call: cst.Call) -> int | None:
+        helper = source.project.helper(call)
+        if helper is not None:
+            return helper.console_logger
+        own = [f for f in source.functions_called(call) if source.enclosing_class(f) is None]
+        return of(own[0]) if len(own) == 1 else None
+
+    def of(function: cst.FunctionDef) -> int | None:
+        if function not in answers:
+            answers[function] = None  # recursion: no answer on this path
+            answers[function] = console_logger(source, context, function, called)
+        return answers[function]
+
+    return {f: found for f in functions if (found := of(f)) is not None}
+
+
+def _console(source: Source, handler: cst.BaseExpression) -> bool:
+    values = [handler]
+    if isinstance(handler, cst.Name):
+        values += [v for _, v in source.assignments.get(handler.value, []) if v is not None]
+    return any(isinstance(v, cst.Call) and source.qualified(v) & _CONSOLE for v in values)

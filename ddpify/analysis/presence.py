@@ -1,0 +1,140 @@
+"""Where an optional object exists: ``writer = SummaryWriter() if rank == 0 else None``,
+``self.logger = None`` then ``if is_main_process(): self.logger = Logger()``, or a trainer
+handed ``logger=logger`` only in the rank-0 branch (``__init__(self, logger=None)``). A test of
+such an object (``if self.logger is not None:``, ``if writer:``) is a rank test: the code under
+it runs only where the object was made. Learnt from the assignments of this file, and from the
+call sites of the function whose parameter (defaulting to None) the object comes from: in this
+file, or else in the project's files that import it (``Project.passed_elsewhere``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from ddpify.analysis.ranks import CLASSES, EVERY, NOWHERE, Ranks
+from ddpify.analysis.source import Source
+from ddpify.tree.cstutil import code, is_simple_reference
+
+
+class Presence:
+    """Where each optional reference of one file is not None, computed once per target."""
+
+    def __init__(self, source: Source, ranks: Callable[[cst.BaseExpression], Ranks], where: Callable[[cst.CSTNode], Ranks]) -> None:
+        self.source = source
+        self._ranks = ranks
+        self._where = where
+        self._found: dict[str, Ranks | None] = {}
+        self._busy: set[str] = set()
+
+    def of(self, reference: cst.BaseExpression) -> Ranks | None:
+        """Where ``reference`` (a name or ``self.x``) holds an object; None when that does not
+        depend on the process (or cannot be told)."""
+        if not is_simple_reference(reference):
+            return None
+        target = code(reference)
+        if target in self._busy:
+            return None
+        if target not in self._found:
+            self._busy.add(target)
+            try:
+                found = self._target(target, reference)
+            finally:
+                self._busy.discard(target)
+            self._found[target] = found if found is not None and found.depends_on_process else None
+        return self._found[target]
+
+    def _target(self, target: str, reference: cst.BaseExpression) -> Ranks | None:
+        bindings = self.source.assignments.get(target, [])
+        if not bindings:
+            return self._parameter(reference) if isinstance(reference, cst.Name) else None
+        weighed: list[tuple[Ranks, Ranks]] = []
+        for statement, value in bindings:
+            if value is None:
+                return None
+            present = self._value(value, statement)
+            if present is None:
+                return None
+            weighed.append((self._where(statement), present))
+        return _combine(weighed)
+
+    def _value(self, value: cst.BaseExpression, statement: cst.CSTNode) -> Ranks | None:
+        if isinstance(value, cst.Name) and value.value == "None":
+            return NOWHERE
+        if isinstance(value, cst.IfExp):
+            test = self._ranks(value.test)
+            body, orelse = self._value(value.body, statement), self._value(value.orelse, statement)
+            if body is None or orelse is None:
+                return None
+            return (test & body) | (~test & orelse)
+        if is_simple_reference(value):
+            if isinstance(value, cst.Name) and self._parameter_of(value, statement) is not None:
+                return self._parameter(value, statement)
+            found = self.of(value)
+            return found if found is not None else EVERY
+        return EVERY
+
+    def _parameter_of(self, name: cst.Name, node: cst.CSTNode) -> tuple[cst.FunctionDef, int, cst.Param] | None:
+        function = self.source.enclosing_function(node)
+        if function is None:
+            return None
+        for index, param in enumerate(function.params.params):
+            if param.name.value == name.value:
+                return function, index, param
+        return None
+
+    def _parameter(self, name: cst.Name, node: cst.CSTNode | None = None) -> Ranks | None:
+        """A parameter defaulting to None: present where its callers pass an object."""
+        found = self._parameter_of(name, node if node is not None else name)
+        if found is None:
+            return None
+        function, index, param = found
+        if not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+            return None
+        owner = self.source.enclosing_class(function)
+        if owner is not None and function.name.value == "__init__":
+            calls = [c for c in self.source.calls_by_callee.get(owner.name.value, []) if is_simple_reference(c.func)]
+        else:
+            calls = self.source.call_sites(function)
+        if owner is not None:
+            index -= 1  # `self` is bound by the call
+        if not calls:  # called by the project's files that import this one, or unknown
+            callee = owner.name.value if owner is not None and function.name.value == "__init__" else function.name.value
+            elsewhere = self.source.project.passed_elsewhere(callee, param.name.value, index)
+            return _combine(elsewhere) if elsewhere is not None else None
+        weighed: list[tuple[Ranks, Ranks]] = []
+        for call in calls:
+            passed = self.argument(call, param.name.value, index)
+            if passed is None:
+                return None
+            weighed.append(passed)
+        return _combine(weighed)
+
+    def argument(self, call: cst.Call, name: str, index: int) -> tuple[Ranks, Ranks] | None:
+        """Where ``call`` runs and where the argument it passes for parameter ``name`` (at
+        ``index``) is an object (nowhere when it passes none: the default None)."""
+        passed = _argument(call, name, index)
+        present = NOWHERE if passed is None else self._value(passed, call)
+        return (self._where(call), present) if present is not None else None
+
+
+def _argument(call: cst.Call, name: str, index: int) -> cst.BaseExpression | None:
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if (arg.keyword.value == name) if arg.keyword is not None else position == index:
+            return arg.value
+    return None
+
+
+def _combine(weighed: list[tuple[Ranks, Ranks]]) -> Ranks:
+    """Values that each hold where their statement runs -> where the reference may / must hold
+    an object (``must`` only where every binding that may run there makes one)."""
+    may = must = 0
+    for where, present in weighed:
+        may |= where.may & present.may
+    for klass in CLASSES:
+        runs = [present for where, present in weighed if where.may & klass]
+        if runs and all(p.must & klass for p in runs):
+            must |= klass
+    return Ranks(may, must & may)

@@ -1,0 +1,744 @@
+"""Issue 21's false-positive and miss classes on unseen DDP code, each with valid and invalid
+spellings (several per class, also ones no corpus file uses). ``report`` says whether the rule
+must report the snippet; sibling-module cases write a small project under ``tmp_path``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ddpify.check.engine import check_source, select_rules
+
+_DDP = """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel as DDP
+"""
+
+
+def _codes(source: str, path: str = "<string>") -> set[str]:
+    return {f.code for f in check_source(source, path, rules=select_rules(["DDP"])).findings}
+
+
+# ------------------------------------------------------------------ single-node designs (DDP006)
+_REDUCE_MEAN = (
+    _DDP
+    + """\
+import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=-1)
+{extra}
+
+
+def reduce_mean(tensor, nprocs):
+    rt = tensor.clone()
+    dist.all_reduce(rt, op=dist.ReduceOp.SUM)
+    {divide}
+    return rt
+
+
+def main():
+    args = parser.parse_args()
+    {count}
+    dist.init_process_group(backend="nccl")
+    torch.cuda.set_device(args.local_rank)
+    model = DDP(torch.nn.Linear(2, 2).cuda(), device_ids=[args.local_rank])
+    loss = model(torch.randn(2, 2).cuda()).sum()
+    reduced = reduce_mean(loss, {passed})
+    if args.local_rank == 0:
+        torch.save(model.module.state_dict(), "model.pt")
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("extra", "divide", "count", "passed", "report"),
+    [
+        ("", "rt /= nprocs", "args.nprocs = torch.cuda.device_count()", "args.nprocs", False),
+        ("", "rt = rt / nprocs", "ngpus = torch.cuda.device_count()", "ngpus", False),
+        ("", "rt /= nprocs", "world = torch.cuda.device_count()", "nprocs=world", False),
+        # a node rank input: the GPU count is per node, the guard is per node
+        ('parser.add_argument("--node_rank", type=int, default=0)', "rt /= nprocs", "ngpus = torch.cuda.device_count()", "ngpus", True),
+        # the average is over the real world size: nothing says one node
+        ("", "rt /= nprocs", "ngpus = dist.get_world_size()", "ngpus", True),
+    ],
+)
+def test_local_gpu_count_as_world_is_single_node(extra: str, divide: str, count: str, passed: str, report: bool) -> None:
+    source = _REDUCE_MEAN.format(extra=extra, divide=divide, count=count, passed=passed)
+    assert ("DDP006" in _codes(source)) is report
+
+
+# ------------------------------------------------------------------ the same seed (DDP011)
+_SEEDED = (
+    _DDP
+    + """\
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+torch.manual_seed(1337)
+model = torch.nn.Linear(8, 8)
+{body}
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "report"),
+    [
+        ("torch.nn.init.normal_(model.weight, mean=0.0, std=0.02)", False),
+        ("from torch.nn import init\ninit.xavier_uniform_(model.weight)", False),
+        ("g = torch.Generator()\ng.manual_seed(rank)\nfor step in range(3):\n    x = torch.randn(4, generator=g)", False),
+        ("for step in range(3):\n    t = torch.multinomial(torch.ones(4), 1, generator=rng)", False),
+        # per-rank randomness from the seeded RNG: the same streams on every rank
+        ("drop = torch.nn.Dropout(0.1)", True),
+        ("for step in range(3):\n    x = torch.randn(4)", True),
+        ("loader = torch.utils.data.DataLoader(ds, num_workers=4)", True),
+        ("for step in range(3):\n    model.weight.data.normal_()", True),
+    ],
+)
+def test_same_seed_reported_only_with_per_rank_randomness(body: str, report: bool) -> None:
+    assert ("DDP011" in _codes(_SEEDED.format(body=body))) is report
+
+
+# ------------------------------------------------------------------ 'module.' keys as the project's format (DDP007 / DDP008)
+_RESUME = (
+    _DDP
+    + """\
+
+
+def main(args):
+    model = torch.nn.Linear(2, 2)
+    if args.distributed:
+        if args.gpu is not None:
+            model = DDP(model.cuda(args.gpu), device_ids=[args.gpu])
+        else:
+            model = DDP(model.cuda())
+    {otherwise}
+    if args.resume:
+        checkpoint = torch.load(args.resume, map_location="cpu")
+        model.load_state_dict(checkpoint["state_dict"])
+    if dist.get_rank() == 0:
+        torch.save({{"state_dict": model.state_dict()}}, "checkpoint.pth")
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("otherwise", "report"),
+    [
+        ('else:\n        raise NotImplementedError("Only DistributedDataParallel is supported.")', False),
+        (
+            'elif args.gpu is not None:\n        model = model.cuda(args.gpu)\n        raise NotImplementedError("DDP only")\n    else:\n        raise RuntimeError("DDP only")',
+            False,
+        ),
+        ('else:\n        sys.exit("needs torchrun")', False),
+        # the single-process run keeps the plain model: the keys depend on the launch
+        ("else:\n        model = model.cuda()", True),
+        ("", True),
+    ],
+)
+def test_resume_through_an_always_present_wrapper(otherwise: str, report: bool) -> None:
+    source = "import sys\n" + _RESUME.format(otherwise=otherwise)
+    found = _codes(source)
+    assert ("DDP007" in found or "DDP008" in found) is report
+
+
+_SIBLING_RESUME = (
+    _DDP
+    + """\
+from {module} import {helper}
+
+model = DDP(torch.nn.Linear(2, 2).cuda())
+{helper}("checkpoint.pth", run_variables={{}}, state_dict=model)
+if dist.get_rank() == 0:
+    torch.save({{"state_dict": model.state_dict()}}, "checkpoint.pth")
+"""
+)
+_LOADER = """\
+import torch
+
+
+def {helper}(path, run_variables=None, **kwargs):
+    checkpoint = torch.load(path, map_location="cpu")
+    for key, value in kwargs.items():
+        {body}
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "helper", "body", "report"),
+    [
+        ("utils", "restart_from_checkpoint", "value.load_state_dict(checkpoint[key], strict=False)", False),
+        ("src.utils", "continue_training", "value.load_state_dict(checkpoint[key])", False),
+        ("tools", "bring_back", "getattr(value, 'load_state_dict')(checkpoint[key])", True),  # no load_state_dict call the analysis sees
+        ("utils", "peek", "print(key, checkpoint[key].keys())", True),  # reads, loads nothing back into the wrapper
+    ],
+)
+def test_project_loader_of_any_name_resumes_into_the_wrapper(tmp_path: Path, module: str, helper: str, body: str, report: bool) -> None:
+    target = tmp_path.joinpath(*module.split(".")).with_suffix(".py")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(_LOADER.format(helper=helper, body=body), encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(_SIBLING_RESUME.format(module=module, helper=helper), encoding="utf-8")
+    assert ("DDP007" in _codes(script.read_text(encoding="utf-8"), str(script))) is report
+
+
+# ------------------------------------------------------------------ seeding helpers of sibling modules (DDP011)
+_SIBLING_SEED = (
+    _DDP
+    + """\
+{imports}
+
+dist.init_process_group("nccl")
+{call}
+loader = torch.utils.data.DataLoader(dataset, num_workers=4, sampler=torch.utils.data.DistributedSampler(dataset))
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("module", "helper", "imports", "call", "report"),
+    [
+        (
+            "def fix_random_seeds(seed=31):\n    torch.manual_seed(seed)\n    np.random.seed(seed)",
+            "utils",
+            "from utils import fix_random_seeds",
+            "fix_random_seeds(args.seed)",
+            True,
+        ),
+        (
+            "def set_seed(s):\n    random.seed(s)\n    torch.cuda.manual_seed_all(s)",
+            "common.misc",
+            "import common.misc as misc",
+            "misc.set_seed(s=1234)",
+            True,
+        ),
+        (
+            "def seed_all(seed):\n    torch.manual_seed(seed + dist.get_rank())",
+            "utils",
+            "from utils import seed_all",
+            "seed_all(args.seed)",
+            False,
+        ),
+        (
+            "def seed_all(seed):\n    seed = seed + get_rank()\n    torch.manual_seed(seed)",
+            "utils",
+            "from utils import seed_all",
+            "seed_all(args.seed)",
+            False,
+        ),
+        (
+            "def fix_random_seeds(seed):\n    torch.manual_seed(seed)",
+            "utils",
+            "from utils import fix_random_seeds",
+            "fix_random_seeds(args.seed + dist.get_rank())",
+            False,
+        ),
+        ("def log_seed(seed):\n    print(seed)", "utils", "from utils import log_seed", "log_seed(args.seed)", False),
+    ],
+)
+def test_seeding_helper_of_a_sibling_module(tmp_path: Path, module: str, helper: str, imports: str, call: str, report: bool) -> None:
+    header = (
+        "import random\nimport numpy as np\nimport torch\nimport torch.distributed as dist\nfrom torch.distributed import get_rank\n\n\n"
+    )
+    target = tmp_path.joinpath(*helper.split(".")).with_suffix(".py")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(header + module + "\n", encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(_SIBLING_SEED.format(imports=imports, call=call), encoding="utf-8")
+    assert ("DDP011" in _codes(script.read_text(encoding="utf-8"), str(script))) is report
+
+
+# ------------------------------------------------------------------ DataParallel in the run without DDP (DDP024)
+@pytest.mark.parametrize(
+    ("wrap", "report"),
+    [
+        (
+            "if args.distributed:\n    model = DDP(model.cuda(), device_ids=[gpu])\nelse:\n    model = torch.nn.DataParallel(model.cuda())",
+            False,
+        ),
+        ("if args.multiprocessing_distributed:\n    model = DDP(model)\nelse:\n    model = torch.nn.DataParallel(model).cuda()", False),
+        ("if not use_ddp:\n    model = torch.nn.DataParallel(model)\nelse:\n    model = DDP(model)", False),
+        (
+            "if args.world_size > 1:\n    model = DDP(model)\nelif torch.cuda.device_count() > 1:\n    model = torch.nn.DataParallel(model)",
+            False,
+        ),
+        ("model = DDP(model) if cfg.train.ddp else torch.nn.DataParallel(model)", False),
+        # both in the same run
+        ("model = DDP(torch.nn.DataParallel(model))", True),
+        ("if args.fast:\n    model = torch.nn.DataParallel(model)\nmodel = DDP(model)", True),
+        # a rank chooses, not the run: every rank meets DDP
+        ("if dist.get_rank() == 0:\n    model = DDP(model)\nelse:\n    model = torch.nn.DataParallel(model)", True),
+    ],
+)
+def test_dataparallel_in_the_branch_without_ddp(wrap: str, report: bool) -> None:
+    source = _DDP + 'dist.init_process_group("nccl")\nmodel = torch.nn.Linear(2, 2)\n' + wrap + "\n"
+    assert ("DDP024" in _codes(source)) is report
+
+
+# ------------------------------------------------------------------ training loops through project code (DDP014)
+_TRAINER = """\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+
+    def train(self):
+        self.model.train()
+        return self
+
+    def do_pass(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self._update(loss)
+        return loss
+
+    def _update(self, loss):
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+    def score(self, x, y):
+        return torch.nn.functional.mse_loss(self.model(x), y)
+
+
+def train_one_epoch(model, optimizer, x, y):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+def evaluate_batch(model, x, y):
+    return torch.nn.functional.mse_loss(model(x), y)
+"""
+_LOOP = (
+    _DDP
+    + """\
+{imports}
+from torch.utils.data import DataLoader, DistributedSampler
+
+dist.init_process_group("nccl")
+model = DDP(torch.nn.Linear(2, 2))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+{make}
+loader = DataLoader(dataset, batch_size=8, sampler=DistributedSampler(dataset))
+total_loss = 0.0
+for x, y in loader:
+    total_loss += {step}.item()
+print(total_loss)
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("imports", "make", "step", "report"),
+    [
+        ("from engine.trainer import Trainer", "trainer = Trainer(model, optimizer).train()", "trainer.do_pass(x, y)", False),
+        ("import engine.trainer as T", "trainer = T.Trainer(model, optimizer)", "trainer.do_pass(x, y)", False),
+        ("from engine import trainer", "", "trainer.train_one_epoch(model, optimizer, x, y)", False),
+        ("from engine.trainer import train_one_epoch", "", "train_one_epoch(model, optimizer, x, y)", False),
+        # evaluation through the project's code: the shard's own score
+        ("from engine.trainer import Trainer", "trainer = Trainer(model, optimizer)", "trainer.score(x, y)", True),
+        ("from engine.trainer import evaluate_batch", "", "evaluate_batch(model, x, y)", True),
+    ],
+)
+def test_training_loop_through_project_code(tmp_path: Path, imports: str, make: str, step: str, report: bool) -> None:
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "engine" / "trainer.py").write_text(_TRAINER, encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(_LOOP.format(imports=imports, make=make, step=step), encoding="utf-8")
+    assert ("DDP014" in _codes(script.read_text(encoding="utf-8"), str(script))) is report
+
+
+# ------------------------------------------------------------------ objects made on rank 0 only, tested for None (DDP005 / DDP012)
+_OPTIONAL = (
+    _DDP
+    + """\
+from torch.utils.tensorboard import SummaryWriter
+
+
+class Logger:
+    def __init__(self, path):
+        self.path = path
+
+
+class Trainer:
+    def __init__(self, model, logger=None):
+        self.model = model
+        self.logger = logger
+
+    def step(self, it):
+        if {guard}:
+            self.save(it)
+
+    def save(self, it):
+        torch.save(self.model.state_dict(), f"model_{{it}}.pt")
+
+
+def main():
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    model = torch.nn.Linear(2, 2)
+{make}
+    trainer.step(1)
+"""
+)
+_TRAINER_ON_RANK0 = """\
+    if rank == 0:
+        logger = Logger("runs")
+        trainer = Trainer(model, logger=logger)
+    else:
+        trainer = Trainer(model)"""
+
+
+@pytest.mark.parametrize(
+    ("guard", "make", "report"),
+    [
+        ("self.logger is not None", _TRAINER_ON_RANK0, False),
+        ("self.logger", _TRAINER_ON_RANK0, False),
+        ("not self.logger is None", _TRAINER_ON_RANK0, False),
+        ("self.logger is not None", "    trainer = Trainer(model, Logger('runs') if dist.get_rank() == 0 else None)", False),
+        (
+            "self.logger is not None",
+            "    logger = None\n    if rank == 0:\n        logger = Logger('runs')\n    trainer = Trainer(model, logger)",
+            False,
+        ),
+        # the logger exists on every rank: the guard is no rank test
+        ("self.logger is not None", "    trainer = Trainer(model, logger=Logger('runs'))", True),
+        ("self.logger is not None", "    trainer = Trainer(model, Logger('runs'))", True),
+        # a None-test of an object every rank has, or none has a reason to skip
+        ("self.model is not None", _TRAINER_ON_RANK0, True),
+    ],
+)
+def test_rank0_only_object_tested_for_none(guard: str, make: str, report: bool) -> None:
+    assert ("DDP005" in _codes(_OPTIONAL.format(guard=guard, make=make))) is report
+
+
+@pytest.mark.parametrize(
+    ("made", "test", "report"),
+    [
+        ('writer = SummaryWriter("runs") if rank == 0 else None', "if writer:", False),
+        ('writer = SummaryWriter("runs") if rank == 0 else None', "if writer is not None:", False),
+        ('writer = None\nif is_main:\n    writer = SummaryWriter("runs")', "if writer is not None:", False),
+        ('writer = None\nif rank == 0:\n    writer = SummaryWriter("runs")', "if writer is None:\n    pass\nelse:", False),
+        ('writer = SummaryWriter("runs")', "if writer is not None:", True),
+        ('writer = SummaryWriter("runs") if use_tb else None', "if writer:", True),
+    ],
+)
+def test_rank0_only_writer_guard(made: str, test: str, report: bool) -> None:
+    source = _DDP + 'dist.init_process_group("nccl")\nrank = dist.get_rank()\nis_main = rank == 0\n'
+    source += "from torch.utils.tensorboard import SummaryWriter\n" + made + "\n" + test + '\n    print("step 1")\n'
+    assert ("DDP012" in _codes(source)) is report
+
+
+# ------------------------------------------------------------------ code that never runs in a worker (DDP012)
+_TOP_LEVEL_DDP = (
+    _DDP
+    + """\
+import os
+
+
+class GPT(torch.nn.Module):
+    {decorator}
+    def {name}({params}):
+        print("loading weights")
+        return None
+
+
+def report_weights():
+    print("weights")
+
+
+{setup}
+model = DDP(GPT().cuda())
+{calls}
+"""
+)
+_AT_IMPORT = 'ddp = int(os.environ.get("RANK", -1)) != -1\nif ddp:\n    dist.init_process_group(backend="nccl")'
+_GUARDED = 'if __name__ == "__main__":\n    dist.init_process_group(backend="nccl")'
+
+
+@pytest.mark.parametrize(
+    ("decorator", "name", "params", "setup", "calls", "report"),
+    [
+        ("@classmethod", "from_pretrained", "cls, model_type", _AT_IMPORT, "# model = GPT.from_pretrained('gpt2')", False),
+        ("@staticmethod", "load_hf", "model_type", _AT_IMPORT, "", False),
+        # called, handed over, or importable by the project: it may run
+        ("@classmethod", "from_pretrained", "cls, model_type", _AT_IMPORT, "model = GPT.from_pretrained('gpt2')", True),
+        ("@classmethod", "from_pretrained", "cls, model_type", _AT_IMPORT, "factory = GPT.from_pretrained", True),
+        ("@classmethod", "from_pretrained", "cls, model_type", _GUARDED, "", True),
+        # an instance method may be a hook the framework calls
+        ("", "on_load", "self", _AT_IMPORT, "", True),
+    ],
+)
+def test_never_called_function_never_runs(decorator: str, name: str, params: str, setup: str, calls: str, report: bool) -> None:
+    source = _TOP_LEVEL_DDP.format(decorator=decorator, name=name, params=params, setup=setup, calls=calls)
+    found = check_source(source, rules=select_rules(["DDP012"])).findings
+    assert any(f.line == 11 for f in found) is report
+    assert any(f.line == 16 for f in found) is (setup != _AT_IMPORT)  # report_weights: never called
+
+
+# ------------------------------------------------------------------ loggers of sibling modules that print on every rank (DDP012)
+_LOGGER_MODULE = """\
+import logging
+import os
+
+
+def create_logger(filepath, rank):
+    logger = logging.getLogger()
+    logger.handlers = []
+{body}
+    return logger
+
+
+def initialize_exp(params, *columns):
+    logger = create_logger(os.path.join(params.dump_path, "train.log"), rank=params.rank)
+    stats = {{}}
+    return logger, stats
+"""
+_USES_LOGGER = (
+    _DDP
+    + """\
+from {module} import {helper}
+
+
+def main(args):
+    dist.init_process_group("nccl")
+    {bind} = {helper}(args{extra})
+    {guard}logger.info("building data done")
+"""
+)
+_CONSOLE = "    handler = logging.StreamHandler()\n    logger.addHandler(handler)"
+
+
+@pytest.mark.parametrize(
+    ("body", "helper", "bind", "guard", "report"),
+    [
+        (_CONSOLE, "initialize_exp", "logger, training_stats", "", True),
+        (_CONSOLE, "create_logger", "logger", "", True),
+        (
+            "    logger.addHandler(logging.StreamHandler())\n    logger.addHandler(logging.FileHandler(filepath))",
+            "create_logger",
+            "logger",
+            "",
+            True,
+        ),
+        # the console handler or the level on rank 0 only: a rank-0 logger
+        ("    if rank == 0:\n        logger.addHandler(logging.StreamHandler())", "create_logger", "logger", "", False),
+        (
+            _CONSOLE + "\n    logger.setLevel(logging.INFO if rank == 0 else logging.WARNING)",
+            "initialize_exp",
+            "logger, training_stats",
+            "",
+            False,
+        ),
+        ("    logger.addHandler(logging.FileHandler(filepath))", "create_logger", "logger", "", False),
+        # guarded by the caller
+        (_CONSOLE, "initialize_exp", "logger, training_stats", "if dist.get_rank() == 0:\n        ", False),
+        # the tuple's other element
+        (_CONSOLE, "initialize_exp", "training_stats, logger", "", False),
+    ],
+)
+def test_logger_from_sibling_module(tmp_path: Path, body: str, helper: str, bind: str, guard: str, report: bool) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "src" / "logger.py").write_text(_LOGGER_MODULE.format(body=body), encoding="utf-8")
+    extra = ", 0" if helper == "create_logger" else ""
+    script = tmp_path / "train.py"
+    script.write_text(_USES_LOGGER.format(module="src.logger", helper=helper, bind=bind, guard=guard, extra=extra), encoding="utf-8")
+    found = check_source(script.read_text(encoding="utf-8"), str(script), rules=select_rules(["DDP012"])).findings
+    assert bool(found) is report
+
+
+# ------------------------------------------------------------------ endless passes over a sharded loader (DDP001)
+_SAMPLER_HELPER = """\
+from torch.utils import data
+
+
+def data_sampler(dataset, shuffle, distributed):
+    if distributed:
+        return data.distributed.DistributedSampler(dataset, shuffle=shuffle)
+    return data.RandomSampler(dataset) if shuffle else data.SequentialSampler(dataset)
+"""
+_ENDLESS = (
+    _DDP
+    + """\
+from torch.utils.data import DataLoader, DistributedSampler
+{imports}
+
+
+def sample_data(loader):
+{loop}
+
+
+def train(args, loader):
+    loader = sample_data(loader)
+    for step in range(args.iters):
+        batch = next(loader)
+
+
+def main(args):
+    dist.init_process_group("nccl")
+    loader = DataLoader(dataset, batch_size=8, sampler={sampler})
+    train(args, loader)
+"""
+)
+_FOREVER = "    while True:\n        for batch in loader:\n            yield batch"
+_WITH_EPOCHS = "    epoch = 0\n    while True:\n        loader.sampler.set_epoch(epoch)\n        epoch += 1\n        for batch in loader:\n            yield batch"
+
+
+@pytest.mark.parametrize(
+    ("imports", "loop", "sampler", "report"),
+    [
+        ("", _FOREVER, "DistributedSampler(dataset)", True),
+        (
+            "",
+            "    step = 0\n    while step < 10**9:\n        for batch in loader:\n            step += 1\n            yield batch",
+            "DistributedSampler(dataset)",
+            True,
+        ),
+        ("from distributed import data_sampler", _FOREVER, "data_sampler(dataset, shuffle=True, distributed=args.distributed)", True),
+        ("", _WITH_EPOCHS, "DistributedSampler(dataset)", False),
+        ("", _FOREVER, "None", False),
+        ("from distributed import data_sampler", _FOREVER, "torch.utils.data.RandomSampler(dataset)", False),
+    ],
+)
+def test_endless_passes_over_a_sharded_loader(tmp_path: Path, imports: str, loop: str, sampler: str, report: bool) -> None:
+    (tmp_path / "distributed.py").write_text(_SAMPLER_HELPER, encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(_ENDLESS.format(imports=imports, loop=loop, sampler=sampler), encoding="utf-8")
+    assert ("DDP001" in _codes(script.read_text(encoding="utf-8"), str(script))) is report
+
+
+# ------------------------------------------------------------------ DataLoader worker seeds (DDP011)
+@pytest.mark.parametrize(
+    ("seed", "passed", "report"),
+    [
+        ("args.seed + worker_id", True, True),  # worker k of every rank: the same stream
+        ("torch.initial_seed() % 2**32", True, False),  # follows the rank's own RNG
+        ("args.seed + worker_id + 100 * dist.get_rank()", True, False),
+        ("args.seed + worker_id", False, False),  # never handed to a loader: never runs
+    ],
+)
+def test_worker_init_seed(seed: str, passed: bool, report: bool) -> None:
+    source = _DDP + "import random\n\n\ndef worker_init_fn(worker_id):\n    random.seed(" + seed + ")\n\n\n"
+    source += 'dist.init_process_group("nccl")\n'
+    extra = ", worker_init_fn=worker_init_fn" if passed else ""
+    source += f"loader = torch.utils.data.DataLoader(ds, num_workers=4, sampler=torch.utils.data.DistributedSampler(ds){extra})\n"
+    assert ("DDP011" in _codes(source)) is report
+
+
+# ------------------------------------------------------------------ loads of files this program saved from the CPU (DDP004)
+@pytest.mark.parametrize(
+    ("saved", "report"),
+    [
+        ("train_features.cpu()", False),
+        ('{"features": feats.cpu(), "labels": labels.cpu(), "k": 20}', False),
+        ("[f.cpu() for f in feats]", True),  # a comprehension: not read as CPU values
+        ("host", False),
+        ("feats.to('cpu')", False),
+        ("feats", True),  # a CUDA tensor as it is
+        ('{"features": feats.cpu(), "labels": labels}', True),
+    ],
+)
+def test_load_of_a_file_saved_from_cpu(saved: str, report: bool) -> None:
+    source = _DDP + 'dist.init_process_group("nccl")\nfeats = model(x).cuda()\nlabels = y.cuda()\nhost = feats.cpu().numpy()\n'
+    source += "path = os.path.join(args.dump, 'feats.pth')\nif dist.get_rank() == 0:\n"
+    source += f"    torch.save({saved}, path)\ndist.barrier()\nloaded = torch.load(path)\n"
+    assert ("DDP004" in _codes("import os\n" + source)) is report
+
+
+# ------------------------------------------------------------------ collectives inside project helpers under a rank test (DDP027)
+_DIST_UTILS = """\
+import torch.distributed as dist
+
+
+def reduce_mean(tensor, nprocs):
+    rt = tensor.clone()
+    dist.all_reduce(rt)
+    return rt / nprocs
+
+
+def synchronize():
+    if dist.get_world_size() == 1:
+        return
+    dist.barrier()
+
+
+def save_on_master(state, path):
+    if dist.get_rank() == 0:
+        torch.save(state, path)
+
+
+def log_mean(value):
+    return reduce_mean(value, 2)
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "call", "report"),
+    [
+        ("from utils.dist import reduce_mean", "reduce_mean(loss, 2)", True),
+        ("import utils.dist as du", "du.log_mean(loss)", True),  # through a helper of the helper
+        ("from utils import dist as du", "du.synchronize()", True),  # world-size test: every rank alike
+        ("from utils.dist import save_on_master", "save_on_master({}, 'x.pt')", False),  # its collective-free body
+    ],
+)
+def test_collective_of_a_project_helper_under_a_rank_test(tmp_path: Path, imports: str, call: str, report: bool) -> None:
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "utils" / "dist.py").write_text("import torch\n" + _DIST_UTILS, encoding="utf-8")
+    script = tmp_path / "train.py"
+    body = _DDP + imports + '\n\ndist.init_process_group("nccl")\nloss = torch.ones(1)\n'
+    script.write_text(body + f"if dist.get_rank() == 0:\n    {call}\n{call}\n", encoding="utf-8")
+    found = check_source(script.read_text(encoding="utf-8"), str(script), rules=select_rules(["DDP027"])).findings
+    assert any(f.line == script.read_text(encoding="utf-8").count("\n") - 1 for f in found) is report
+    assert not any(f.line == script.read_text(encoding="utf-8").count("\n") for f in found)  # the unguarded call
+
+
+_TRAINER_MODULE = """\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, logger=None, local_rank=0):
+        self.model = torch.nn.parallel.DistributedDataParallel(model.cuda(), device_ids=[local_rank])
+        self.logger = logger
+
+    def do_pass(self, it):
+        if it % 1000 == 0 and self.logger is not None:
+            self.save_network(it)
+
+    def save_network(self, it):
+        torch.save(self.model.module.state_dict(), f"network_{it}.pth")
+        print(f"Network saved at {it}.")
+"""
+
+
+@pytest.mark.parametrize(
+    ("make", "report"),
+    [
+        ("if local_rank == 0:\n    logger = Logger()\n    model = Trainer(net, logger=logger)\nelse:\n    model = Trainer(net)", False),
+        ("model = Trainer(net, Logger() if dist.get_rank() == 0 else None)", False),
+        ("model = Trainer(net, logger=Logger())", True),  # a logger on every rank
+        ("model = Trainer(net, logger=make_logger())", True),
+    ],
+)
+def test_rank0_logger_handed_in_by_the_importing_script(tmp_path: Path, make: str, report: bool) -> None:
+    """The trainer's module is checked; the script that imports it decides where its logger exists."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "__init__.py").write_text("", encoding="utf-8")
+    trainer = tmp_path / "model" / "trainer.py"
+    trainer.write_text(_TRAINER_MODULE, encoding="utf-8")
+    script = _DDP + "from model.trainer import Trainer\n\n\nclass Logger:\n    pass\n\n\ndist.init_process_group('nccl')\n"
+    script += "local_rank = int(os.environ['LOCAL_RANK'])\nnet = torch.nn.Linear(2, 2)\n" + make + "\nmodel.do_pass(1000)\n"
+    (tmp_path / "train.py").write_text("import os\n" + script, encoding="utf-8")
+    found = _codes(trainer.read_text(encoding="utf-8"), str(trainer))
+    assert ("DDP005" in found) is report
+    assert ("DDP012" in found) is report
