@@ -7,6 +7,9 @@
 #   ddp      torchrun --standalone --nproc_per_node=2 SCRIPT_ddp.py ARGS, then check_ranks.py
 #   plain    python SCRIPT_ddp.py ARGS                            (the converted script as one process)
 #   verify   ddpify verify SCRIPT_ddp.py -- ARGS
+#   follow   the user follows a report that says "convert the file that holds the training loop": each file in
+#            FOLLOW is converted in place (reports -> reports/NAME.follow.FILE.report.txt), then SCRIPT runs under
+#            torchrun with the checks (FOLLOW_VERIFY=1: under ddpify verify instead)
 # ROOT is the ddpify checkout to judge (default /work/main; its .venv provides ddpify, python, torchrun).
 set -uo pipefail
 RUN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -38,10 +41,20 @@ case "$MODE" in
      timeout 300 "$(dirname "$PY")/torchrun" --standalone --nproc_per_node=2 "$D" "${ARGS[@]}"; rc=$?
      echo "[run] torchrun exit $rc"; "$PY" "$CHECK_RANKS" "$CORPUS_CHECK_DIR" --label "$NAME"
      [ -n "${SHOW_FILES:-}" ] && (for f in $SHOW_FILES; do ls -la $f 2>&1; done)
+     [ -n "${CKPTS:-}" ] && "$PY" "$RUN_DIR/ckpt_keys.py" $CKPTS
      [ -n "${AFTER:-}" ] && eval "$AFTER"
      exit $rc ;;
   plain) convert >/dev/null 2>&1 || { echo "[run] conversion failed"; exit 3; }
      timeout 300 "$PY" "$D" "${ARGS[@]}"; rc=$?; echo "[run] python exit $rc"; exit $rc ;;
+  follow) mkdir -p "$HERE/reports"
+     for f in $FOLLOW; do "$DDPIFY" "$f" --in-place 2> "$HERE/reports/$NAME.follow.${f//\//_}.report.txt"; echo "[run] ddpify $f --in-place: rc=$?"; done
+     if [ "${FOLLOW_VERIFY:-0}" = 1 ]; then timeout 500 "$DDPIFY" verify "$S" -- "${ARGS[@]}"; exit $?; fi
+     export CORPUS_CHECK_DIR="$WORK/check"
+     timeout 300 "$(dirname "$PY")/torchrun" --standalone --nproc_per_node=2 "$S" "${ARGS[@]}"; rc=$?
+     echo "[run] torchrun exit $rc"; "$PY" "$CHECK_RANKS" "$CORPUS_CHECK_DIR" --label "$NAME (follow)"
+     [ -n "${SHOW_FILES:-}" ] && (for f in $SHOW_FILES; do ls -la $f 2>&1; done)
+     [ -n "${CKPTS:-}" ] && "$PY" "$RUN_DIR/ckpt_keys.py" $CKPTS
+     exit $rc ;;
   verify) convert >/dev/null 2>&1 || { echo "[run] conversion failed"; exit 3; }
      timeout 500 "$DDPIFY" verify "$D" -- "${ARGS[@]}" ;;
 esac

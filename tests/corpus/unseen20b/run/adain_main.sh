@@ -6,5 +6,5 @@ NAME=adain_main REPO=pytorch-book SUBDIR=Chapter12 SCRIPT=main.py
 ARGS=(train --use_gpu=False --image_size=16 --batch_size=4 --epoches=5 --plot_every=1000)
 export SHIM_N=16 SHIM_IMG=16 SHIM_SEED_BY_PATH=1
 setup() { mkdir -p checkpoints; }
-SHOW_FILES="checkpoints"
+SHOW_FILES="checkpoints"; CKPTS="checkpoints/*.pth"
 source "$(dirname "$0")/_common.sh"

@@ -14,5 +14,5 @@ data = rng.randint(0, 17, size=(16, 12)); data[:, 0] = word2ix['<START>']; data[
 np.savez_compressed('data/tang.npz', data=data, word2ix=word2ix, ix2word=ix2word)
 PY
 }
-SHOW_FILES="checkpoints"
+SHOW_FILES="checkpoints"; CKPTS="checkpoints/*.pth"
 source "$(dirname "$0")/_common.sh"

@@ -10,5 +10,5 @@ setup() {
   mkdir -p save/models/resnet8_vanilla
   "$PY" -c "import torch; from models import model_dict; torch.manual_seed(0); torch.save({'model': model_dict['resnet8'](num_classes=100).state_dict()}, 'save/models/resnet8_vanilla/ckpt_teacher.pth')"
 }
-SHOW_FILES="save/student_model/*"
+SHOW_FILES="save/student_model/*"; CKPTS="save/student_model/*/*.pth"
 source "$(dirname "$0")/_common.sh"

@@ -6,5 +6,6 @@ ARGS=(--dataset RaFD --c_dim 2 --image_size 16 --rafd_crop_size 16 --g_conv_dim 
       --d_repeat_num 2 --batch_size 4 --num_iters 6 --num_iters_decay 3 --n_critic 2 --log_step 2 --sample_step 3
       --model_save_step 3 --lr_update_step 2 --use_tensorboard false --num_workers 0)
 export SHIM_N=16 SHIM_IMG=16 SHIM_CLASSES=2
-SHOW_FILES="stargan/models stargan/samples"
+SHOW_FILES="stargan/models stargan/samples"; CKPTS="stargan/models/*.ckpt"
+FOLLOW="${FOLLOW-solver.py data_loader.py}"
 source "$(dirname "$0")/_common.sh"

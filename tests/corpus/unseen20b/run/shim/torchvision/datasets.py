@@ -1,5 +1,6 @@
 """Offline stand-ins: random tensors of the right shapes (no download, no files)."""
 import os
+import zlib
 import numpy as np
 import torch
 from torch.utils.data import Dataset
@@ -51,8 +52,9 @@ class CIFAR100(Dataset):
         return img, target
 
 
-def ImageFolder(path, transform=None, **k):
+def ImageFolder(root, transform=None, **k):
+    path = root
     s = int(os.environ.get("SHIM_IMG", 8))
     name = os.path.basename(os.path.normpath(str(path)))
-    seed = {"val": 1, "test": 2}.get(name, 0) + (abs(hash(name)) % 1000 if os.environ.get("SHIM_SEED_BY_PATH") else 0)
+    seed = {"val": 1, "test": 2}.get(name, 0) + (zlib.crc32(name.encode()) % 1000 if os.environ.get("SHIM_SEED_BY_PATH") else 0)
     return _Rand(_n(), (3, s, s), int(os.environ.get("SHIM_CLASSES", 2)), seed)
