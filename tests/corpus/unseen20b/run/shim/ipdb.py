@@ -1,0 +1,1 @@
+def set_trace(*a, **k): raise RuntimeError("ipdb stub: debugger entered")

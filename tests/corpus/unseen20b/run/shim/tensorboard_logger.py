@@ -1,0 +1,3 @@
+class Logger:
+    def __init__(self, *a, **k): pass
+    def log_value(self, *a, **k): pass
