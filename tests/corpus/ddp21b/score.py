@@ -102,10 +102,14 @@ for mode in ("def", "all"):
                 verdict = "FALSE"; cls = "process group not destroyed"; why = DDP030_REASON
             else:
                 cat = CAT.get(x["code"])
+                best = None  # the nearest judgment of that category (main line +-5, also_lines +-1)
                 for j in J:
                     if j["file"] != lf or j["category"] != cat: continue
-                    if any(abs(x["line"] - l) <= (5 if i == 0 else 1) for i, l in enumerate(lines_of(j))):
-                        verdict = "TRUE"; match = "%s:%s" % (j["file"], j["line"]); break
+                    d = min((abs(x["line"] - l) for i, l in enumerate(lines_of(j))
+                             if abs(x["line"] - l) <= (5 if i == 0 else 1)), default=None)
+                    if d is not None and (best is None or d < best[0]): best = (d, j)
+                if best:
+                    verdict = "TRUE"; match = "%s:%s" % (best[1]["file"], best[1]["line"])
                 if verdict is None:
                     if key in FP: verdict = "FALSE"; cls, why = FP[key]
                     else: verdict = "??"
@@ -166,10 +170,21 @@ for split in SPLITS:
         out.append(f"| {cat} | {tot[cat]} | {fd[cat]} | {fa[cat]} |")
     n = sum(tot.values())
     out.append(f"| **total** | {n} | {sum(fd.values())} ({pct(sum(fd.values()), n)}) | {sum(fa.values())} ({pct(sum(fa.values()), n)}) |")
+hit_def = {r["matches"] for r in rows if r["mode"] == "def" and r["verdict"] == "TRUE" and r["default"] == "yes"}
 for sev in ("[major]", "[minor]"):
     fd, tot = recall("def", None, sev); fa, _ = recall("all", None, sev); n = sum(tot.values())
     out.append(f"\nRecall on {sev} judgments only: {n} judged, default {sum(fd.values())} ({pct(sum(fd.values()), n)}), "
                f"ALL {sum(fa.values())} ({pct(sum(fa.values()), n)})")
+# the default set's own checklist: judged problems whose category a default rule targets
+defcats = {CAT[c] for c in DEFAULT if c in CAT}
+timed_out = {lf for (lf, m), rc in RC.items() if m == "def" and rc[0] == "124"}
+for label, keep in (("default-checklist categories only", lambda j: j["category"] in defcats),
+                    ("default-checklist categories, files whose check finished", lambda j: j["category"] in defcats and j["file"] not in timed_out)):
+    js = [j for j in J if keep(j)]
+    for split in SPLITS:
+        jj = [j for j in js if not split or S[j["file"]] == split]
+        n = len(jj); fd = sum("%s:%s" % (j["file"], j["line"]) in hit_def for j in jj)
+        out.append(f"\nRecall, {label}, {sname(split)}: {n} judged, default rules find {fd} ({pct(fd, n)})")
 out.append("\n#### False positives by class (file:line rule: cause)\n")
 byc = collections.defaultdict(list)
 for r in rows:
