@@ -77,13 +77,23 @@ class HelperLoader:
     # ("self.args.batch_size", line): a batch size sizing a tensor on the training path of
     # this file (``torch.arange(self.args.batch_size)``): the loader keeps the per-process batch
     batch_used_at: tuple[str, int] | None = None
+    # nothing here shows whether it trains: sharded for the passes that train (``shard(...,
+    # only_when_training=True)``), unless ``loaders._settle_decided`` finds that unsafe
+    decided: bool = False
 
     def rebuild_note(self, statement: str, *, per_process_batch: bool) -> str:
         """What the report says about ``statement`` (``x = ddpify.shard(x)``) rebuilding it."""
-        note = (
-            f"{self.key} is {self.origin} and trained on here: {statement} rebuilds it with a DistributedSampler at run "
-            "time if it is a plain DataLoader (anything else comes back unchanged, with a warning)"
-        )
+        if self.decided:
+            note = (
+                f"{self.key} is {self.origin}, and this file does not show whether it trains: {statement} shards each "
+                "DataLoader in it for the passes that train, decided at run time (gradients on, a wrapped model in train "
+                "mode; the whole dataset otherwise)"
+            )
+        else:
+            note = (
+                f"{self.key} is {self.origin} and trained on here: {statement} rebuilds it with a DistributedSampler at run "
+                "time if it is a plain DataLoader (anything else comes back unchanged, with a warning)"
+            )
         if self.batch_used_at is None or per_process_batch:
             return note
         used, line = self.batch_used_at

@@ -119,10 +119,11 @@ def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Ca
     return call.with_changes(args=fix_commas([*call.args, keyword(name, value)]))
 
 
-def sharded(loader: str, *, per_process_batch: bool) -> cst.BaseStatement:
+def sharded(loader: str, *, per_process_batch: bool, only_when_training: bool = False) -> cst.BaseStatement:
     """``loader = ddpify.shard(loader)``: a DataLoader built in another file, rebuilt at run time
-    with a distributed sampler (the global batch split like ``distributed_loader``'s)."""
-    statement = snippets.statement("shard", rt=RT, loader=loader)
+    with a distributed sampler (the global batch split like ``distributed_loader``'s);
+    ``only_when_training``: for the passes that train only (its role is the run's to tell)."""
+    statement = snippets.statement("shard", rt=RT, loader=loader, options="only_when_training=True" if only_when_training else "")
     if not per_process_batch:
         return statement
     assert isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign)

@@ -82,7 +82,8 @@ class ConvertTransformer(cst.CSTTransformer):
             what = f"wrap the model for DDP: {code(statement).strip()}"
             (self._before if where == "before" else self._after).setdefault(anchor, []).append((statement, what))
         for loader in self.facts.helper_loaders:
-            statement = rewrites.sharded(loader.key, per_process_batch=self.per_process_batch or loader.batch_used_at is not None)
+            batch = self.per_process_batch or loader.batch_used_at is not None
+            statement = rewrites.sharded(loader.key, per_process_batch=batch, only_when_training=loader.decided)
             what = loader.rebuild_note(code(statement).strip(), per_process_batch=self.per_process_batch)
             (self._before if loader.before else self._after).setdefault(loader.statement, []).append((statement, what))
         for built, loaders in self.facts.set_epoch_after.items():

@@ -306,7 +306,7 @@ def distributed_loader(*args: Any, per_process_batch: bool = False, only_when_tr
 _SAMPLING_ARGUMENTS = frozenset({"dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "drop_last"})
 
 
-def shard(loader: Any, *, per_process_batch: bool = False) -> Any:
+def shard(loader: Any, *, per_process_batch: bool = False, only_when_training: bool = False) -> Any:
     """The same loader with a distributed sampler, for a ``DataLoader`` built where ddpify
     cannot rewrite it (a helper in another file).
 
@@ -315,7 +315,18 @@ def shard(loader: Any, *, per_process_batch: bool = False) -> Any:
     user's sampler or batch sampler kept and sharded). Returned unchanged: with one process,
     when it is already sharded, and (with a warning) for an ``IterableDataset``, a
     ``DataLoader`` subclass or anything that is not a ``DataLoader``.
+
+    ``only_when_training=True``: sharded only for the passes that train (``RunTimeRoleLoader``),
+    for a loader whose role only the run can tell. A dict, list or tuple of loaders (``{"train":
+    ..., "val": ...}``) comes back as the same container, each loader in it sharded that way:
+    its training loaders are sharded, its evaluation loaders still read the whole set.
     """
+    if isinstance(loader, (dict, list, tuple)):
+        shards = [
+            shard(value, per_process_batch=per_process_batch, only_when_training=True) if isinstance(value, DataLoader) else value
+            for value in _values(loader)
+        ]
+        return dict(zip(loader, shards, strict=True)) if isinstance(loader, dict) else type(loader)(shards)
     if world_size() <= 1 or _is_sharded(loader):
         return loader
     if type(loader) is not DataLoader:
@@ -332,9 +343,15 @@ def shard(loader: Any, *, per_process_batch: bool = False) -> Any:
             "itself by ddpify.rank() / ddpify.world_size()."
         )
         return loader
+    if only_when_training:
+        return RunTimeRoleLoader((), _loader_arguments(loader), per_process_batch, plain=loader)
     rebuilt = distributed_loader(**_loader_arguments(loader), per_process_batch=per_process_batch)
     rebuilt._unsharded = loader
     return rebuilt
+
+
+def _values(container: Any) -> list[Any]:
+    return list(container.values()) if isinstance(container, dict) else list(container)
 
 
 def _is_sharded(loader: Any) -> bool:
@@ -434,9 +451,9 @@ class RunTimeRoleLoader:
     used; before any pass, of the plain one. The sharded loader is built on the first training
     pass (its batch must divide by the world size only when it trains)."""
 
-    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any], per_process_batch: bool) -> None:
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any], per_process_batch: bool, plain: Any = None) -> None:
         self._arguments = (args, kwargs, per_process_batch)
-        self._plain = DataLoader(*args, **kwargs)
+        self._plain = plain if plain is not None else DataLoader(*args, **kwargs)
         self._sharded: Any = None
         self._current: Any = self._plain
         self._epoch: int | None = None

@@ -275,6 +275,25 @@ def test_shard_matches_distributed_loader(as_rank, shuffle):
         assert [as_lists(ours), as_lists(ours)] == theirs
 
 
+def test_shard_a_container_of_loaders_by_role(as_rank, monkeypatch):
+    """``shard({"train": ..., "val": ...})`` (a helper of another file returns both): each loader
+    is sharded for the passes that train, and reads the whole set otherwise."""
+    from ddpify.runtime import _data
+
+    train, val = DataLoader(DATA, batch_size=4, shuffle=True), DataLoader(DATA, batch_size=4)
+    single = ddpify.shard({"train": train, "val": val, "classes": 10})
+    assert single == {"train": train, "val": val, "classes": 10}
+    as_rank(1, 2)
+    loaders = ddpify.shard({"train": train, "val": val, "classes": 10})
+    assert loaders["classes"] == 10 and loaders["val"]._plain is val
+    whole = sorted(i for batch in as_lists(loaders["train"]) for i in batch)
+    assert whole == sorted(range(len(DATA))), "a pass that does not train reads the whole set"
+    monkeypatch.setattr(_data, "training_now", lambda: True)
+    shard = [i for batch in as_lists(loaders["train"]) for i in batch]
+    assert len(shard) == len(DATA) // 2 and loaders["train"].batch_size == 2
+    assert [type(x) for x in ddpify.shard((train, val))] == [_data.RunTimeRoleLoader] * 2
+
+
 def test_shard_keeps_the_loaders_arguments(as_rank):
     as_rank(1, 2)
 

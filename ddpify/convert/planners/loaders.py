@@ -208,14 +208,9 @@ def _collect_helper_loaders(recording: Recording, facts: Facts) -> None:
                         f"{key} is not trained on in this file (named {key}): left unsharded, every rank evaluates the full set",
                     )
                 )
-            else:
-                facts.manual.append(
-                    item(
-                        recording.line(call),
-                        f"{key} comes from {helper}() (another file) and no loop in this file trains on it: ddpify cannot tell whether it trains; left unsharded",
-                        f"if it feeds training, write {key} = ddpify.shard({key}) after this line (rebuilt with a DistributedSampler if it is a plain DataLoader) and call ddpify.set_epoch({key}, epoch) every epoch",
-                    )
-                )
+            else:  # named like a loader, no loop here shows its role: the run decides (``_settle_decided``)
+                origin = f"built in another file ({helper}())"
+                facts.helper_loaders.append(HelperLoader(statement, key, origin, recording.line(call), call, slot, decided=True))
 
 
 def _helper_targets(assign: cst.Assign) -> list[tuple[str, int | None]]:
@@ -328,6 +323,17 @@ def _settle_decided(recording: Recording, facts: Facts) -> None:
         fact.role = "kept"
         label = fact.key or "DataLoader"
         facts.manual.append(item(fact.line, f"ddpify cannot tell whether {label} trains: {fact.reason}; left unsharded", _UNKNOWN_TODO))
+    for loader in [h for h in facts.helper_loaders if h.decided and not safe]:
+        facts.helper_loaders.remove(loader)
+        key = loader.key
+        facts.manual.append(
+            item(
+                loader.line,
+                f"{key} is {loader.origin} and no loop in this file trains on it: ddpify cannot tell whether it trains; left unsharded",
+                f"if it feeds training, write {key} = ddpify.shard({key}, only_when_training=True) after this line (each DataLoader "
+                "in it is then sharded for the passes that train a wrapped model)",
+            )
+        )
 
 
 def unwrapped_trainee(recording: Recording, facts: Facts, sources: list[BatchSource]) -> str | None:
@@ -370,7 +376,8 @@ def _hold_without_wrapped_models(recording: Recording, facts: Facts) -> None:
                     "wrap the trained model (model = ddpify.prepare_model(model), before it trains), then convert again",
                 )
             )
-    for loader in facts.helper_loaders:
+    for loader in [h for h in facts.helper_loaders if not h.decided]:  # decided ones: ``_settle_decided``
+        facts.helper_loaders.remove(loader)
         _keep_variables(facts, loader.key)
         facts.manual.append(
             item(
@@ -380,7 +387,6 @@ def _hold_without_wrapped_models(recording: Recording, facts: Facts) -> None:
                 "wrap the trained model (model = ddpify.prepare_model(model), before it trains), then convert again",
             )
         )
-    facts.helper_loaders.clear()
 
 
 _HELD = "it trains "

@@ -81,7 +81,7 @@ def plan(recording: Recording, facts: Facts) -> None:
         if source.kind is not Kind.UNKNOWN or source.role is not Role.TRAIN or source.node in helpers:
             continue
         origins = dataflow.values.origins(source.node, inner=loader_inner)
-        if any(names.RUNTIME_MODULE in _qualified(recording, o.node) for o in origins):
+        if any(names.RUNTIME_MODULE in _qualified(recording, node) for node in (source.node, *(o.node for o in origins))):
             continue  # converted already: ddpify.shard(...)
         outside = _trace(recording, source, origins)
         loop = next(c for c in source.consumers if c.use is Use.TRAINING)

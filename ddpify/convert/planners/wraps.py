@@ -66,6 +66,18 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     if model.bypasses:
         _hold_for_bypasses(recording, facts, model, key, model.bypasses)
         return None
+    containers = [
+        s.node for s in model.constructed_at if isinstance(s.node, cst.Call) and recording.qualified(s.node.func) & _MODULE_CONTAINERS
+    ]
+    if containers:  # nn.ModuleList has no forward: a DDP wrapper around it would average nothing
+        kind = code(containers[0].func)
+        why = f"{key} is a {kind}, which has no forward: DDP cannot wrap it (no forward would go through the wrapper)"
+        todo = (
+            f"wrap each module in {key} that the training calls (model = ddpify.prepare_model(model)) before it goes into "
+            f"{key} or any other list, and give the optimizer {key}.parameters() as before; then convert again"
+        )
+        _hold(recording, facts, model, key, why, todo)
+        return None
     if model.container is not None and _trained_through_container(recording, model):
         if _wrap_elements(recording, facts, model, key):
             return None
@@ -216,6 +228,12 @@ def _short(expression: cst.BaseExpression) -> str:
         node = node.func.value
     return text if len(text) <= 40 or not isinstance(node, cst.Call) else f"{code(node.func)}(...)"
 
+
+_MODULE_CONTAINERS = frozenset(
+    f"torch.nn.{prefix}{name}"
+    for prefix in ("", "modules.container.")
+    for name in ("ModuleList", "ModuleDict", "ParameterList", "ParameterDict")
+)
 
 # calls that return the module itself: Net().to(device) is still the model
 _SAME_MODEL = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "requires_grad_"})
