@@ -72,7 +72,9 @@ def project_root(folder: Path) -> Path:
 
 def module_file(module: str, level: int, importer: Path) -> Path | None:
     """The project file of ``module`` as ``importer`` imports it, or None (the standard
-    library, an installed package, a name that is not there)."""
+    library, an installed package, a name that is not there). A folder without
+    ``__init__.py`` (a namespace package, common in research code: ``from utils import misc``)
+    is named by the ``__init__.py`` it would have, so that ``submodule`` finds its modules."""
     folder = importer.parent
     root = project_root(folder)
     if level:
@@ -84,6 +86,9 @@ def module_file(module: str, level: int, importer: Path) -> Path | None:
         for candidate in (base / relative).with_suffix(".py") if module else None, base / relative / "__init__.py":
             if candidate is not None and candidate.is_file() and candidate.resolve().is_relative_to(root.resolve()):
                 return candidate
+        namespace = base / relative
+        if module and namespace.is_dir() and namespace.resolve().is_relative_to(root.resolve()) and any(namespace.glob("*.py")):
+            return namespace / "__init__.py"
     return None
 
 
@@ -104,7 +109,8 @@ def imported_files(text: str, importer: Path) -> list[Path]:
         target = module_file(item.module, item.level, importer)
         if target is None:
             continue
-        found[target] = None
+        if target.is_file():
+            found[target] = None
         if item.name is not None:
             inner = submodule(target, item.name)
             if inner is not None:

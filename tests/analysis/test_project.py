@@ -97,6 +97,19 @@ def test_helpers_are_summarised(tmp_path: Path) -> None:
     assert project.helper(_call("core.missing()")) is None and project.helper(_call("torch.save(x)")) is None
 
 
+def test_a_folder_without_init_is_a_package(tmp_path: Path) -> None:
+    """``from utils import misc`` where ``utils/`` has no ``__init__.py`` (a namespace package,
+    as in VAR): the print override two modules away (``arg_util`` -> ``misc``, ``import
+    builtins as __builtin__``) is still found."""
+    misc = "import builtins as __builtin__\n\n\ndef _quiet(is_master):\n    if not is_master:\n        __builtin__.print = lambda *a, **k: None\n\n\ndef start(rank):\n    _quiet(rank == 0)\n"
+    arg_util = "def init_and_get_args():\n    from utils import misc\n\n    misc.start(0)\n"
+    project = _project(tmp_path, {"utils/misc.py": misc, "utils/arg_util.py": arg_util}, "from utils import arg_util\n")
+    assert module_file("utils", 0, tmp_path / "scripts" / "train.py") == tmp_path / "utils" / "__init__.py"
+    assert imported_files("from utils import misc\n", tmp_path / "scripts" / "train.py") == [tmp_path / "utils" / "misc.py"]
+    helper = project.helper(_call("arg_util.init_and_get_args()"))
+    assert helper is not None and helper.silences_print
+
+
 def test_a_changed_helper_is_read_again(tmp_path: Path) -> None:
     text = "from helpers import writes_files\n"
     project = _project(tmp_path, {"helpers.py": HELPERS}, text)
