@@ -153,7 +153,7 @@ def install(rec: Recorder) -> None:
         iterator._ddpify_verify_pass = current
 
     base = dataloader_module._BaseDataLoaderIter
-    original_iter_init, original_reset, original_next_index = base.__init__, base._reset, base._next_index
+    original_iter_init, original_reset, original_next_index, original_next = base.__init__, base._reset, base._next_index, base.__next__
 
     @functools.wraps(original_iter_init)
     def iter_init(self: Any, loader: Any) -> None:
@@ -169,20 +169,31 @@ def install(rec: Recorder) -> None:
     @functools.wraps(original_next_index)
     def next_index(self: Any) -> Any:
         current: _Pass | None = getattr(self, "_ddpify_verify_pass", None)
-        try:
-            index = original_next_index(self)
-        except StopIteration:
-            if current is not None and open_passes.get(current.loader) is current:
-                close(current, complete=True)
-            raise
-        if current is not None and open_passes.get(current.loader) is current:
-            fetched(current)
+        index = original_next_index(self)  # workers ask ahead of the steps: only the order is taken here
         if current is not None and not current.truncated:
             batch = index if isinstance(index, (list, tuple)) else [index]
             current.indices.extend(int(i) if isinstance(i, int) else None for i in batch)
             current.batches.append(len(batch))
             current.truncated = len(current.indices) > MAX_INDICES
         return index
+
+    @functools.wraps(original_next)
+    def next_batch(self: Any) -> Any:
+        """A batch handed to the script: the steps since the last one are this pass's (with
+        ``num_workers`` > 0, indices are drawn a whole prefetch window ahead, so a short pass
+        was over in ``_next_index`` before its first step)."""
+        current: _Pass | None = getattr(self, "_ddpify_verify_pass", None)
+        if current is not None and open_passes.get(current.loader) is not current:
+            current = None  # closed: a newer pass of its loader began
+        try:
+            batch = original_next(self)
+        except StopIteration:
+            if current is not None:
+                close(current, complete=True)
+            raise
+        if current is not None:
+            fetched(current)
+        return batch
 
     def fetched(current: _Pass) -> None:
         """Credit the steps since the last fetch to the pass that made it, and to this one."""
@@ -195,6 +206,7 @@ def install(rec: Recorder) -> None:
     base.__init__ = iter_init  # type: ignore[method-assign]
     base._reset = reset  # type: ignore[method-assign]
     base._next_index = next_index  # type: ignore[method-assign]
+    base.__next__ = next_batch  # type: ignore[method-assign]
 
     def close_all() -> None:
         for p in list(open_passes.values()):

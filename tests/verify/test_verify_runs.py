@@ -87,6 +87,12 @@ def test_a_per_process_batch_nothing_needed_fails(tmp_path: Path) -> None:
     assert "no tensor built in training has the batch's length 8, so nothing needed it" in rows["batch"]["evidence"], table
 
 
+def test_an_unsharded_loader_with_workers_fails_the_shards_row(tmp_path: Path) -> None:
+    code, rows, table, _ = verify(tmp_path, SCRIPTS / "bad_unsharded_workers.py")
+    assert code == 1 and rows["shards"]["status"] == "FAIL", table
+    assert "every rank read every index it fetched" in rows["shards"]["evidence"], table
+
+
 def test_a_barrier_only_rank_0_reaches_hangs_until_the_timeout_naming_where_each_rank_was(tmp_path: Path) -> None:
     code, rows, table, elapsed = verify(tmp_path, SCRIPTS / "rank0_only_save.py", str(tmp_path), options=("--timeout", "10"))
     assert code == 1, table
