@@ -54,6 +54,7 @@ def report(recording: Recording, facts: Facts) -> None:
             reported.add(helper)
             if not unwrapped and (names.TRAINER_NAME.search(helper) or _gets_an_optimizer(recording, call)):
                 _placed_for_the_other_file(recording, facts, call, helper)
+                _report_data_elsewhere(recording, facts, call, helper)
             facts.manual.append(
                 ManualItem(
                     recording.line(call),
@@ -66,6 +67,26 @@ def report(recording: Recording, facts: Facts) -> None:
                 )
             )
     _report_side_effect_helpers(recording, facts, reported, handled)
+
+
+def _report_data_elsewhere(recording: Recording, facts: Facts, call: cst.Call, helper: str) -> None:
+    """The other file trains, and this file neither builds a training loader nor hands one to
+    it (``train_model(model, criterion, optimizer)`` with loaders that are globals of a third
+    module): nothing here can shard that data, and every rank would train on all of it."""
+    loaders = {v.key for v in facts.loader_variables} | _converted_loaders(recording)
+    training_here = any(f.role in ("train", "decided") for f in facts.loaders.values()) or facts.helper_loaders
+    if training_here or any(code(a.value) in loaders or names.LOADER_VARIABLE.search(code(a.value)) for a in call.args):
+        return
+    facts.manual.append(
+        ManualItem(
+            recording.line(call),
+            f"{helper}() (another file) trains the DDP model on data this file neither builds nor hands to it: ddpify cannot "
+            "shard it here, so every rank would train on the whole dataset (no speed-up)",
+            "where its training DataLoader is built, give it sampler=torch.utils.data.distributed.DistributedSampler(dataset) "
+            "(no shuffle=True; call sampler.set_epoch(epoch) each epoch), or build it with ddpify.distributed_loader(...) "
+            "(same arguments)",
+        )
+    )
 
 
 def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: set[str], handled: set[cst.Call]) -> None:
