@@ -71,6 +71,7 @@ from ddpify.convert.planners import (
     shard_sums,
     side_effects,
     sources,
+    unsharded_training,
 )
 from ddpify.convert.record import Recording
 
@@ -119,6 +120,7 @@ PLANNERS: tuple[Planner, ...] = (
     progress.report,  # a shard's sample count set against the whole dataset's size
     divergent_exits.report,  # training loops ranks may leave or run a different number of times
     environment_seeds.report,  # environments seeded alike on every rank (RL)
+    unsharded_training.report,  # a wrapped model trains on data nothing sharded, and no item said so
 )
 
 

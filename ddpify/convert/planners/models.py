@@ -41,7 +41,7 @@ def plan_trained(recording: Recording, facts: Facts) -> None:
         else:
             _report_manual_updates(recording, facts, recording.first_backward)
     for builder, model in builders:
-        facts.has_training_code = True
+        facts.has_training_code |= recording.first_backward is not None  # a helper's optimizer, and gradients to step
         facts.trained.append((builder, code(model)))
         _note_model(recording, facts, model)
     for optimizer in recording.optimizer_calls:
