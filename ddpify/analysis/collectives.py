@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis.module_facts import through_calls
+
 if TYPE_CHECKING:
     from ddpify.analysis.context import Context
     from ddpify.analysis.source import Source
@@ -54,25 +56,13 @@ def dist_collective(qualified: set[str]) -> str | None:
 def module_collectives(source: Source, context: Context, functions: list[cst.FunctionDef]) -> dict[cst.FunctionDef, str]:
     """The collective each of ``functions`` runs on every call (not under a rank test of its
     own), directly, through a function of its module or through a project helper."""
-    answers: dict[cst.FunctionDef, str | None] = {}
-
-    def called(call: cst.Call) -> str | None:
-        found = dist_collective(source.qualified(call))
-        if found is not None:
-            return found
-        helper = source.project.helper(call)
-        if helper is not None:
-            return helper.collective
-        own = [f for f in source.functions_called(call) if source.enclosing_class(f) is None]
-        return of(own[0]) if len(own) == 1 else None
-
-    def of(function: cst.FunctionDef) -> str | None:
-        if function not in answers:
-            answers[function] = None  # recursion: no answer on this path
-            answers[function] = _runs(source, context, function, called)
-        return answers[function]
-
-    return {f: found for f in functions if (found := of(f)) is not None}
+    return through_calls(
+        source,
+        functions,
+        lambda function, called: _runs(source, context, function, called),
+        lambda helper: helper.collective,
+        lambda call: dist_collective(source.qualified(call)),
+    )
 
 
 def _runs(source: Source, context: Context, function: cst.FunctionDef, called: Callable[[cst.Call], str | None]) -> str | None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis.module_facts import through_calls
 from ddpify.tree.cstutil import code, is_method_call
 
 if TYPE_CHECKING:
@@ -57,22 +58,9 @@ def _console_loggers(source: Source, context: Context, calls: list[cst.Call], ca
 def module_console_loggers(source: Source, context: Context, functions: list[cst.FunctionDef]) -> dict[cst.FunctionDef, int]:
     """``console_logger`` of each of a module's ``functions``, following calls to the module's
     own functions and to the project helpers it imports (``Helper.console_logger``)."""
-    answers: dict[cst.FunctionDef, int | None] = {}
-
-    def called(call: cst.Call) -> int | None:
-        helper = source.project.helper(call)
-        if helper is not None:
-            return helper.console_logger
-        own = [f for f in source.functions_called(call) if source.enclosing_class(f) is None]
-        return of(own[0]) if len(own) == 1 else None
-
-    def of(function: cst.FunctionDef) -> int | None:
-        if function not in answers:
-            answers[function] = None  # recursion: no answer on this path
-            answers[function] = console_logger(source, context, function, called)
-        return answers[function]
-
-    return {f: found for f in functions if (found := of(f)) is not None}
+    return through_calls(
+        source, functions, lambda function, called: console_logger(source, context, function, called), lambda helper: helper.console_logger
+    )
 
 
 def _console(source: Source, handler: cst.BaseExpression) -> bool:
