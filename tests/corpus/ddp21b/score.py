@@ -1,12 +1,14 @@
 """Score ddpify findings (json written by run.sh under OUTDIR) against judgments.tsv.
 
-Usage: python score.py OUTDIR   (run from this folder; writes findings.tsv and tables.md)
+Usage: python score.py OUTDIR [SUFFIX]   (writes findings{SUFFIX}.tsv and tables{SUFFIX}.md next to this script;
+       e.g. SUFFIX=_main for the re-run against main after l21: findings_main.tsv, tables_main.md)
 Adapted from ../ddp21/score.py: splits A/B instead of tuned/held-out, every finding not matching a
 judgment must be in MANUAL (same problem, another line), FP (false, with its class and reason) or
 UNJUDGED; anything else is printed as UNJUDGED?? and must be judged before the tables count.
 """
 import csv, json, sys, collections, os
 OUT = sys.argv[1]
+SUFFIX = sys.argv[2] if len(sys.argv) > 2 else ""
 CAT = {"DDP001": "missing-set-epoch", "DDP002": "shuffle-with-sampler", "DDP003": "missing-sampler",
        "DDP004": "load-no-map-location", "DDP005": "save-every-rank", "DDP006": "local-rank-guard",
        "DDP007": "module-keys", "DDP008": "module-keys", "DDP009": "unsynced-bn", "DDP011": "same-seed",
@@ -76,6 +78,12 @@ for l in (967, 968, 997, 998, 1007, 1034, 1035, 1043, 1088, 1089, 1100, 1186, 11
     FP[("stylegan2-pytorch/stylegan2_pytorch/stylegan2_pytorch.py", l, "DDP033")] = (
         "single-node design", "cli.py spawns world_size = torch.cuda.device_count() processes with MASTER_ADDR=localhost: rank = local rank")
 
+# judged after the re-run against main (commit 57a6977, RESULTS_main.md): RobustVideoMatting's check now finishes
+for l in (319, 327, 375, 376, 377, 402, 403, 459, 460, 461):
+    FP[("RobustVideoMatting/train.py", l, "DDP033")] = (
+        "single-node design", "__main__ runs mp.spawn(Trainer, nprocs=world_size=torch.cuda.device_count()) and "
+        "init_process_group(rank=spawn index, world_size=device_count) (train.py:181, 501-505): no node rank exists, rank = local rank")
+
 here = os.path.dirname(os.path.abspath(__file__))
 J = list(csv.DictReader(open(os.path.join(here, "judgments.tsv")), delimiter="\t"))
 S = {r["local_file"]: r["split"] for r in csv.DictReader(open(os.path.join(here, "sources.tsv")), delimiter="\t")}
@@ -116,7 +124,7 @@ for mode in ("def", "all"):
             rows.append(dict(mode=mode, file=lf, line=x["line"], code=x["code"],
                              default=("yes" if x["code"] in DEFAULT else "no"), split=S[lf], verdict=verdict,
                              matches=match, fp_class=cls, reason=why))
-with open(os.path.join(here, "findings.tsv"), "w") as f:
+with open(os.path.join(here, f"findings{SUFFIX}.tsv"), "w") as f:
     w = csv.DictWriter(f, fieldnames=list(rows[0]), delimiter="\t", lineterminator="\n"); w.writeheader(); w.writerows(rows)
 unk = [r for r in rows if r["verdict"] == "??"]
 for r in unk: print("UNJUDGED??", r)
@@ -206,5 +214,5 @@ for j in J:
     if k not in hit_def:
         out.append(f"- {'*' if k in hit_all else ''}{j['file']}:{j['line']} {j['category']} (split {S[j['file']]}"
                    f"{', added after' if j['added_after'] == 'yes' else ''}): {j['note']}")
-open(os.path.join(here, "tables.md"), "w").write("\n".join(out) + "\n")
+open(os.path.join(here, f"tables{SUFFIX}.md"), "w").write("\n".join(out) + "\n")
 print("\n".join(out))
