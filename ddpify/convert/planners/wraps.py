@@ -88,8 +88,13 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
         )
         _hold(recording, facts, model, key, why, todo)
         return None
-    if _read_out_of_containers(recording, model) and _wrap_elements(recording, facts, model, key):
-        return None  # for m in models.values(): trained through what the dict holds
+    if _read_out_of_containers(recording, model):  # for m in models.values(): trained through what the dict holds
+        if not _wrap_elements(recording, facts, model, key):
+            holder = _container_name(model.constructed_at[0].node)
+            why = f"{key} is read out of {holder}, and ddpify does not see every model that goes into {holder}"
+            todo = f"wrap each model before it goes into {holder} (model = ddpify.prepare_model(model)), then convert again"
+            _hold(recording, facts, model, key, why, todo)
+        return None
     placement = flow.last_placement(model)
     statement = placement.statement
     if statement is None:
@@ -186,8 +191,8 @@ def _stored_elements(recording: Recording, read_out: cst.CSTNode) -> list[cst.Ba
             stored += [e.value if isinstance(e, cst.DictElement) else None for e in value.elements]
         elif isinstance(value, (cst.List, cst.Tuple)):
             stored += [e.value if isinstance(e, cst.Element) else None for e in value.elements]
-        elif value is None:
-            stored.append(None)
+        elif not (isinstance(value, cst.Call) and code(value.func) in ("dict", "list") and not value.args):
+            stored.append(None)  # models = build_models(): what it holds is not seen here
     for assign in source.of_types(cst.Assign):
         assert isinstance(assign, cst.Assign)
         if any(isinstance(t.target, cst.Subscript) and code(t.target.value) == name for t in assign.targets):
@@ -200,7 +205,10 @@ def _stored_elements(recording: Recording, read_out: cst.CSTNode) -> list[cst.Ba
 
 def _element(recording: Recording, construction: cst.CSTNode) -> cst.BaseExpression | None:
     """The whole expression a construction is stored into a container as (``Net().to(d)``
-    of ``{"a": Net().to(d)}``, ``models[k] = Net()``, ``nets.append(Net())``), else None."""
+    of ``{"a": Net().to(d)}``, ``models[k] = Net()``, ``nets.append(Net())``), else None;
+    never a name (``nets.append(net)``: ``net`` may also be trained directly)."""
+    if not isinstance(construction, cst.Call):
+        return None
     node = construction
     while True:
         parent = recording.parent(node)
