@@ -47,7 +47,10 @@ def test_helper_loader_keeps_per_process_batch_on_request():
     assert "train_loader = ddpify.shard(train_loader, per_process_batch=True)" in result.output
 
 
-def test_local_functions_builtins_and_unnamed_tuples_are_not_sharded():
+def test_local_functions_and_builtins_are_not_taken_for_loader_helpers():
+    """Only the opaque helper's results are loaders of unknown role (decided at run time);
+    what a local function or a builtin returns from them is the same object, never sharded
+    a second time."""
     result = convert("""\
         import torch
         from loaders import get_pair
@@ -60,6 +63,24 @@ def test_local_functions_builtins_and_unnamed_tuples_are_not_sharded():
         first_loader, second_loader = get_pair()
         train_loader = wrap(first_loader)
         loader = iter(second_loader)
+    """)
+    assert "train_loader = ddpify.shard" not in result.output
+    assert "loader = ddpify.shard(loader" not in result.output
+    assert "first_loader = ddpify.shard(first_loader, only_when_training=True)" in result.output
+    assert "second_loader = ddpify.shard(second_loader, only_when_training=True)" in result.output
+
+
+def test_unnamed_results_of_a_helper_are_not_sharded():
+    """Nothing says a helper's result is a loader (no loader name, no training loop over it):
+    left as it is."""
+    result = convert("""\
+        import torch
+        from loaders import get_pair
+
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        first, second = get_pair()
+        print(len(first), len(second))
     """)
     assert "ddpify.shard" not in result.output
 
