@@ -1,0 +1,7 @@
+class Compose:
+    def __init__(self, ts, *a, **k): self.ts = ts
+    def __call__(self, **d):
+        for t in self.ts: d = t(**d)
+        return d
+class OneOf(Compose):
+    pass
