@@ -25,10 +25,8 @@ if TYPE_CHECKING:
     from ddpify.analysis.project import Helper
     from ddpify.analysis.rank_tests import RankTests
     from ddpify.analysis.ranks import Ranks
+    from ddpify.analysis.samplers import Samplers
     from ddpify.analysis.source import Source
-
-
-_SAMPLERS = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 
 
 class Analysis:
@@ -81,6 +79,13 @@ class Analysis:
         return Loops(self.source)
 
     @functools.cached_property
+    def samplers(self) -> Samplers:
+        """The distributed samplers and the loaders that draw through them."""
+        from ddpify.analysis.samplers import Samplers
+
+        return Samplers(self.source)
+
+    @functools.cached_property
     def single_node(self) -> bool:
         """The script can only run on one node (``ddpify.analysis.topology``)."""
         from ddpify.analysis.topology import single_node
@@ -127,8 +132,9 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             seeding(source, rank_tests, function),
             function in training,
             consoles.get(function),
-            any(isinstance(r.value, cst.Call) and source.qualified(r.value) & _SAMPLERS for r in source.of_types_in(function, cst.Return)),
+            analysis.samplers.returns_sampler(function),
             collectives.get(function),
+            analysis.samplers.returned_loaders(function),
         )
     for function in training:  # a training step of a class: `Trainer.do_pass`
         owner = source.enclosing_class(function)

@@ -8,7 +8,8 @@ itself the loop over batches: a loop whose own body yields (a batch generator's 
 batches of one epoch, it does not count epochs.
 
 A loop iterates a loader when its header does (``for x in train_loader``, also through
-``enumerate``, ``tqdm``, ``zip``, ``iter``, ``islice``), when a loop nested in it does, when its
+``enumerate``, ``tqdm``, ``zip``, ``iter``, ``islice``, also through a name bound to one of
+those: ``epoch_iterator = tqdm(train_loader)``), when a loop nested in it does, when its
 body calls ``iter(loader)``, or when its body calls a function of this file that does, the
 function's parameters mapped to the call's arguments (``train(model, train_loader)`` with
 ``def train(model, loader): for x, y in loader``), transitively.
@@ -86,9 +87,20 @@ class Loops:
         it runs iterates, in source order."""
         found = self._iterated.get(loop)
         if found is None:
-            found = list(dict.fromkeys([*_items_of(loop.iter), *self._iterated_in(loop.body, self._iterates)]))
+            found = self._through_wrappers([*_items_of(loop.iter), *self._iterated_in(loop.body, self._iterates)])
             self._iterated[loop] = found
         return found
+
+    def _through_wrappers(self, keys: list[str]) -> list[str]:
+        """``keys`` and, for a name only ever bound to a wrapper of a loader
+        (``epoch_iterator = tqdm(train_loader)``), the loader it wraps."""
+        found = list(keys)
+        for key in keys:
+            values = [value for _, value in self.source.assignments.get(key, [])]
+            wrapped = [_items_of(v) if isinstance(v, cst.Call) and _callee(v) in _WRAPPERS else [] for v in values]
+            if values and all(wrapped):
+                found.extend(item for items in wrapped for item in items)
+        return list(dict.fromkeys(found))
 
     def handed_out(self, loop: cst.For) -> list[str]:
         """References the loop's body passes to functions this file does not define

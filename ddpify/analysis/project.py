@@ -49,7 +49,9 @@ class Helper:
     prints on every rank (-1), or such a logger as that element of the tuple it returns
     (``ddpify.analysis.loggers``); ``returns_sampler``, it returns a ``DistributedSampler`` on
     some path (``data_sampler(dataset, shuffle, distributed)``); ``collective``, the collective
-    it runs on every call (``reduce_mean`` -> ``dist.all_reduce``). Methods are looked up as
+    it runs on every call (``reduce_mean`` -> ``dist.all_reduce``); ``sharded_loaders``, the
+    elements of its result that are loaders with a ``DistributedSampler`` on some path (-1: the
+    whole result; ``ddpify.analysis.samplers``). Methods are looked up as
     ``Class.method``."""
 
     flag: Ranks | None = None
@@ -63,6 +65,7 @@ class Helper:
     console_logger: int | None = None
     returns_sampler: bool = False
     collective: str | None = None
+    sharded_loaders: tuple[int, ...] = ()
 
 
 # Where the calls of ``callee`` in one project file pass its parameter (name, position) an

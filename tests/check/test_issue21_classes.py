@@ -742,3 +742,146 @@ def test_rank0_logger_handed_in_by_the_importing_script(tmp_path: Path, make: st
     found = _codes(trainer.read_text(encoding="utf-8"), str(trainer))
     assert ("DDP005" in found) is report
     assert ("DDP012" in found) is report
+
+
+# ------------------------------------------------------------------ set_epoch for the loader the loop reads (DDP001)
+_LOADER_HELPER = """\
+from torch.utils.data import DataLoader, DistributedSampler, RandomSampler, SequentialSampler
+
+
+def get_loaders(args, train_set, test_set):
+    train_sampler = RandomSampler(train_set) if args.local_rank == -1 else DistributedSampler(train_set)
+    train_loader = DataLoader(train_set, sampler=train_sampler, batch_size=args.batch_size)
+    test_loader = DataLoader(test_set, sampler=SequentialSampler(test_set), batch_size=args.batch_size)
+    return train_loader, test_loader
+"""
+_HELPER_LOADER_LOOPS = (
+    _DDP
+    + """\
+from tqdm import tqdm
+
+from data_utils import get_loaders
+
+
+def train(args, model, optimizer):
+    {target} = get_loaders(args, None, None)
+{loop}
+"""
+)
+_WHILE_TQDM = """\
+    step = 0
+    while True:
+        batches = tqdm(train_loader, disable=args.local_rank not in [-1, 0])
+        {set_epoch}
+        for i, batch in enumerate(batches):
+            model(batch).sum().backward()
+            step += 1
+        if step > args.steps:
+            break"""
+_FOR_EPOCHS = """\
+    for epoch in range(args.epochs):
+        {set_epoch}
+        for batch in train_loader:
+            model(batch).sum().backward()"""
+
+
+@pytest.mark.parametrize(
+    ("target", "loop", "set_epoch", "report"),
+    [
+        ("train_loader, test_loader", _WHILE_TQDM, "", True),  # the helper's sampler, an endless epoch loop
+        ("train_loader, test_loader", _WHILE_TQDM, "train_loader.sampler.set_epoch(step)", False),
+        ("train_loader, test_loader", _FOR_EPOCHS, "", True),
+        ("train_loader, test_loader", _FOR_EPOCHS, "train_loader.sampler.set_epoch(epoch)", False),
+        ("test_loader, train_loader", _FOR_EPOCHS, "", False),  # the names swapped: the loop reads the sequential one
+        ("train_loader", _FOR_EPOCHS, "", False),  # the whole tuple, never iterated as a loader
+    ],
+)
+def test_set_epoch_for_a_loader_a_project_helper_builds(tmp_path: Path, target: str, loop: str, set_epoch: str, report: bool) -> None:
+    (tmp_path / "data_utils.py").write_text(_LOADER_HELPER, encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(_HELPER_LOADER_LOOPS.format(target=target, loop=loop.format(set_epoch=set_epoch or "pass")), encoding="utf-8")
+    assert ("DDP001" in _codes(script.read_text(encoding="utf-8"), str(script))) is report
+
+
+_TWO_SAMPLERS = (
+    _DDP
+    + """\
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+class Trainer:
+    def __init__(self, rank, world_size, args):
+        self.args = args
+        self.lr_sampler = DistributedSampler(lr_set, rank=rank, num_replicas=world_size)
+        self.lr_loader = DataLoader(lr_set, batch_size=4, sampler=self.lr_sampler)
+        self.hr_sampler = DistributedSampler(hr_set, rank=rank, num_replicas=world_size)
+        self.hr_loader = DataLoader(hr_set, batch_size=4, sampler=self.hr_sampler)
+
+    def train(self):
+        for epoch in range(self.args.epochs):
+            {set_epoch}
+            for batch in self.lr_loader:
+                self.step(batch)
+                self.step(self.next_hr())
+
+    def next_hr(self):
+        try:
+            return next(self.hr_iter)
+        except (AttributeError, StopIteration):
+            {next_hr}
+            self.hr_iter = iter(self.hr_loader)
+            return next(self.hr_iter)
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("set_epoch", "next_hr", "report"),
+    [
+        ("pass", "self.hr_sampler.set_epoch(self.hr_sampler.epoch + 1)", True),  # only the other loader's sampler advances
+        ("pass", "self.hr_loader.sampler.set_epoch(self.hr_epochs)", True),
+        ("self.lr_sampler.set_epoch(epoch)", "self.hr_sampler.set_epoch(self.hr_sampler.epoch + 1)", False),
+        ("self.lr_loader.sampler.set_epoch(epoch)", "self.hr_sampler.set_epoch(self.hr_sampler.epoch + 1)", False),
+        ("self.lr_loader.sampler.set_epoch(epoch)", "pass", True),  # the loop restarts hr_loader too, never advanced
+        ("pass", "sampler.set_epoch(epoch)", False),  # a receiver this file does not know: it may be the loop's
+    ],
+)
+def test_set_epoch_of_another_loader_does_not_count(set_epoch: str, next_hr: str, report: bool) -> None:
+    assert ("DDP001" in _codes(_TWO_SAMPLERS.format(set_epoch=set_epoch, next_hr=next_hr))) is report
+
+
+_CYCLE = (
+    _DDP
+    + """\
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def cycle(iterable):
+{body}
+
+
+class Trainer:
+    def set_data_src(self, dataset, is_ddp, rank, world_size):
+        sampler = {sampler}
+        dataloader = DataLoader(dataset, batch_size=8, sampler=sampler, shuffle=not is_ddp, drop_last=True)
+        self.loader = cycle(dataloader)
+
+    def train(self):
+        self.model(next(self.loader)).sum().backward()
+"""
+)
+_CYCLE_FOREVER = "    while True:\n        for item in iterable:\n            yield item"
+_CYCLE_COUNTED = "    passes = 0\n    while True:\n        iterable.sampler.set_epoch(passes)\n        passes += 1\n        for item in iterable:\n            yield item"
+
+
+@pytest.mark.parametrize(
+    ("body", "sampler", "report"),
+    [
+        (_CYCLE_FOREVER, "DistributedSampler(dataset, rank=rank, num_replicas=world_size) if is_ddp else None", True),
+        (_CYCLE_FOREVER, "None if not is_ddp else DistributedSampler(dataset)", True),
+        (_CYCLE_FOREVER, "torch.utils.data.RandomSampler(dataset) if is_ddp else None", False),
+        (_CYCLE_COUNTED, "DistributedSampler(dataset) if is_ddp else None", False),
+    ],
+)
+def test_a_sampler_chosen_by_a_conditional_expression(body: str, sampler: str, report: bool) -> None:
+    assert ("DDP001" in _codes(_CYCLE.format(body=body, sampler=sampler))) is report

@@ -1,14 +1,14 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import libcst as cst
 
+from ddpify.analysis.samplers import SAMPLERS, Samplers
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names
 from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
-
-_SAMPLER = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 
 
 class MissingSetEpoch(Rule):
@@ -26,9 +26,15 @@ class MissingSetEpoch(Rule):
         "epochs (`for t in range(args.epochs)`). Also reported: a `while` loop that starts pass "
         "after pass over such a loader (`def sample_data(loader): while True: for batch in loader: "
         "yield batch`, the loader by name or handed in by every call) with no set_epoch inside: "
-        "the sampler's epoch never changes. A loader's sampler is a DistributedSampler also when a "
-        "function of this file or of the project's modules returns one "
-        "(`sampler=data_sampler(dataset, shuffle=True, distributed=args.distributed)`)."
+        "the sampler's epoch never changes. A loader's sampler is a DistributedSampler also when it "
+        "is one on some path (`RandomSampler(ds) if args.local_rank == -1 else DistributedSampler(ds)`), "
+        "when a function of this file or of the project's modules returns one "
+        "(`sampler=data_sampler(dataset, shuffle=True, distributed=args.distributed)`), and a loader "
+        "is one when a function of the project's modules builds it so and returns it "
+        "(`train_loader, test_loader = get_loader(args)`). A set_epoch counts for the loader it is "
+        "called on (its sampler, `loader.sampler`, the loader): one called only for another loader's "
+        "sampler leaves the loop's own loader repeating its order. Samplers built with "
+        "`shuffle=False`, and evaluation loaders read beside a training loader, need none."
     )
     default = True
     fix = "safe"
@@ -227,43 +233,28 @@ for epoch in range(1000000):
         ),
     )
 
-    def __init__(self, file) -> None:
-        super().__init__(file)
-        self._loaders: list[str] = []  # variables holding a loader with a DistributedSampler
-        self._plain: set[str] = set()  # variables holding a loader without one
-        self._samplers: set[str] = set()
-        self._sampler_of: dict[str, cst.BaseExpression] = {}  # loader -> its sampler= value
+    @functools.cached_property
+    def _samplers(self) -> Samplers:
+        return self.file.analysis.samplers
 
-    def visit_Module(self, node: cst.Module) -> None:
-        """The samplers and loaders of the whole file first: an epoch loop may come before the
-        code that builds its loader (a ``train()`` defined above ``main()``)."""
-        built = [a for a in of_types(node, cst.Assign) if isinstance(a, cst.Assign) and isinstance(a.value, cst.Call)]
-        built = [a for a in built if len(a.targets) == 1 and is_simple_reference(a.targets[0].target)]
-        for assign in built:
-            if self.qualified(assign.value) & _SAMPLER:
-                self._samplers.add(code(assign.targets[0].target))
-        for assign in built:
-            target, call = code(assign.targets[0].target), assign.value
-            assert isinstance(call, cst.Call)
-            if self._has_distributed_sampler(call):
-                self._loaders.append(target)
-                self._sampler_of.setdefault(target, _keyword(call, "sampler"))  # type: ignore[arg-type]
-            elif self.qualified(call) & names.DATALOADER:
-                self._plain.add(target)
+    @property
+    def _loaders(self) -> dict[str, cst.BaseExpression | None]:
+        return self._samplers.loaders
 
     def _set_epoch(self, loader: str, epoch: str) -> str:
         """The plain set_epoch statement for ``loader``'s sampler, guarded where the sampler may
         be missing (None, or a loader built without one) in a single-process run."""
-        sampler = self._sampler_of.get(loader)
+        sampler = self._loaders.get(loader)
+        plain = loader in self._samplers.plain
         if sampler is not None and is_simple_reference(sampler):
             name = code(sampler)
             values = [(s, v) for s, v in self.file.analysis.source.assignments.get(name, [])]
-            if values and all(isinstance(v, cst.Call) and self.qualified(v) & _SAMPLER for _, v in values):
-                if not any(self._conditional(s) for s, _ in values) and loader not in self._plain:
+            if values and all(isinstance(v, cst.Call) and self.qualified(v) & SAMPLERS for _, v in values):
+                if not any(self._conditional(s) for s, _ in values) and not plain:
                     return f"{name}.set_epoch({epoch})"
-            elif values and all(isinstance(v, cst.Call) and self.qualified(v) & _SAMPLER or _is_none(v) for _, v in values):
+            elif values and all(isinstance(v, cst.Call) and self.qualified(v) & SAMPLERS or _is_none(v) for _, v in values):
                 return f"if {name} is not None:\n    {name}.set_epoch({epoch})"
-        elif sampler is not None and loader not in self._plain:
+        elif isinstance(sampler, cst.Call) and self.qualified(sampler) & SAMPLERS and not plain:
             return f"{loader}.sampler.set_epoch({epoch})"
         return f'if hasattr({loader}.sampler, "set_epoch"):\n    {loader}.sampler.set_epoch({epoch})'
 
@@ -276,82 +267,101 @@ for epoch in range(1000000):
                 return True
         return False
 
-    def _has_distributed_sampler(self, call: cst.Call) -> bool:
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == "sampler":
-                value = arg.value
-                if isinstance(value, cst.Call) and (self.qualified(value) & _SAMPLER or self._sampler_factory(value)):
-                    return True
-                if code(value) in self._samplers:
-                    return True
-        return False
+    def _ordered(self, loaders: list[str]) -> list[str]:
+        """The loaders whose order matters: their sampler shuffles, and evaluation loaders
+        (``val_loader``) only when the loop reads no other: which rank evaluates which
+        sample in which order changes no result."""
+        shuffled = [key for key in loaders if self._samplers.shuffles(key)]
+        training = [key for key in shuffled if not names.EVAL_LOADER.search(key) or names.TRAIN_LOADER.search(key)]
+        return training or shuffled
 
-    def _sampler_factory(self, call: cst.Call) -> bool:
-        """``data_sampler(dataset, shuffle=True, distributed=args.distributed)``: a function of
-        this file or of the project's modules that returns a DistributedSampler (on some path)."""
-        source = self.file.analysis.source
-        helper = source.project.helper(call)
-        if helper is not None:
-            return helper.returns_sampler
-        for function in source.functions_called(call):
-            for ret in of_types(function, cst.Return):
-                if isinstance(ret, cst.Return) and isinstance(ret.value, cst.Call) and self.qualified(ret.value) & _SAMPLER:
-                    return True
-        return False
+    def _receivers(self, bodies: Sequence[cst.CSTNode]) -> list[str]:
+        """What the ``set_epoch`` calls in ``bodies`` are called on (``train_sampler``)."""
+        return [
+            code(call.func.value)
+            for body in bodies
+            for call in of_types(body, cst.Call)
+            if isinstance(call, cst.Call) and is_method_call(call, "set_epoch") and isinstance(call.func, cst.Attribute)
+        ]
+
+    def _uncovered(self, loaders: list[str], bodies: Sequence[cst.CSTNode]) -> list[str]:
+        """The ``loaders`` no ``set_epoch`` call in ``bodies`` advances. A call on a receiver
+        this file does not know as another loader's sampler (a parameter, a custom loader)
+        counts for every loader: only a set_epoch provably meant for another loader leaves
+        one out (``self.hr_sampler.set_epoch(e)`` in a loop over ``self.lr_loader``)."""
+        receivers = set(self._receivers(bodies))
+        known = {*self._samplers.samplers, *self._loaders, *(f"{key}.sampler" for key in self._loaders)}
+        if receivers - known:
+            return []
+        return [key for key in loaders if not self._names_of(key) & receivers]
+
+    def _names_of(self, loader: str) -> set[str]:
+        """The receivers a set_epoch for ``loader`` may be called on."""
+        sampler = self._loaders.get(loader)
+        names = {loader, f"{loader}.sampler"}
+        return names | {code(sampler)} if sampler is not None and is_simple_reference(sampler) else names
 
     def leave_While(self, original_node: cst.While) -> None:
         """``while True: for batch in loader: yield batch``: each pass over a sharded loader
         restarts its sampler, and with no set_epoch in the loop every pass has the same order."""
-        if not self._loaders or any(is_method_call(c, "set_epoch") for c in of_types(original_node.body, cst.Call)):
+        if not self._loaders:
             return
         for inner in of_types(original_node.body, cst.For):
             assert isinstance(inner, cst.For)
-            if self._iterates_sharded(inner):
+            sharded = self._iterates_sharded(inner)
+            if sharded is not None and self._uncovered([sharded], [original_node.body]):
                 self.report(
                     original_node,
-                    f"loop starts pass after pass over {code(inner.iter)} (a DistributedSampler loader) and never calls "
+                    f"loop starts pass after pass over {sharded} (a DistributedSampler loader) and never calls "
                     "set_epoch: every pass repeats the same order; count the passes and call sampler.set_epoch(n) before each",
                 )
                 return
 
-    def _iterates_sharded(self, loop: cst.For) -> bool:
-        """The loop reads a sharded loader: by name, or as a parameter of its function that every
-        call of the function in this file is handed one."""
-        iterated = code(loop.iter)
-        if iterated in self._loaders:
-            return True
+    def _iterates_sharded(self, loop: cst.For) -> str | None:
+        """The sharded loader the loop reads: by name (also through ``enumerate``/``tqdm`` and
+        a name bound to one of those), or as a parameter of its function that every call of
+        the function in this file is handed one."""
+        loops = self.file.analysis.loops
+        iterated = loops.iterated(loop)
+        found = next((key for key in iterated if key in self._loaders), None)
+        if found is not None or len(iterated) != 1:
+            return found
         source = self.file.analysis.source
         function = source.enclosing_function(loop)
         names = [p.name.value for p in function.params.params] if function is not None else []
-        if iterated not in names or function is None:
-            return False
-        index = names.index(iterated)
+        if iterated[0] not in names or function is None:
+            return None
+        index = names.index(iterated[0])
         sites = source.call_sites(function)
-        passed = [a.value for site in sites for i, a in enumerate(site.args) if (a.keyword.value == iterated if a.keyword else i == index)]
-        return bool(passed) and len(passed) == len(sites) and all(code(v) in self._loaders for v in passed)
+        passed = [
+            a.value for site in sites for i, a in enumerate(site.args) if (a.keyword.value == iterated[0] if a.keyword else i == index)
+        ]
+        if passed and len(passed) == len(sites) and all(code(v) in self._loaders for v in passed):
+            return iterated[0]
+        return None
 
     def leave_For(self, original_node: cst.For) -> None:
         loops = self.file.analysis.loops
-        if not self._loaders and not self._samplers or not loops.is_epoch_loop(original_node):
+        if not self._loaders and not self._samplers.samplers or not loops.is_epoch_loop(original_node):
             return
         bodies = [original_node.body, *(f.body for f in loops.called_functions(original_node))]
-        if any(is_method_call(call, "set_epoch") for body in bodies for call in of_types(body, cst.Call)):
-            return  # here, or in a function of this file the loop calls (train(epoch))
         iterated = loops.iterated(original_node)
         chosen = [key for key in iterated if key in self._loaders]
         if not chosen:
             chosen = [key for key in loops.handed_out(original_node) if key in self._loaders]
-        if not chosen and any(key in self._plain for key in iterated):
+        chosen = self._ordered(chosen)
+        if not chosen and any(key in self._samplers.plain for key in iterated):
             return  # it iterates a loader without a DistributedSampler
-        if chosen and isinstance(original_node.body, cst.IndentedBlock):
-            calls = [self._set_epoch(key, code(original_node.target)) for key in chosen]
+        if not chosen and self._receivers(bodies):
+            return  # a set_epoch here, and which loader the loop reads is not visible
+        uncovered = self._uncovered(chosen, bodies)
+        if chosen and not uncovered:
+            return  # here, or in a function of this file the loop calls (train(epoch))
+        if uncovered and isinstance(original_node.body, cst.IndentedBlock):
+            calls = [self._set_epoch(key, code(original_node.target)) for key in uncovered]
             self.report(original_node, replacement=functools.partial(_with_first, original_node, calls))
         else:
             self.report(original_node)  # which loader it reads is not visible here
-
-
-def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
 def _is_none(value: cst.BaseExpression | None) -> bool:

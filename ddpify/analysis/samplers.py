@@ -1,0 +1,168 @@
+"""Which loaders draw through a ``DistributedSampler``: the loaders whose sampler needs
+``set_epoch`` every epoch.
+
+A sampler is distributed when it is built as one (``DistributedSampler(ds)``), chosen as one
+on some path (``RandomSampler(ds) if args.local_rank == -1 else DistributedSampler(ds)``,
+``DistributedSampler(ds) if is_ddp else None``), held by a name bound to such a value, or
+returned by a function of this file or of the project that builds one
+(``data_sampler(dataset, distributed=args.distributed)``). A loader is such a loader when its
+``DataLoader(...)`` call takes such a sampler, or when a project helper returns it
+(``train_loader, test_loader = get_loader(args)`` with ``get_loader`` in ``utils/data_utils.py``:
+``Helper.sharded_loaders``). References are matched by their text, file-wide: a loop may come
+before the code that builds its loader (a ``train()`` defined above ``main()``)."""
+
+from __future__ import annotations
+
+import functools
+
+import libcst as cst
+
+from ddpify.analysis.batches import DATALOADERS
+from ddpify.analysis.source import Source
+from ddpify.tree.cstutil import code, is_simple_reference, keyword_value
+
+SAMPLERS = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
+
+
+class Samplers:
+    """The distributed samplers and the loaders of one file, by reference text."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+
+    @functools.cached_property
+    def _bindings(self) -> list[tuple[str, cst.BaseExpression]]:
+        """``(target, value)`` of every single-target binding to a call or a conditional value."""
+        found: list[tuple[str, cst.BaseExpression]] = []
+        for assign in self.source.of_types(cst.Assign):
+            assert isinstance(assign, cst.Assign)
+            if len(assign.targets) == 1 and is_simple_reference(assign.targets[0].target):
+                if isinstance(assign.value, (cst.Call, cst.IfExp)):
+                    found.append((code(assign.targets[0].target), assign.value))
+        return found
+
+    @functools.cached_property
+    def samplers(self) -> frozenset[str]:
+        """The references bound to a distributed sampler on some path (``train_sampler``)."""
+        return frozenset(target for target, value in self._bindings if self.is_distributed(value, frozenset()))
+
+    @functools.cached_property
+    def _loader_calls(self) -> dict[str, list[cst.Call]]:
+        found: dict[str, list[cst.Call]] = {}
+        for target, value in self._bindings:
+            for call in _branches(value):
+                if isinstance(call, cst.Call) and self.source.qualified(call) & DATALOADERS:
+                    found.setdefault(target, []).append(call)
+        return found
+
+    @functools.cached_property
+    def _helper_results(self) -> list[tuple[cst.BaseExpression, tuple[int, ...]]]:
+        """``(target, sharded slots)`` of every assignment of a project helper's result that
+        holds a loader with a distributed sampler."""
+        found: list[tuple[cst.BaseExpression, tuple[int, ...]]] = []
+        for assign in self.source.of_types(cst.Assign):
+            assert isinstance(assign, cst.Assign)
+            if isinstance(assign.value, cst.Call) and len(assign.targets) == 1:
+                helper = self.source.project.helper(assign.value)
+                if helper is not None and helper.sharded_loaders:
+                    found.append((assign.targets[0].target, helper.sharded_loaders))
+        return found
+
+    @functools.cached_property
+    def loaders(self) -> dict[str, cst.BaseExpression | None]:
+        """The references holding a loader with a distributed sampler, each with the
+        ``sampler=`` value it is built with (None: built elsewhere, by a project helper)."""
+        found: dict[str, cst.BaseExpression | None] = {}
+        for target, calls in self._loader_calls.items():
+            for call in calls:
+                sampler = keyword_value(call, "sampler")
+                if sampler is not None and self.is_distributed(sampler, self.samplers):
+                    found.setdefault(target, sampler)
+        for result, slots in self._helper_results:
+            for key in _elements(result, slots):
+                found.setdefault(key, None)
+        return found
+
+    @functools.cached_property
+    def plain(self) -> frozenset[str]:
+        """The references holding a loader built without a distributed sampler on some path,
+        and the other elements of a project helper's result that holds one (``test_loader``)."""
+        built = {
+            target
+            for target, calls in self._loader_calls.items()
+            if any(not self.is_distributed(keyword_value(call, "sampler"), self.samplers) for call in calls)
+        }
+        others = {key for target, slots in self._helper_results for key in _elements(target, (-1,)) if key not in _elements(target, slots)}
+        return frozenset(built | others)
+
+    def shuffles(self, loader: str) -> bool:
+        """``loader``'s distributed sampler shuffles on some path (not ``shuffle=False``
+        everywhere): only then does its order depend on ``set_epoch``."""
+        sampler = self.loaders.get(loader)
+        if sampler is None:
+            return True
+        values = [v for _, v in self.source.assignments.get(code(sampler), [])] if is_simple_reference(sampler) else [sampler]
+        calls = [
+            c for v in values if v is not None for c in _branches(v) if isinstance(c, cst.Call) and self.source.qualified(c) & SAMPLERS
+        ]
+        return not calls or any(not _is_false(keyword_value(c, "shuffle")) for c in calls)
+
+    def is_distributed(self, value: cst.BaseExpression | None, samplers: frozenset[str]) -> bool:
+        """``value`` is a distributed sampler on some path (``samplers``: the names known to hold one)."""
+        if value is None:
+            return False
+        if is_simple_reference(value):
+            return code(value) in samplers
+        return any(isinstance(c, cst.Call) and (self.source.qualified(c) & SAMPLERS or self._factory(c)) for c in _branches(value))
+
+    def _factory(self, call: cst.Call) -> bool:
+        """A function of this file or of the project's modules that returns a distributed
+        sampler on some path."""
+        helper = self.source.project.helper(call)
+        if helper is not None:
+            return helper.returns_sampler
+        return any(self.returns_sampler(function) for function in self.source.functions_called(call))
+
+    def returns_sampler(self, function: cst.FunctionDef) -> bool:
+        """``function`` returns a distributed sampler built in its return statement on some path."""
+        returns = [r for r in self.source.of_types_in(function, cst.Return) if isinstance(r, cst.Return) and r.value is not None]
+        return any(
+            isinstance(c, cst.Call) and self.source.qualified(c) & SAMPLERS
+            for r in returns
+            if r.value is not None
+            for c in _branches(r.value)
+        )
+
+    def returned_loaders(self, function: cst.FunctionDef) -> tuple[int, ...]:
+        """The elements of ``function``'s result that are loaders with a distributed sampler
+        (-1: the whole result): ``return train_loader, test_loader`` -> ``(0,)``."""
+        found: set[int] = set()
+        for ret in self.source.of_types_in(function, cst.Return):
+            assert isinstance(ret, cst.Return)
+            if ret.value is None:
+                continue
+            if isinstance(ret.value, cst.Tuple):
+                found.update(i for i, e in enumerate(ret.value.elements) if code(e.value) in self.loaders)
+            elif code(ret.value) in self.loaders:
+                found.add(-1)
+        return tuple(sorted(found))
+
+
+def _branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values ``value`` may take: both sides of a conditional expression, recursively."""
+    if isinstance(value, cst.IfExp):
+        return [*_branches(value.body), *_branches(value.orelse)]
+    return [value]
+
+
+def _is_false(value: cst.BaseExpression | None) -> bool:
+    return isinstance(value, cst.Name) and value.value == "False"
+
+
+def _elements(target: cst.BaseExpression, slots: tuple[int, ...]) -> list[str]:
+    """The plain references of ``target`` that receive the result's ``slots`` (-1: all of it,
+    each element of a tuple target)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        every = -1 in slots
+        return [code(e.value) for i, e in enumerate(target.elements) if (every or i in slots) and is_simple_reference(e.value)]
+    return [code(target)] if -1 in slots and is_simple_reference(target) else []
