@@ -19,4 +19,4 @@ for f in sys.argv[1:]:
         print(f"[ckpt] {f}: not a torch file ({type(e).__name__})")
         continue
     ks = keys(o, [])
-    print(f"[ckpt] {f}: {len(ks)} keys, {sum(k.startswith('module.') for k in ks)} with 'module.'")
+    print(f"[ckpt] {f}: {len(ks)} keys, {sum(k.startswith('module.') for k in ks)} with 'module.', {sum(k.startswith('module.module.') for k in ks)} with 'module.module.'")
