@@ -3,7 +3,7 @@
 #   ROOT=/path/to/checkout run/run_all.sh [MODES]      (default ROOT=/work/main, MODES="orig convert ddp plain verify")
 cd "$(dirname "$0")"
 MODES="${1:-orig convert ddp plain verify}"
-NAMES="${NAMES:-resnet_cifar10_trainer cutout_train sentencevae_train nestedunet_train wideresnet_train sagan_main}"
+NAMES="${NAMES:-resnet_cifar10_trainer cutout_train sentencevae_train nestedunet_train wideresnet_train sagan_main ram_main vqvae_main}"
 for name in $NAMES; do
   for mode in $MODES; do
     if [ "$mode" = convert ]; then MODE=convert ./$name.sh > /dev/null 2>&1; echo "$name convert rc=$?"; continue; fi
