@@ -9,6 +9,7 @@ acting.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import TYPE_CHECKING
 
@@ -104,7 +105,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.loggers import module_console_loggers
     from ddpify.analysis.prefix import names_prefix
     from ddpify.analysis.project import Helper
-    from ddpify.analysis.seeding import seeding
+    from ddpify.analysis.seeding import module_draws, seeding
     from ddpify.tree.metadata import FastMetadata
 
     analysis = Analysis(FastMetadata(module), path, depth)
@@ -114,6 +115,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     tops = [f for fs in source.functions.values() for f in fs if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
     consoles = module_console_loggers(source, analysis.context, tops)
     collectives = module_collectives(source, analysis.context, tops)
+    draws = module_draws(source, tops)
     helpers: dict[str, Helper] = {}
     for name, functions in source.functions.items():
         top = [f for f in functions if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
@@ -135,11 +137,15 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             analysis.samplers.returns_sampler(function),
             collectives.get(function),
             analysis.samplers.returned_loaders(function),
+            draws.get(name, frozenset()),
         )
     for function in training:  # a training step of a class: `Trainer.do_pass`
         owner = source.enclosing_class(function)
         if owner is not None and source.enclosing_function(function) is None:
             helpers.setdefault(f"{owner.name.value}.{function.name.value}", Helper(trains=True))
+    for name, families in draws.items():  # a class: `Model.__init__`
+        if "." in name:
+            helpers[name] = dataclasses.replace(helpers.get(name, Helper()), draws=families)
     for item in project_files.imports(module.code):  # re-exports: `from .dist import is_main_process`
         if item.name is not None and item.bound not in helpers:
             found = source.project.named(item.bound)

@@ -26,11 +26,13 @@ from ddpify.tree.cstutil import code, is_simple_reference
 
 @dataclass(frozen=True)
 class Seeding:
-    """A helper seeds ``families`` with its parameter ``name`` (position ``index``) as it is."""
+    """A helper seeds ``families`` with its parameter ``name`` (position ``index``) as it is,
+    or with its ``attribute`` (``".seed"``: ``set_seed(args)`` seeds with ``args.seed``)."""
 
     families: frozenset[str]
     index: int
     name: str
+    attribute: str = ""
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,10 @@ class Helper:
     some path (``data_sampler(dataset, shuffle, distributed)``); ``collective``, the collective
     it runs on every call (``reduce_mean`` -> ``dist.all_reduce``); ``sharded_loaders``, the
     elements of its result that are loaders with a ``DistributedSampler`` on some path (-1: the
-    whole result; ``ddpify.analysis.samplers``). Methods are looked up as
+    whole result; ``ddpify.analysis.samplers``); ``draws``, the global RNGs it draws from or
+    consumes (dropout, random augmentation, loader workers: ``ddpify.analysis.seeding``), also
+    through the module's own functions it calls; a class of the module is summarised as
+    ``Class.__init__`` with what all its methods draw (building it is what lets them run). Methods are looked up as
     ``Class.method``."""
 
     flag: Ranks | None = None
@@ -66,6 +71,7 @@ class Helper:
     returns_sampler: bool = False
     collective: str | None = None
     sharded_loaders: tuple[int, ...] = ()
+    draws: frozenset[str] = frozenset()
 
 
 # Where the calls of ``callee`` in one project file pass its parameter (name, position) an

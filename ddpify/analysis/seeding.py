@@ -1,15 +1,20 @@
-"""Which calls seed a global random number generator, and which project helpers do it for their
-caller: ``fix_random_seeds(args.seed)`` in a sibling module seeds torch and NumPy with its
-argument, the same on every rank unless the helper adds the rank itself. One definition for the
-linter's seed rules and the project summaries."""
+"""Which calls seed a global random number generator, which draw from one, and which project
+helpers do either for their caller: ``fix_random_seeds(args.seed)`` in a sibling module seeds
+torch and NumPy with its argument, the same on every rank unless the helper adds the rank
+itself; a model class of another module whose layers include dropout consumes torch's RNG.
+One definition for the linter's seed rules and the project summaries."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis.module_facts import through_calls
 from ddpify.analysis.project import Seeding
+from ddpify.tree.cstutil import code, is_simple_reference
 
 if TYPE_CHECKING:
     from ddpify.analysis.rank_tests import RankTests
@@ -24,14 +29,78 @@ SEEDS = {
     "random.seed": "random",
     "numpy.random.seed": "numpy",
 }
+DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+_NOT_DRAWS = re.compile(r"(^|\.)(seed|getstate|setstate|get_state|set_state|Random|RandomState|default_rng|Generator|SeedSequence)$")
+_TORCH_DRAWS = re.compile(r"^torch\.(rand|randn|randint|randperm|normal|bernoulli|multinomial|poisson|rand_like|randn_like|randint_like)$")
+# What consumes torch's RNG after seeding without naming it: in-place random fills, dropout,
+# random augmentation, masks and collators, and DataLoader workers (seeded from it). Weight
+# initialisers of ``torch.nn.init`` are not: the same initial model on every rank is what DDP wants.
+_TORCH_CONSUMERS = re.compile(
+    r"^(normal_|uniform_|random_|bernoulli_|exponential_|dropout\w*|Dropout\w*|Random\w+|RandAugment|AutoAugment|"
+    r"TrivialAugment\w*|AugMix|\w*[Mm]ixup\w*|\w*[Cc]ut[Mm]ix\w*|\w*[Aa]ugment\w*|\w*[Cc]ollator|\w*transforms?|"
+    r"create_transform|make_transforms?|build_transforms?)$"
+)
+
+
+def drawn_family(qualified: set[str], call: cst.Call) -> str | None:
+    """The global RNG a call (of the ``qualified`` names) draws from (``random.randint`` ->
+    "random", ``np.random.rand`` -> "numpy"); None for a draw from a generator of its own
+    (``generator=sample_rng``)."""
+    if any(a.keyword is not None and a.keyword.value == "generator" for a in call.args):
+        return None
+    for name in qualified:
+        if _NOT_DRAWS.search(name):
+            return None
+        if name.startswith("random.") and name.count(".") == 1:
+            return "random"
+        if name.startswith("numpy.random."):
+            return "numpy"
+        if _TORCH_DRAWS.match(name):
+            return "torch"
+    return None
+
+
+def consumes_torch(callee: str, qualified: set[str], call: cst.Call) -> bool:
+    """A call (named ``callee``) that takes numbers from torch's RNG without drawing them
+    itself: dropout, random augmentation, in-place random fills, a DataLoader with workers."""
+    if qualified & DATALOADER:
+        return _has_workers(call)
+    return bool(_TORCH_CONSUMERS.match(callee)) and not any(q.startswith("torch.nn.init.") for q in qualified)
+
+
+def consumed(source: Source, node: cst.CSTNode) -> frozenset[str]:
+    """The RNGs the calls under ``node`` draw from or consume ("torch", "numpy", "random")."""
+    found: set[str] = set()
+    for call in source.of_types_in(node, cst.Call):
+        assert isinstance(call, cst.Call)
+        qualified = source.qualified(call)
+        drawn = drawn_family(qualified, call)
+        if drawn is not None:
+            found.add(drawn)
+        elif consumes_torch(_callee(call), qualified, call):
+            found.add("torch")
+    return frozenset(found)
+
+
+def _callee(call: cst.Call) -> str:
+    func = call.func
+    return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+
+
+def _has_workers(call: cst.Call) -> bool:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "num_workers":
+            return not (isinstance(arg.value, cst.Integer) and arg.value.evaluated_value == 0)
+    return False
 
 
 def seeding(source: Source, rank_tests: RankTests, function: cst.FunctionDef) -> Seeding | None:
-    """How ``function`` seeds the global RNGs from one of its parameters, unchanged by a rank;
-    None when it seeds nothing, or with a value that names a rank (``seed + get_rank()``)."""
+    """How ``function`` seeds the global RNGs from one of its parameters (or an attribute of
+    it: ``set_seed(args)`` seeding with ``args.seed``), unchanged by a rank; None when it seeds
+    nothing, or with a value that names a rank (``seed + get_rank()``)."""
     names = [p.name.value for p in function.params.params]
     families: set[str] = set()
-    parameter: str | None = None
+    parameter: tuple[str, str] | None = None
     for call in source.of_types_in(function, cst.Call):
         seeded = next((SEEDS[q] for q in source.qualified(call) if q in SEEDS), None)
         if seeded is None or not call.args or source.enclosing_function(call) is not function:
@@ -39,9 +108,43 @@ def seeding(source: Source, rank_tests: RankTests, function: cst.FunctionDef) ->
         value = call.args[0].value
         if rank_tests.depends_on_rank(value):
             return None
-        if isinstance(value, cst.Name) and value.value in names and parameter in (None, value.value):
-            parameter = value.value
+        if not is_simple_reference(value):
+            continue
+        root, dot, rest = code(value).partition(".")
+        if root in names and parameter in (None, (root, dot + rest)):
+            parameter = (root, dot + rest)
             families.add(seeded)
     if parameter is None:
         return None
-    return Seeding(frozenset(families), names.index(parameter), parameter)
+    return Seeding(frozenset(families), names.index(parameter[0]), parameter[0], parameter[1])
+
+
+def module_draws(source: Source, functions: list[cst.FunctionDef]) -> dict[str, frozenset[str]]:
+    """``Helper.draws`` of a module's top-level ``functions`` (by name) and of its top-level
+    classes (as ``Class.__init__``), following calls to the module's own functions and to the
+    project helpers it imports."""
+
+    def draws(node: cst.CSTNode, called: Callable[[cst.Call], frozenset[str] | None]) -> frozenset[str]:
+        found = set(consumed(source, node))
+        for call in source.of_types_in(node, cst.Call):
+            assert isinstance(call, cst.Call)
+            found |= called(call) or frozenset()
+        return frozenset(found)
+
+    answers = through_calls(source, functions, lambda f, called: draws(f, called) or None, lambda helper: helper.draws or None)
+    found = {f.name.value: families for f, families in answers.items()}
+    classes = [c for c in source.of_types(cst.ClassDef) if isinstance(c, cst.ClassDef) and source.enclosing_class(c) is None]
+    for owner in classes:
+        if source.enclosing_function(owner) is None:
+            families = draws(owner, lambda call: _called_draws(source, answers, call))
+            if families:
+                found[f"{owner.name.value}.__init__"] = families
+    return found
+
+
+def _called_draws(source: Source, answers: dict[cst.FunctionDef, frozenset[str]], call: cst.Call) -> frozenset[str] | None:
+    """What a call in a class draws through the project's helpers or the module's functions."""
+    helper = source.project.helper(call)
+    if helper is not None:
+        return helper.draws
+    return frozenset(f for function in source.functions_called(call) for f in answers.get(function, frozenset()))

@@ -9,26 +9,13 @@ the same on every rank. Computed once per file (``FileInfo.memo``), for DDP011 a
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import libcst as cst
 
-from ddpify.analysis.seeding import SEEDS
+from ddpify.analysis.seeding import SEEDS, consumes_torch, drawn_family
 from ddpify.check.rule import Rule
-from ddpify.convert import names
 from ddpify.tree.cstutil import code, is_simple_reference, of_types
-
-_NOT_DRAWS = re.compile(r"(^|\.)(seed|getstate|setstate|get_state|set_state|Random|RandomState|default_rng|Generator|SeedSequence)$")
-_TORCH_DRAWS = re.compile(r"^torch\.(rand|randn|randint|randperm|normal|bernoulli|multinomial|poisson|rand_like|randn_like|randint_like)$")
-# What consumes torch's RNG after seeding without naming it: in-place random fills, dropout,
-# random augmentation, masks and collators, and DataLoader workers (seeded from it). Weight
-# initialisers of ``torch.nn.init`` are not: the same initial model on every rank is what DDP wants.
-_TORCH_CONSUMERS = re.compile(
-    r"^(normal_|uniform_|random_|bernoulli_|exponential_|dropout\w*|Dropout\w*|Random\w+|RandAugment|AutoAugment|"
-    r"TrivialAugment\w*|AugMix|\w*[Mm]ixup\w*|\w*[Cc]ut[Mm]ix\w*|\w*[Aa]ugment\w*|\w*[Cc]ollator|\w*transforms?|"
-    r"create_transform|make_transforms?|build_transforms?)$"
-)
 
 
 @dataclass(frozen=True)
@@ -44,20 +31,8 @@ def family(rule: Rule, call: cst.Call) -> str | None:
 
 
 def draw_family(rule: Rule, call: cst.Call) -> str | None:
-    """The global RNG a call draws from (``random.randint`` -> "random", ``np.random.rand`` ->
-    "numpy"); None for a draw from a generator of its own (``generator=sample_rng``)."""
-    if any(a.keyword is not None and a.keyword.value == "generator" for a in call.args):
-        return None
-    for name in rule.qualified(call):
-        if _NOT_DRAWS.search(name):
-            return None
-        if name.startswith("random.") and name.count(".") == 1:
-            return "random"
-        if name.startswith("numpy.random."):
-            return "numpy"
-        if _TORCH_DRAWS.match(name):
-            return "torch"
-    return None
+    """The global RNG a call draws from (``ddpify.analysis.seeding.drawn_family``)."""
+    return drawn_family(rule.qualified(call), call)
 
 
 class Seeds:
@@ -69,6 +44,7 @@ class Seeds:
         self.calls: list[SeedCall] = []
         self.draws: dict[str, list[cst.Call]] = {}
         self.torch_consumers = False
+        self.elsewhere: frozenset[str] = frozenset()  # RNGs the project's modules draw from for this file
         for name, calls in self.source.calls_by_callee.items():
             for call in calls:
                 seeded = family(rule, call)
@@ -78,10 +54,10 @@ class Seeds:
                 drawn = draw_family(rule, call)
                 if drawn is not None:
                     self.draws.setdefault(drawn, []).append(call)
-                elif (_TORCH_CONSUMERS.match(name) and not _initialiser(rule, call)) or (
-                    self.rule.qualified(call) & names.DATALOADER and _has_workers(call)
-                ):
+                elif consumes_torch(name, rule.qualified(call), call):
                     self.torch_consumers = True
+                else:
+                    self.elsewhere |= self._project_draws(call)
         self.calls.sort(key=lambda s: s.line)
         self._busy: set[str] = set()
 
@@ -124,7 +100,8 @@ class Seeds:
     def consumed(self, seeded: str, seed: cst.Call) -> bool:
         """Whether the script draws from the RNG it seeds while it trains: in a loop, or in
         another function than the seed's (a per-step augmentation helper); for torch also
-        dropout, random augmentation or DataLoader workers. Draws at set-up next to the seed
+        dropout, random augmentation or DataLoader workers; or a function or class of the
+        project's modules it calls draws from it (``Helper.draws``). Draws at set-up next to the seed
         (a synthetic dataset, a split) want the same numbers on every rank."""
         inside = set(of_types(seed, cst.Call))
         home = self.source.enclosing_function(seed)
@@ -133,7 +110,16 @@ class Seeds:
                 continue
             if self.source.enclosing_function(draw) is not home or self._in_loop(draw):
                 return True
-        return seeded == "torch" and self.torch_consumers
+        return seeded == "torch" and self.torch_consumers or seeded in self.elsewhere
+
+    def _project_draws(self, call: cst.Call) -> frozenset[str]:
+        """What a call of a project function, or the building of a project class
+        (``VisionTransformer(config)``: its dropout draws in every forward), draws from."""
+        project = self.source.project
+        helper = project.helper(call)
+        if helper is None and is_simple_reference(call.func):
+            helper = project.named(f"{code(call.func)}.__init__")
+        return helper.draws if helper is not None else frozenset()
 
     def _in_loop(self, node: cst.CSTNode) -> bool:
         for ancestor in self.source.ancestors(node):
@@ -149,15 +135,3 @@ def seeds(rule: Rule) -> Seeds:
     if "seeds" not in memo:
         memo["seeds"] = Seeds(rule)
     return memo["seeds"]  # type: ignore[return-value]
-
-
-def _has_workers(call: cst.Call) -> bool:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "num_workers":
-            return not (isinstance(arg.value, cst.Integer) and arg.value.evaluated_value == 0)
-    return False
-
-
-def _initialiser(rule: Rule, call: cst.Call) -> bool:
-    """``torch.nn.init.normal_(w)``: a weight initialiser, the same on every rank on purpose."""
-    return any(q.startswith("torch.nn.init.") for q in rule.qualified(call))

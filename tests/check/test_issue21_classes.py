@@ -885,3 +885,117 @@ _CYCLE_COUNTED = "    passes = 0\n    while True:\n        iterable.sampler.set_
 )
 def test_a_sampler_chosen_by_a_conditional_expression(body: str, sampler: str, report: bool) -> None:
     assert ("DDP001" in _codes(_CYCLE.format(body=body, sampler=sampler))) is report
+
+
+# ------------------------------------------------------------------ randomness drawn in the project's modules (DDP011)
+_SEED_HELPERS = """\
+import random
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+
+def set_seed(args):
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+
+
+def set_seed_per_rank(args):
+    torch.manual_seed(args.seed + dist.get_rank())
+"""
+_MODELS = """\
+import torch
+import torch.nn as nn
+
+
+class Noisy(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+
+
+class Plain(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class LatentTrainer:
+    def __init__(self, dim):
+        self.model = Plain(dim)
+
+    def step(self):
+        return self.model(sample_latents(4))
+
+
+def sample_latents(n):
+    return torch.randn(n, 8)
+
+
+def jitter(x):
+    return x + np.random.rand()
+"""
+_SEEDED_SCRIPT = (
+    _DDP
+    + """\
+import os
+
+import numpy as np
+{imports}
+
+
+def worker(args):
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    {seed}
+    {body}
+
+
+if __name__ == "__main__":
+    worker(args)
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("imports", "seed", "body", "report"),
+    [
+        # a seeding helper of the project seeding with an attribute of its argument, dropout in a model class there
+        ("from utils import set_seed\nfrom models import Noisy", "set_seed(args)", "model = DDP(Noisy(8))", True),
+        ("from utils import set_seed\nfrom models import Plain", "set_seed(args)", "model = DDP(Plain(8))", False),
+        ("from utils import set_seed_per_rank\nfrom models import Noisy", "set_seed_per_rank(args)", "model = DDP(Noisy(8))", False),
+        # this file's helper, the dropout in the project's model
+        (
+            "import models\n\n\ndef set_local_seed(args):\n    torch.manual_seed(args.seed)",
+            "set_local_seed(args)",
+            "model = DDP(models.Noisy(8))",
+            True,
+        ),
+        (
+            "import models\n\n\ndef set_local_seed(args):\n    torch.manual_seed(args.seed)",
+            "set_local_seed(args)",
+            "model = DDP(models.Plain(8))",
+            False,
+        ),
+        # a seed call here, the draws in a project class's methods or a project function
+        ("from models import LatentTrainer", "torch.manual_seed(args.seed)", "trainer = LatentTrainer(8)\n    trainer.step()", True),
+        ("from models import jitter", "np.random.seed(args.seed)", "x = jitter(torch.ones(2))", True),
+        ("from models import jitter", "torch.manual_seed(args.seed)", "x = jitter(torch.ones(2))", False),
+        ("from models import Noisy", "torch.manual_seed(args.seed + dist.get_rank())", "model = DDP(Noisy(8))", False),
+    ],
+)
+def test_randomness_drawn_in_the_project_modules(tmp_path: Path, imports: str, seed: str, body: str, report: bool) -> None:
+    (tmp_path / "utils.py").write_text(_SEED_HELPERS, encoding="utf-8")
+    (tmp_path / "models.py").write_text(_MODELS.replace("import torch\n", "import numpy as np\nimport torch\n", 1), encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(_SEEDED_SCRIPT.format(imports=imports, seed=seed, body=body), encoding="utf-8")
+    assert ("DDP011" in _codes(script.read_text(encoding="utf-8"), str(script))) is report

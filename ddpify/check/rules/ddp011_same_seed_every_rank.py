@@ -10,7 +10,7 @@ from ddpify.check.rule import Invalid, Rule, short
 from ddpify.check.script import is_data_parallel
 from ddpify.check.seeds import family, seeds
 from ddpify.convert import names, rewrites
-from ddpify.tree.cstutil import code, of_types
+from ddpify.tree.cstutil import code, is_simple_reference, of_types
 
 # Seeds that differ between processes without a rank: ``torch.initial_seed()`` in a DataLoader
 # worker follows the rank's own RNG (seeded per rank, or reported where it is seeded alike). A
@@ -48,8 +48,8 @@ class SameSeedEveryRank(Rule):
         "reported. A DataLoader `worker_init_fn` that seeds from the worker id alone "
         "(`random.seed(seed + worker_id)`) gives worker k of every rank the same stream and is "
         "reported; one seeded from `torch.initial_seed()` follows its rank's own RNG. A helper of the project's own modules that seeds the RNGs with its argument "
-        "(`utils.fix_random_seeds(args.seed)`) is a seed call like `torch.manual_seed`; one that "
-        "adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. A seed in the process that calls `mp.spawn` (also "
+        "(`utils.fix_random_seeds(args.seed)`, or `set_seed(args)` seeding with `args.seed`) is a "
+        "seed call like `torch.manual_seed`; one that adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. A seed in the process that calls `mp.spawn` (also "
         "through a launch helper of the project) is not this rule's: the spawned workers start "
         "fresh interpreters and never see it, which DDP034 reports."
     )
@@ -62,7 +62,10 @@ class SameSeedEveryRank(Rule):
         "models are built relative to the seed decides whether `seed + rank` is right."
     )
     false_positives = (
-        "Randomness consumed only in another module that the script's calls do not name (a dataset class with its own augmentation)."
+        "Randomness consumed only in a module the script does not import itself (a dataset class "
+        "another project module builds for it). A function or class of the project's modules that "
+        "the script calls or builds counts with what it draws (a model class with dropout layers, "
+        "a trainer drawing latents with `torch.randn`), whether or not that code runs."
     )
     valid = (
         """\
@@ -234,7 +237,9 @@ for step in range(100):
             return  # the spawned workers never see the parent's seed: DDP034's finding
         self.report(
             node,
-            message=f"{short(node.func)}({short(seed)}) gives every rank the same seed: augmentation, dropout and worker RNG streams repeat on all ranks",
+            message=f"{short(node.func)}({short(seed)}) gives every rank the same seed: augmentation, dropout and worker RNG streams repeat on all ranks"
+            if any(a.value is seed for a in node.args)
+            else f"{short(node)} seeds with {short(seed)}, the same on every rank: augmentation, dropout and worker RNG streams repeat on all ranks",
             replacement=functools.partial(rewrites.seeded, node)
             if self.file.already_converted and self.qualified(node) & names.SEED_FUNCTIONS
             else None,
@@ -263,7 +268,10 @@ for step in range(100):
             return None
         for position, arg in enumerate(node.args):
             if (arg.keyword.value == helper.seeds.name) if arg.keyword is not None else position == helper.seeds.index:
-                return arg.value, helper.seeds.families
+                if not helper.seeds.attribute:
+                    return arg.value, helper.seeds.families
+                if is_simple_reference(arg.value):  # `set_seed(args)` seeds with `args.seed`
+                    return cst.parse_expression(code(arg.value) + helper.seeds.attribute), helper.seeds.families
         return None
 
     def _per_rank(self, call: cst.Call, seed: cst.BaseExpression) -> bool:
