@@ -19,12 +19,14 @@ def conversion_report(
     *,
     locate: Callable[[int], str] | None = None,
     notes: Sequence[str] = (),
+    launch: bool = True,
 ) -> str:
     """What changed, what needs a human, and how to launch the result.
 
     ``target`` is the file written, :data:`STDOUT`, or None when nothing is written (--diff):
     the launch lines then name a file the user still has to write, never one that does not
-    exist. ``locate`` turns an input line into where the user sees it (a notebook's
+    exist; ``launch``: False for a module converted alongside a script (the script is what
+    is launched). ``locate`` turns an input line into where the user sees it (a notebook's
     ``cell_3:12``); ``notes`` come first (what a notebook had that a script cannot do).
     """
     where = locate or (lambda line: f"L{line}")
@@ -46,7 +48,7 @@ def conversion_report(
         for item in result.manual:
             lines.append(f"  {_at(where, item.line)}{text(item.why)}")
             lines.append(f"  {'':6}-> {text(item.todo)}")
-    if result.changed:
+    if result.changed and launch:  # not for a module converted alongside the script
         lines += _launch(source_name, target)
     return "\n".join(lines) + "\n"
 

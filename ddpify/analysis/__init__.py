@@ -80,6 +80,11 @@ class Analysis:
         return Loops(self.source)
 
     @functools.cached_property
+    def training_functions(self) -> set[cst.FunctionDef]:
+        """The functions that train, themselves or through this file's functions they call."""
+        return _training(self.source)
+
+    @functools.cached_property
     def samplers(self) -> Samplers:
         """The distributed samplers and the loaders that draw through them."""
         from ddpify.analysis.samplers import Samplers
@@ -111,7 +116,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     analysis = Analysis(FastMetadata(module), path, depth)
     source, rank_tests = analysis.source, analysis.rank_tests
     silencing = analysis.context.print_overriding_functions()
-    training = _training(source)
+    training = analysis.training_functions
     tops = [f for fs in source.functions.values() for f in fs if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
     consoles = module_console_loggers(source, analysis.context, tops)
     collectives = module_collectives(source, analysis.context, tops)

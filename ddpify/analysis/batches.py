@@ -128,6 +128,15 @@ class Batches:
             return (isinstance(value, cst.Name) and value.value == "False") or static_truth(value, constants or {}) is False
         return False
 
+    def argument_without_grad(self, node: cst.CSTNode) -> str | None:
+        """``model(next(val_loader))`` inside ``with torch.no_grad():``: the batch is taken as an
+        argument (no name keeps it for later), so everything computed from it has no gradient
+        and no backward can train on it; a name the flow follows later (a reused ``loss``) does
+        not change that. Why (evidence), else None."""
+        if not isinstance(node, cst.Call) or not isinstance(self.source.parent(node), cst.Arg):
+            return None
+        return self.no_grad_around(node)
+
     def no_grad_around(self, node: cst.CSTNode, constants: Constants | None = None) -> str | None:
         """Why ``node`` runs without gradients: a ``with`` block around it or a decorator of
         its function (evidence sentence), else None."""

@@ -31,7 +31,6 @@ from ddpify.analysis.batches import (
     loader_step,
     name_hint,
 )
-from ddpify.analysis.callgraph import binding_site, literal
 from ddpify.analysis.handouts import handing_out
 from ddpify.analysis.source import Source
 from ddpify.analysis.sources import BatchSource, Consumer, Kind, Role, Use
@@ -240,13 +239,35 @@ class DataFlow:
                 or (isinstance(loop, cst.For) and not counts(self.source, loop.iter))
             ):
                 continue
-            for assign in cstutil.of_types(loop.body, cst.Assign):
+            taken = self._taken_by_next(loop, made_here)
+            found += taken
+            for assign in [] if taken else cstutil.of_types(loop.body, cst.Assign):
                 batch = self._batch_function(assign.value, known_nodes)
                 if batch is not None:
                     consumers = [self._single(c, ()) for c, _ in self.values.callers(batch)]
                     found.append(self._source(Kind.CUSTOM_ITERATOR, batch, consumers, [], None))
                     known_nodes.append(batch)
                     break
+        return found
+
+    def _taken_by_next(self, loop: cst.For | cst.While, made_here: list[tuple[cst.CSTNode, Slot]]) -> list[BatchSource]:
+        """``next(data_iter)`` in a counting loop, ``data_iter = iter(self.data_loader)`` over a
+        loader this file does not show (a parameter, an attribute set from one): kind UNKNOWN."""
+        found: list[BatchSource] = []
+        for call in self.source.of_types_in(loop.body, cst.Call):
+            if not call.args or "builtins.next" not in self.source.qualified(call.func):
+                continue
+            origins = self.values.origins(call.args[0].value, inner=loader_inner)
+            if len(origins) != 1 or origins[0].known or (origins[0].node, origins[0].slot) in made_here:
+                continue
+            consumer = self._single(call, ())
+            if consumer.use is Use.TRAINING:
+                origin = origins[0].node
+                made_here.append((origin, origins[0].slot))
+                note = f"; it is taken by {cstutil.code(call)[:60]} from {cstutil.code(origin)[:60]} (line {self.source.line(origin)}), which this file does not show"
+                found.append(
+                    self._source(Kind.UNKNOWN, origin, [consumer], [(Occurrence(call.args[0].value), None)], origins[0].slot, note)
+                )
         return found
 
     def _batch_function(self, value: cst.BaseExpression, known: list[cst.CSTNode]) -> cst.FunctionDef | None:
@@ -334,7 +355,7 @@ class DataFlow:
         constants: dict[str, str | int] = {}
         key = occurrence.key
         if key is not None:
-            choices = self._key_choices(key)
+            choices = self.values.key_choices(key)
             if choices is not None and slot not in (None, ANY):
                 if slot not in choices:
                     return None  # for phase in ["train"]: loaders[phase] never reads "val"
@@ -353,7 +374,7 @@ class DataFlow:
         """One batch handed out by ``call`` (``next(it)``, ``get_batch()``): used from there to
         the end of the loop (or function) around it."""
         loop, statements = self._region(call)
-        inline = self._used_inline_without_grad(call)
+        inline = self.batches.argument_without_grad(call)
         if inline is not None:  # model(next(val_loader)) under no_grad: nothing made from it has gradients
             line = self.source.line(call)
             return Consumer(loop or call, Use.EVALUATION, f"its batch taken at line {line} is used right there, {inline}", line, (), None)
@@ -421,27 +442,6 @@ class DataFlow:
             found = Consumer(node, Use.UNKNOWN, evidence, line, reach.functions, key)
         self._consumers[memo] = found
         return found
-
-    def _used_inline_without_grad(self, node: cst.CSTNode) -> str | None:
-        """``model(next(val_loader))`` inside ``with torch.no_grad():``: the batch is taken as an
-        argument (no name keeps it for later), so everything computed from it has no gradient
-        and no backward can train on it; a name the flow follows later (a reused ``loss``) does
-        not change that. Why (evidence), else None."""
-        parent = self.source.parent(node)
-        if not isinstance(node, cst.Call) or not isinstance(parent, cst.Arg):
-            return None
-        return self.batches.no_grad_around(node)
-
-    def _key_choices(self, key: cst.BaseExpression) -> set[str | int] | None:
-        """The literals a loop variable used as a key takes (``for phase in ["train", "val"]``)."""
-        if not isinstance(key, cst.Name):
-            return None
-        stores = self.values.stores_reaching(key)
-        site = binding_site(self.source, stores[0]) if len(stores) == 1 else None
-        if isinstance(site, cst.For) and site.target is stores[0] and isinstance(site.iter, (cst.List, cst.Tuple, cst.Set)):
-            choices = [literal(e.value) for e in site.iter.elements]
-            return None if None in choices else set(choices)  # type: ignore[arg-type]
-        return None
 
     def _loader_argument(self, node: cst.CSTNode) -> bool:
         parent = self.source.parent(node)

@@ -248,6 +248,17 @@ class Values(CallGraph):
                     items.append((call.args[-1].value, ANY if parent.attr.value == "extend" else None, steps))
         return items
 
+    def key_choices(self, key: cst.BaseExpression) -> set[str | int] | None:
+        """The literals a loop variable used as a key takes (``for phase in ["train", "val"]``)."""
+        if not isinstance(key, cst.Name):
+            return None
+        stores = self.stores_reaching(key)
+        site = binding_site(self.source, stores[0]) if len(stores) == 1 else None
+        if isinstance(site, cst.For) and site.target is stores[0] and isinstance(site.iter, (cst.List, cst.Tuple, cst.Set)):
+            choices = [literal(e.value) for e in site.iter.elements]
+            return None if None in choices else set(choices)  # type: ignore[arg-type]
+        return None
+
 
 class _Forward:
     """One forward question: a breadth-first walk over the expressions holding the value."""

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pathlib and the rest are imported by the command, not for -
     from collections.abc import Callable
     from pathlib import Path
 
+    from ddpify.companions import TrainingModule
     from ddpify.findings import ConversionResult
     from ddpify.notebook import NotebookScript
     from ddpify.source_io import SourceFile
@@ -191,10 +192,17 @@ def _convert_one(src: str, output: Path | None, options: _Options) -> None:
         annotate=options.annotate,
     )
     target = None if options.show_diff else src if options.in_place else str(output) if output is not None else STDOUT
+    companions: list[tuple[TrainingModule, SourceFile, ConversionResult]] = []
+    if not result.changed and not result.already_converted and notebook is None and src != "-":
+        result, companions = _training_modules(Path(src), result, output, options)
     report = ""  # built before writing: nothing can fail after the write
     if not options.quiet:
         locate = _in_cells(notebook) if notebook is not None else None
         report = conversion_report(result, source_name, target, locate=locate, notes=_notes(notebook))
+        for module, _, converted in companions:
+            report += conversion_report(converted, str(module.file), str(module.output), launch=False)
+    for module, module_source, converted in companions:  # the modules first: the script imports them
+        source_io.write_atomically(module.output, source_io.encode(module_source, converted.output))
     if options.show_diff:
         sys.stdout.write(_diff(result.source, result.output, source_name, notebook is not None))
     elif output is not None and output.suffix == ".ipynb":
@@ -209,6 +217,48 @@ def _convert_one(src: str, output: Path | None, options: _Options) -> None:
         sys.stdout.flush()
     if report:
         click.echo(report, err=True, nl=False)
+
+
+def _training_modules(
+    src: Path, result: ConversionResult, output: Path | None, options: _Options
+) -> tuple[ConversionResult, list[tuple[TrainingModule, SourceFile, ConversionResult]]]:
+    """A script that trains nothing itself, whose training is done by modules of its project
+    (``ddpify.companions``): each converted alongside, and the script's imports redirected.
+    Only when the script's result is written next to it (its import must find the converted
+    module); otherwise the report says what to run. Nothing is written here."""
+    from ddpify import companions, source_io
+    from ddpify.api import convert_source
+    from ddpify.report import suggested_output
+
+    modules = companions.training_modules(result.source, src)
+    if not modules:
+        return result, []
+    beside = options.in_place or (output is not None and output.suffix != ".ipynb" and _same_folder(src, output))
+    if not beside:
+        command = f"ddpify {src} -o {src.with_name(suggested_output(src.name))}"
+        return companions.advised(result, modules, command), []
+    converted = []
+    for module in modules:
+        module_source = source_io.read_source(module.file)
+        module_result = convert_source(
+            module_source.text, per_process_batch=options.per_process_batch, filename=str(module.file), standalone=options.standalone
+        )
+        if not module_result.changed:
+            continue
+        if module.output.exists() and not companions.is_conversion(module.output):
+            raise DdpifyError(f"{module.output}: exists and is not a ddpify conversion of {module.file.name}; nothing written")
+        source_io.check_output_path(module.output)
+        converted.append((module, module_source, module_result))
+    if not converted:
+        return result, []
+    return companions.redirected(result, [module for module, _, _ in converted]), converted
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve().parent == b.resolve().parent
+    except OSError:
+        return False
 
 
 def _read(src: str, options: _Options) -> tuple[SourceFile, NotebookScript | None]:

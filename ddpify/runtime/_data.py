@@ -141,6 +141,15 @@ class _ShardingBase:
         self.seed = seed
         self.epoch = 0
 
+    def __getattr__(self, name: str) -> Any:
+        """What the wrapper does not define is the wrapped object's (``loader.sampler.indices``
+        of a ``SubsetRandomSampler``, ``.weights``): code written for the user's sampler keeps
+        working. Those describe the whole order, not this rank's share (``len(loader.sampler)``
+        is the share)."""
+        if name == "inner" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
     def set_epoch(self, epoch: int) -> None:
         """Select the epoch (and so the shuffle); forwarded to the wrapped object if it cares."""
         self.epoch = epoch

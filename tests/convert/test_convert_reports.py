@@ -507,3 +507,51 @@ def test_a_parameter_given_another_files_loader_is_rebound_in_the_function() -> 
         for c in result.changes
     )
     assert convert_source(result.output).output == result.output
+
+
+def test_a_save_helper_stays_on_every_rank_without_an_item():
+    """Following "call it under `if ddpify.is_main_process():`" would hang in ddpify.save's
+    barrier: the report says why the call stays, and asks nothing."""
+    result = convert("""\
+        import shutil
+        import torch
+
+        def save_checkpoint(state, is_best, filename="checkpoint.pt"):
+            torch.save(state, filename)
+            if is_best:
+                shutil.copyfile(filename, "best.pt")
+
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(2):
+            model(torch.randn(4, 2)).sum().backward()
+            optimizer.step()
+            save_checkpoint({"model": model.state_dict()}, epoch == 1)
+    """)
+    assert not [m for m in result.manual if "save_checkpoint" in m.why], result.manual
+    assert any(c.what.startswith("save_checkpoint() saves with torch.save and writes output: the call stays on every rank") for c in result.changes)
+    assert "if ddpify.is_main_process():\n        save_checkpoint(" not in result.output
+
+
+def test_a_writing_function_that_trains_through_another_is_no_output_helper():
+    """main() writes a file and trains through train(): it is the training, not an output helper."""
+    result = convert("""\
+        import torch
+
+        def train(model, optimizer):
+            for step in range(3):
+                model(torch.randn(4, 2)).sum().backward()
+                optimizer.step()
+
+        def main():
+            model = torch.nn.Linear(2, 1)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            train(model, optimizer)
+            torch.save(model.state_dict(), "model.pt")
+            with open("done.txt", "w") as f:
+                f.write("ok")
+
+        main()
+    """)
+    assert not [m for m in result.manual if "main()" in m.why], result.manual
+    assert "if ddpify.is_main_process():\n    main()" not in result.output

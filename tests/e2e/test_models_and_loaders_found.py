@@ -72,3 +72,22 @@ def test_model_and_loaders_from_sibling_helpers(tmp_path: Path) -> None:
     run.assert_only_rank0_saves()
     run.assert_no_module_keys()
     run.assert_params_equal()
+
+
+@pytest.mark.torchrun
+def test_one_loader_call_for_each_split_trains_sharded_and_evaluates_whole(tmp_path: Path) -> None:
+    text = _converted(DATA / "one_loader_call_for_each_split.py", tmp_path / "splits_ddp.py")
+    assert "only_when_training=True" in text and "ddpify.set_epoch(data_loader, epoch)" in text
+    run = run_script(tmp_path / "splits_ddp.py", cwd=tmp_path).assert_ok()
+    seqs = sorted({ld["seq"] for ld in run.loaders(0) if ld["dataset_len"] == 32 and ld["epochs"]})
+    whole = [s for s in seqs if len(run.indices(0, s, 0)) == 32]  # the valid passes: the whole set on each rank
+    sharded = [s for s in seqs if len(run.indices(0, s, 0)) == 16]  # the train passes: half each
+    assert len(whole) == 2 and len(sharded) == 2, run.describe()
+    for seq in whole:
+        for rank in (0, 1):
+            assert sorted(run.indices(rank, seq, 0)) == list(range(32)), run.describe()
+    for seq in sharded:
+        run.assert_disjoint_cover(seq, 0, dataset_len=32)
+    assert run.indices(0, sharded[0], 0) != run.indices(0, sharded[1], 0)  # reshuffled although rebuilt each epoch
+    run.assert_only_rank0_saves()
+    run.assert_params_equal()

@@ -331,6 +331,10 @@ def test_shard_keeps_user_samplers_sharded(as_rank):
     as_rank(0, 2)
     subset = ddpify.shard(DataLoader(DATA, batch_size=2, sampler=SubsetRandomSampler(range(0, 20, 2))))
     assert isinstance(subset.sampler, ShardedSampler)
+    assert list(subset.sampler.indices) == list(range(0, 20, 2))  # the user's sampler's attributes stay readable
+    assert len(subset.sampler) == 5  # this rank's share
+    with pytest.raises(AttributeError):
+        subset.sampler.no_such_attribute
     drawn = RandomSampler(DATA, replacement=True, num_samples=6)
     assert ddpify.shard(DataLoader(DATA, batch_size=2, sampler=drawn)).sampler.sampler is drawn
     batches = BatchSampler(SequentialSampler(DATA), 3, drop_last=False)

@@ -19,6 +19,7 @@ def plan(recording: Recording, facts: Facts) -> None:
     """Each epoch loop reshuffles the training loaders it can see; when its body names some
     of them, just those (a loop over ``aux_loader`` leaves ``train_loader`` alone)."""
     train_variables = [v for v in facts.loader_variables if v.role == "train"]
+    decided = [v for v in facts.loader_variables if v.role == "decided"]  # sharded when a pass trains
     placed: set[str] = set()
     for loop, function, klass in recording.epoch_loops:
         visible = list(dict.fromkeys(v.key for v in train_variables if _visible(v.key, v.function, v.klass, function, klass)))
@@ -26,6 +27,10 @@ def plan(recording: Recording, facts: Facts) -> None:
         mentioned = [k for k in visible if re.search(rf"(?<![\w.]){re.escape(k)}(?!\w)", loop_text)]
         keys = [k for k in (mentioned or visible) if not _has_set_epoch(recording, loop, k)]
         rebuilt = {k: _bindings_inside(recording, loop, k) for k in keys}
+        for variable in decided:  # a persistent one advances its own epoch; one rebuilt here starts at 0 each time
+            statements = _bindings_inside(recording, loop, variable.key)
+            if statements and variable.key not in rebuilt and not _has_set_epoch(recording, loop, variable.key):
+                rebuilt[variable.key] = statements
         for key, statements in rebuilt.items():
             for statement in statements:  # built anew each epoch: its epoch is set where it is built
                 facts.set_epoch_after.setdefault(statement, []).append((key, code(loop.target)))

@@ -18,7 +18,7 @@ from ddpify.convert.planners.calls import opaque_helper
 from ddpify.convert.planners.statements import find_outside_definitions
 from ddpify.convert.record import Recording
 from ddpify.findings import Change, ManualItem
-from ddpify.tree.cstutil import attribute_name, code, is_simple_reference, keyword_value
+from ddpify.tree.cstutil import attribute_name, code, is_simple_reference, keyword_value, of_types
 
 # a loader ddpify cannot place: how to shard it, and the batch-size choice code elsewhere may need
 _UNKNOWN_TODO = (
@@ -83,6 +83,9 @@ def _loader_fact(recording: Recording, facts: Facts, call: cst.Call, key: str | 
     roles = {s.role for s in sources}
     if len(roles) == 1 and SourceRole.UNKNOWN not in roles:
         role: Role = "train" if roles == {SourceRole.TRAIN} else "eval"
+        per_split = _built_per_split(recording, call) if role == "train" else None
+        if per_split is not None:
+            return LoaderFact(call, key, "decided", per_split, line)
         return LoaderFact(call, key, role, sources[0].evidence, line)
     train = [s for s in sources if s.role is SourceRole.TRAIN]
     unknown = [s for s in sources if s.role is SourceRole.UNKNOWN]
@@ -117,6 +120,27 @@ def _loader_fact(recording: Recording, facts: Facts, call: cst.Call, key: str | 
     test = f"{comprehension.key.value} == {train[0].key!r}" if len(train) == 1 else f"{comprehension.key.value} in ({keys},)"
     fact = LoaderFact(call, key, "train", train[0].evidence, line, sharded_when=test.replace("'", '"'))
     return fact
+
+
+def _built_per_split(recording: Recording, call: cst.Call) -> str | None:
+    """Why one ``DataLoader(...)`` call serves several splits, when it does: it is built from
+    the variable of a loop around it (``for split in splits: DataLoader(datasets[split], ...)``)
+    and that loop branches on the variable (``if split == "train": loss.backward()``), so some
+    of its passes train and others evaluate. Sharded as a whole, the evaluation passes would
+    each see part of their set; decided per pass at run time, each is right."""
+    mentioned = {n.value for n in of_types(call, cst.Name)}
+    for ancestor in recording.analysis.source.ancestors(call):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return None
+        if isinstance(ancestor, cst.For) and isinstance(ancestor.target, cst.Name) and ancestor.target.value in mentioned:
+            variable = ancestor.target.value
+            tests = [i.test for i in recording.analysis.source.of_types_in(ancestor.body, cst.If)]
+            if any(variable in {n.value for n in of_types(test, cst.Name)} for test in tests):
+                return (
+                    f"it is built anew for each {variable} of the loop at line {recording.line(ancestor)}, which trains on "
+                    f"some of them only (it branches on {variable})"
+                )
+    return None
 
 
 def _keyed_spellings(recording: Recording, call: cst.Call, fact: LoaderFact) -> list[str]:
@@ -321,6 +345,7 @@ def _settle_decided(recording: Recording, facts: Facts) -> None:
         if fact.role != "decided" or safe:
             continue
         fact.role = "kept"
+        _keep_variables(facts, fact.key)
         label = fact.key or "DataLoader"
         facts.manual.append(item(fact.line, f"ddpify cannot tell whether {label} trains: {fact.reason}; left unsharded", _UNKNOWN_TODO))
     for loader in [h for h in facts.helper_loaders if h.decided and not safe]:

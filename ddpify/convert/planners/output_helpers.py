@@ -20,7 +20,7 @@ from ddpify.convert.planners.rank_zero import (
 )
 from ddpify.convert.record import Recording
 from ddpify.convert.writes import DRAWERS
-from ddpify.findings import ManualItem
+from ddpify.findings import Change, ManualItem
 from ddpify.tree.cstutil import code, of_types
 
 # Method calls that train: a helper making them is training code, not an output helper.
@@ -51,11 +51,21 @@ def _plan_output_helper(recording: Recording, facts: Facts, call: cst.Call) -> N
     verb = "writes"
     if not writes:
         writes, verb = [label for c in calls if (label := _drawn(recording, c))], "draws"
-    if not writes or _trains(helper):
+    if not writes or _trains(helper) or helper in recording.analysis.training_functions:
         return
     name = call.func.value  # type: ignore[attr-defined]
-    blocker = must_run_everywhere(recording, facts, helper.body) or _model_handed_in(facts, call)
-    if blocker is not None:
+    blocker = must_run_everywhere(recording, facts, helper.body, saves=False) or _model_handed_in(facts, call)
+    if blocker is None and must_run_everywhere(recording, facts, helper.body) is not None:
+        # its torch.save is ddpify.save now (rank 0 writes, the others wait at its barrier):
+        # the call must stay on every rank, and nothing is left to do
+        facts.changes.append(
+            Change(
+                recording.line(call),
+                f"{name}() saves with torch.save and writes output: the call stays on every rank (its save is "
+                "ddpify.save, written by rank 0 while the others wait), its other writes are guarded inside it",
+            )
+        )
+    elif blocker is not None:
         facts.manual.append(
             ManualItem(
                 recording.line(call),

@@ -154,15 +154,17 @@ def is_call_statement(statement: cst.CSTNode | None, call: cst.Call) -> bool:
     )
 
 
-def must_run_everywhere(recording: Recording, facts: Facts, node: cst.CSTNode) -> str | None:
-    """The first forward of a trained model or collective in ``node``, as text, or None."""
+def must_run_everywhere(recording: Recording, facts: Facts, node: cst.CSTNode, *, saves: bool = True) -> str | None:
+    """The first forward of a trained model or collective in ``node``, as text, or None;
+    ``saves``: a ``torch.save`` counts (``ddpify.save`` waits at a barrier)."""
     models = facts.model_keys
+    collectives = (names.TORCH_SAVE | RUNTIME_COLLECTIVES) if saves else RUNTIME_COLLECTIVES - {"ddpify.runtime.save"}
     for call in of_types(node, cst.Call):
         func = code(call.func)
         if func in models or func.removesuffix(".forward") in models:
             return f"{func}(...)"
         qualified = recording.qualified(call)
-        if qualified & (names.TORCH_SAVE | RUNTIME_COLLECTIVES) or any(q.startswith(names.DISTRIBUTED_PREFIXES) for q in qualified):
+        if qualified & collectives or any(q.startswith(names.DISTRIBUTED_PREFIXES) for q in qualified):
             return f"{func}(...)"
     return None
 
