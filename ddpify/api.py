@@ -8,6 +8,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider, QualifiedNameProvider
 
 from ddpify import standalone as embedding
+from ddpify.analysis import Analysis
 from ddpify.analysis.budget import Exhausted
 from ddpify.convert import names, rewrites
 from ddpify.convert.facts import collect_facts
@@ -37,7 +38,7 @@ def convert_source(
         return ConversionResult(source, source)
     wrapper = FastMetadata(module)
     try:
-        facts = collect_facts(wrapper)
+        facts = collect_facts(wrapper, Analysis(wrapper, filename))  # the project's modules beside it are read
         if not facts.has_training_code and not facts.trained_elsewhere:
             return ConversionResult(source, source, already_converted=facts.already_converted)
         _refuse_distributed(wrapper, filename)

@@ -107,7 +107,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
 
     from ddpify.analysis import project_files
     from ddpify.analysis.collectives import module_collectives
-    from ddpify.analysis.loggers import module_console_loggers
+    from ddpify.analysis.loggers import file_writer_classes, module_console_loggers
     from ddpify.analysis.prefix import names_prefix
     from ddpify.analysis.project import Helper
     from ddpify.analysis.seeding import module_draws, seeding
@@ -151,6 +151,9 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     for name, families in draws.items():  # a class: `Model.__init__`
         if "." in name:
             helpers[name] = dataclasses.replace(helpers.get(name, Helper()), draws=families)
+    for name in file_writer_classes(source, training):
+        key = f"{name}.__init__"
+        helpers[key] = dataclasses.replace(helpers.get(key, Helper()), writes_files=True)
     for item in project_files.imports(module.code):  # re-exports: `from .dist import is_main_process`
         if item.name is not None and item.bound not in helpers:
             found = source.project.named(item.bound)

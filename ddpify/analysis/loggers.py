@@ -68,3 +68,35 @@ def _console(source: Source, handler: cst.BaseExpression) -> bool:
     if isinstance(handler, cst.Name):
         values += [v for _, v in source.assignments.get(handler.value, []) if v is not None]
     return any(isinstance(v, cst.Call) and source.qualified(v) & _CONSOLE for v in values)
+
+
+_OPEN = frozenset({"builtins.open", "io.open"})
+
+
+def file_writer_classes(source: Source, training: set[cst.FunctionDef]) -> set[str]:
+    """The module's top-level classes that write files and do nothing else the ranks share: a
+    method opens a file for writing or appending (``CSVLogger.__init__``: ``open(filename,
+    "w")``), none trains (``training``), runs a collective or is a module (an ``nn.Module``
+    subclass). Built on every rank, each rank truncates and appends to the same file."""
+    found: set[str] = set()
+    for klass in source.of_types(cst.ClassDef):
+        assert isinstance(klass, cst.ClassDef)
+        if source.enclosing_class(klass) is not None or source.enclosing_function(klass) is not None:
+            continue
+        if any("Module" in code(base.value) for base in klass.bases):
+            continue
+        methods = [f for f in source.of_types_in(klass, cst.FunctionDef) if source.enclosing_class(f) is klass]
+        calls = [c for c in source.of_types_in(klass, cst.Call) if isinstance(c, cst.Call)]
+        if any(m in training for m in methods) or any(any(q.startswith("torch.distributed.") for q in source.qualified(c)) for c in calls):
+            continue
+        if any(source.qualified(c) & _OPEN and _writes(c) for c in calls):
+            found.add(klass.name.value)
+    return found
+
+
+def _writes(call: cst.Call) -> bool:
+    """``open(path, "w")``, ``open(path, mode="a")``: a literal mode that writes."""
+    mode = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "mode"), None)
+    if mode is None and len(call.args) > 1 and call.args[1].keyword is None:
+        mode = call.args[1].value
+    return isinstance(mode, cst.SimpleString) and any(letter in mode.evaluated_value for letter in "wax")

@@ -56,7 +56,9 @@ class Helper:
     whole result; ``ddpify.analysis.samplers``); ``draws``, the global RNGs it draws from or
     consumes (dropout, random augmentation, loader workers: ``ddpify.analysis.seeding``), also
     through the module's own functions it calls; a class of the module is summarised as
-    ``Class.__init__`` with what all its methods draw (building it is what lets them run). Methods are looked up as
+    ``Class.__init__`` with what all its methods draw (building it is what lets them run);
+    ``writes_files``, a class whose methods write files and do nothing else the ranks share
+    (``CSVLogger``: ``ddpify.analysis.loggers.file_writer_classes``). Methods are looked up as
     ``Class.method``."""
 
     flag: Ranks | None = None
@@ -72,6 +74,7 @@ class Helper:
     collective: str | None = None
     sharded_loaders: tuple[int, ...] = ()
     draws: frozenset[str] = frozenset()
+    writes_files: bool = False
 
 
 # Where the calls of ``callee`` in one project file pass its parameter (name, position) an

@@ -159,6 +159,9 @@ class Facts:
     main_process_only: dict[cst.CSTNode, str] = field(default_factory=dict)
     # left on every rank, reported: writes into a handle every rank opened and reads back, and
     # logging clients (SummaryWriter(...)) whose values every rank computes with
+    # `CSVLogger(...)`: a file-writing class of the project's modules, built on rank 0 only
+    # (`ddpify.rank_zero(CSVLogger)(...)`; ``logs.plan_file_writer_classes``)
+    rank_zero_clients: set[cst.Call] = field(default_factory=set)
     kept_writes: set[cst.Call] = field(default_factory=set)
     # open(path, "w") whose block also computes: ddpify.rank_zero(open)(...)
     rank_zero_opens: set[cst.Call] = field(default_factory=set)

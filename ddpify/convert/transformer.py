@@ -444,6 +444,10 @@ class ConvertTransformer(cst.CSTTransformer):
         if names.is_rank_zero_client(qualified) and original not in self.facts.kept_writes:
             self.note(original, f"{code(original.func)} runs on rank 0 only (other ranks get a no-op object)")
             return rewrites.rank_zero_factory(updated)
+        if original in self.facts.rank_zero_clients and original not in self.facts.kept_writes:
+            what = f"{code(original.func)} (a class of the project that writes files)"
+            self.note(original, f"{what} is built on rank 0 only: ddpify.rank_zero (other ranks get a no-op object)")
+            return rewrites.rank_zero_factory(updated)
         return None
 
     def _model_state(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:

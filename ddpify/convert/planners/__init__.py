@@ -105,6 +105,7 @@ PLANNERS: tuple[Planner, ...] = (
     directories.plan,  # pathlib mkdir(): exist_ok=True; `from os import mkdir` reported
     fetches.plan,  # other web downloads: rank 0 first (never inside rank-0-only code)
     logs.plan,  # logging configured on rank 0
+    logs.plan_file_writer_classes,  # the project's file-writing classes built on rank 0
     random_data.plan,  # random_split generator; unseeded synthetic datasets
     device_args.plan,  # --device options: the rank's own GPU
     device_choice.report,  # Apple's MPS chosen: no DDP there

@@ -113,7 +113,11 @@ def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: se
             continue  # its result is used: it computes something (unless it is given a path)
         if not imported_from_local_module(recording, call.func):
             continue
-        if names.SEED_HELPER.search(callee_name(call) or "") or names.is_rank_zero_client(recording.qualified(call)):
+        if (
+            names.SEED_HELPER.search(callee_name(call) or "")
+            or names.is_rank_zero_client(recording.qualified(call))
+            or call in facts.rank_zero_clients
+        ):
             continue
         if path is None and _CHANGES_STATE.match(callee_name(call) or ""):
             continue  # read_data(opt), adjust_learning_rate(optimizer, 0.8): every rank needs what it does

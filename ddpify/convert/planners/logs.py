@@ -14,11 +14,13 @@ many, spread over modules this file imports, and a guard would hide other ranks'
 
 from __future__ import annotations
 
+import libcst as cst
+
 from ddpify.convert import names, rewrites_io
 from ddpify.convert.fact_types import Facts, NodeRewrite
 from ddpify.convert.planners.rank_zero import already_guarded
 from ddpify.convert.record import Recording
-from ddpify.tree.cstutil import code
+from ddpify.tree.cstutil import code, is_simple_reference
 
 
 def plan(recording: Recording, facts: Facts) -> None:
@@ -33,3 +35,18 @@ def plan(recording: Recording, facts: Facts) -> None:
         else:
             why = f"{what}(...) writes on rank 0 only: the other ranks get a logging.NullHandler (their warnings still reach stderr)"
         facts.node_rewrites[call] = NodeRewrite(rewrites_io.rank_zero_logging, f"{why} (ddpify.rank_zero_logging({what}))")
+
+
+def plan_file_writer_classes(recording: Recording, facts: Facts) -> None:
+    """``csv_logger = CSVLogger(args=args, filename=path)`` with ``CSVLogger`` a class of the
+    project's modules that writes files and does nothing else the ranks share
+    (``Helper.writes_files``): built on rank 0 only, ``ddpify.rank_zero(CSVLogger)(...)``, the
+    other ranks get a no-op object (``rank_zero_values`` reports a value read off it)."""
+    project = recording.analysis.source.project
+    for call in recording.analysis.source.of_types(cst.Call):
+        assert isinstance(call, cst.Call)
+        if not is_simple_reference(call.func) or already_guarded(recording, call):
+            continue
+        helper = project.named(f"{code(call.func)}.__init__")
+        if helper is not None and helper.writes_files:
+            facts.rank_zero_clients.add(call)

@@ -71,7 +71,7 @@ def _rank_zero_factory(recording: Recording, facts: Facts, call: cst.Call) -> st
     qualified = recording.qualified(call)
     if call in facts.rank_zero_opens:
         return "open"
-    if names.is_rank_zero_client(qualified):
+    if names.is_rank_zero_client(qualified) or call in facts.rank_zero_clients:
         return code(call.func)
     return None
 

@@ -1,0 +1,114 @@
+"""The converter reads the project's own modules beside the script (``convert_source(...,
+filename=path)``): a class there that writes files (a CSV logger) is built on rank 0 only, and
+what it does not do (train, run a collective, be a model) keeps it on every rank."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ddpify.api import convert_source
+
+_LOGGERS = """\
+import csv
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+
+class CSVLogger:
+    def __init__(self, fieldnames, filename="log.csv"):
+        self.filename = filename
+        self.csv_file = open(filename, "w")
+        self.writer = csv.DictWriter(self.csv_file, fieldnames=fieldnames)
+        self.writer.writeheader()
+
+    def writerow(self, row):
+        self.writer.writerow(row)
+
+
+class TextLog:
+    def write(self, line):
+        with open("log.txt", mode="a") as f:
+            f.write(line)
+
+
+class Reader:
+    def __init__(self, filename):
+        self.lines = open(filename).read().splitlines()
+
+
+class Syncing:
+    def __init__(self, filename):
+        self.file = open(filename, "w")
+
+    def log(self, value):
+        dist.all_reduce(value)
+        self.file.write(str(value))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+        self.trace = open("trace.txt", "w")
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+_SCRIPT = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from loggers import {name}
+
+loader = DataLoader(TensorDataset(torch.randn(32, 4), torch.randn(32, 1)), batch_size=8, shuffle=True)
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+log = {name}({arguments})
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+{after}
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "built_on_rank_zero"),
+    [
+        ("CSVLogger", 'fieldnames=["epoch"], filename="run.csv"', True),
+        ("TextLog", "", True),
+        ("Reader", '"data.txt"', False),  # reads only
+        ("Syncing", '"run.txt"', False),  # a collective: every rank must call it
+        ("Net", "", False),  # a module
+    ],
+)
+def test_a_project_class_that_writes_files_is_built_on_rank_zero(tmp_path: Path, name: str, arguments: str, built_on_rank_zero: bool) -> None:
+    (tmp_path / "loggers.py").write_text(_LOGGERS, encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(_SCRIPT.format(name=name, arguments=arguments, after=""), encoding="utf-8")
+    result = convert_source(script.read_text(encoding="utf-8"), filename=str(script))
+    assert (f"log = ddpify.rank_zero({name})(" in result.output) is built_on_rank_zero
+    if built_on_rank_zero:
+        assert any(c.what.startswith(f"{name} (a class of the project that writes files) is built on rank 0 only") for c in result.changes)
+
+
+def test_a_value_read_off_the_rank_zero_object_keeps_it_on_every_rank(tmp_path: Path) -> None:
+    (tmp_path / "loggers.py").write_text(_LOGGERS, encoding="utf-8")
+    script = tmp_path / "train.py"
+    after = "backup = log.filename + '.bak'\nprint(len(backup))"
+    script.write_text(_SCRIPT.format(name="CSVLogger", arguments='fieldnames=["epoch"], filename="run.csv"', after=after), encoding="utf-8")
+    result = convert_source(script.read_text(encoding="utf-8"), filename=str(script))
+    assert "ddpify.rank_zero(CSVLogger)" not in result.output
+    assert any("log.filename" in m.why for m in result.manual), result.manual
+
+
+def test_without_a_path_the_project_is_not_read() -> None:
+    result = convert_source(textwrap.dedent(_SCRIPT.format(name="CSVLogger", arguments='fieldnames=["epoch"]', after="")))
+    assert "ddpify.rank_zero(CSVLogger)" not in result.output
