@@ -11,6 +11,8 @@
 #            FOLLOW is converted in place (reports -> reports/NAME.follow.FILE.report.txt), then SCRIPT runs under
 #            torchrun with the checks (FOLLOW_VERIFY=1: under ddpify verify instead)
 # ROOT is the ddpify checkout to judge (default /work/main; its .venv provides ddpify, python, torchrun).
+# REPORTS (default reports/) and CONVERTED (default $CORPUS/_converted) say where convert/follow write (a re-run keeps
+# the earlier ones); convert also keeps the *_ddp.py companions ddpify writes beside the project's modules.
 set -uo pipefail
 RUN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 HERE="$(cd "$RUN_DIR/.." && pwd)"
@@ -20,6 +22,8 @@ ROOT="${ROOT:-/work/main}"
 PY="${PY:-$ROOT/.venv/bin/python}"
 DDPIFY="${DDPIFY:-$ROOT/.venv/bin/ddpify}"
 CORPUS="${CORPUS:-/work/corpus-unseen20c}"
+REPORTS="${REPORTS:-$HERE/reports}"
+CONVERTED="${CONVERTED:-$CORPUS/_converted}"
 MODE="${MODE:-ddp}"
 WORK="$(mktemp -d /tmp/unseen20c_${NAME}.XXXXXX)"
 [ "${KEEP:-0}" = 1 ] && echo "[run] $WORK" >&2 || trap 'rm -rf "$WORK"' EXIT
@@ -34,8 +38,10 @@ convert() { "$DDPIFY" "$S" -o "$D" 2> "$WORK/report.txt"; local rc=$?; cat "$WOR
 case "$MODE" in
   orig) timeout 300 "$PY" "$S" "${ARGS[@]}" ;;
   convert) convert; rc=$?
-     mkdir -p "$HERE/reports" "$CORPUS/_converted/$NAME"; cp "$WORK/report.txt" "$HERE/reports/$NAME.report.txt"
-     cp "$D" "$CORPUS/_converted/$NAME/" 2>/dev/null; exit $rc ;;
+     mkdir -p "$REPORTS" "$CONVERTED/$NAME"; cp "$WORK/report.txt" "$REPORTS/$NAME.report.txt"
+     cp "$D" "$CONVERTED/$NAME/" 2>/dev/null
+     find . -name '*_ddp.py' ! -path "./$D" | while read -r c; do mkdir -p "$CONVERTED/$NAME/$(dirname "$c")"; cp "$c" "$CONVERTED/$NAME/$c"; done
+     exit $rc ;;
   ddp) convert >/dev/null 2>&1 || { echo "[run] conversion failed"; exit 3; }
      export CORPUS_CHECK_DIR="$WORK/check"
      timeout 300 "$(dirname "$PY")/torchrun" --standalone --nproc_per_node=2 "$D" "${ARGS[@]}"; rc=$?
@@ -46,8 +52,8 @@ case "$MODE" in
      exit $rc ;;
   plain) convert >/dev/null 2>&1 || { echo "[run] conversion failed"; exit 3; }
      timeout 300 "$PY" "$D" "${ARGS[@]}"; rc=$?; echo "[run] python exit $rc"; exit $rc ;;
-  follow) mkdir -p "$HERE/reports"
-     for f in $FOLLOW; do "$DDPIFY" "$f" --in-place 2> "$HERE/reports/$NAME.follow.${f//\//_}.report.txt"; echo "[run] ddpify $f --in-place: rc=$?"; done
+  follow) mkdir -p "$REPORTS"
+     for f in $FOLLOW; do "$DDPIFY" "$f" --in-place 2> "$REPORTS/$NAME.follow.${f//\//_}.report.txt"; echo "[run] ddpify $f --in-place: rc=$?"; done
      if [ "${FOLLOW_VERIFY:-0}" = 1 ]; then timeout 500 "$DDPIFY" verify "$S" -- "${ARGS[@]}"; exit $?; fi
      export CORPUS_CHECK_DIR="$WORK/check"
      timeout 300 "$(dirname "$PY")/torchrun" --standalone --nproc_per_node=2 "$S" "${ARGS[@]}"; rc=$?
