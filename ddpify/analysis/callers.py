@@ -43,14 +43,14 @@ class Callers:
         (the rest comes through its name's key, ``method_name``)."""
         if isinstance(key, str):
             return self._method_sites.get(key, [])
-        if self.source.enclosing_class(key) is None:
+        if not self.source.is_method(key):
             calls: list[cst.CSTNode] = list(self.source.call_sites(key))
             return calls + list(self.source.mentions_of(key)) if self.mentions else calls
         return list(self.class_calls(key))
 
     def method_name(self, function: cst.FunctionDef) -> str | None:
         """The name key whose sites run ``function``: a method called from outside itself."""
-        if self.source.enclosing_class(function) is None:
+        if not self.source.is_method(function):
             return None
         name = function.name.value
         return name if len(self._method_sites.get(name, ())) > self._calls_within.get(function, 0) else None
@@ -81,7 +81,7 @@ class Callers:
             found[name] = [c for c in calls if isinstance(c.func, cst.Attribute)]
         if self.mentions:
             for name, functions in self.source.functions.items():
-                method = next((f for f in functions if self.source.enclosing_class(f) is not None), None)
+                method = next((f for f in functions if self.source.is_method(f)), None)
                 if method is not None:  # a method's mentions depend on its name alone
                     found.setdefault(name, []).extend(self.source.mentions_of(method))
         return found
@@ -171,7 +171,7 @@ class Callees:
         return {
             name: methods
             for name, functions in self.source.functions.items()
-            if (methods := [f for f in functions if self.source.enclosing_class(f) is not None])
+            if (methods := [f for f in functions if self.source.is_method(f)])
         }
 
 

@@ -338,15 +338,18 @@ class Context:
 
     @functools.cached_property
     def parent_functions(self) -> set[cst.FunctionDef]:
-        """Functions the launching process runs (called from module-level code, transitively)
-        that no worker reaches."""
+        """Functions the launching process runs that no worker reaches: called from
+        module-level code, transitively, and those that start the workers themselves (a
+        ``train_from_folder`` that calls ``mp.spawn``, reached through ``fire.Fire`` or a
+        console-script entry point this file does not call)."""
         top = [
             f
             for call in self.source.of_types(cst.Call)
             if self.source.enclosing_function(call) is None
             for f in self.source.functions_called(call)
         ]
-        return self._reachable(top) - self.workers
+        spawning = [f for call in self.source.spawned.values() if (f := self.source.enclosing_function(call)) is not None]
+        return self._reachable(top + spawning) - self.workers
 
     def _reachable(self, start: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
         found: set[cst.FunctionDef] = set()

@@ -115,7 +115,7 @@ class Source:
         """Where this file calls ``function``: by its name for a module-level function, by
         ``self.name`` / ``obj.name`` for a method. A name defined more than once matches each."""
         name = function.name.value
-        method = self.enclosing_class(function) is not None
+        method = self.is_method(function)
         return [
             call
             for call in self.calls_by_callee.get(name, [])
@@ -129,12 +129,22 @@ class Source:
         the cheap over-approximation the fixpoints (rank tests, loops, divergence) iterate on."""
         func = call.func
         if isinstance(func, cst.Name):
-            return [f for f in self.functions.get(func.value, []) if self.enclosing_class(f) is None]
+            return [f for f in self.functions.get(func.value, []) if not self.is_method(f)]
         if isinstance(func, cst.Attribute):
             if own_methods_only and not (isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")):
                 return []
-            return [f for f in self.functions.get(func.attr.value, []) if self.enclosing_class(f) is not None]
+            return [f for f in self.functions.get(func.attr.value, []) if self.is_method(f)]
         return []
+
+    def is_method(self, function: cst.FunctionDef) -> bool:
+        """Defined in a class body: not a function nested in a method (``def save(): ...``
+        inside ``Trainer.calibrate``, called by its plain name)."""
+        for ancestor in self.ancestors(function):
+            if isinstance(ancestor, cst.ClassDef):
+                return True
+            if isinstance(ancestor, cst.FunctionDef):
+                return False
+        return False
 
     def _inside(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
         return any(a is outer for a in self.ancestors(node))
@@ -153,7 +163,7 @@ class Source:
         ``Process(target=run)``, ``callbacks=[log]``, ``hook=self.log``): it runs where that code
         sends it. A parameter or variable of the same name is not ``function`` (qualified names
         tell them apart); a method is mentioned only as an attribute."""
-        method = self.enclosing_class(function) is not None
+        method = self.is_method(function)
         own = self.qualified(function.name)
         found = []
         for name in self.names_by_value.get(function.name.value, []):

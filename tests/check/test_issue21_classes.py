@@ -999,3 +999,81 @@ def test_randomness_drawn_in_the_project_modules(tmp_path: Path, imports: str, s
     script = tmp_path / "train.py"
     script.write_text(_SEEDED_SCRIPT.format(imports=imports, seed=seed, body=body), encoding="utf-8")
     assert ("DDP011" in _codes(script.read_text(encoding="utf-8"), str(script))) is report
+
+
+# ------------------------------------------------------------------ the function that spawns runs in the parent (DDP012)
+_FIRE_SPAWN = (
+    _DDP
+    + """\
+import fire
+from tqdm import tqdm
+
+
+def run_training(rank, world_size, data):
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    {worker}
+
+
+def train_from_folder(data="./data", generate=False, multi_gpus=False):
+    if generate:
+        for num in tqdm(range(4)):
+            pass
+        print("sample images generated")
+        return
+    world_size = torch.cuda.device_count()
+    if world_size == 1 or not multi_gpus:
+        run_training(0, 1, data)
+        return
+    mp.spawn(run_training, args=(world_size, data), nprocs=world_size, join=True)
+
+
+def main():
+    {entry}
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("worker", "entry", "report"),
+    [
+        ("pass", "fire.Fire(train_from_folder)", False),  # the spawner's own prints run once, in the parent
+        ("pass", "train_from_folder()", False),
+        ('print(f"{rank + 1}/{world_size} process initialized.")', "fire.Fire(train_from_folder)", False),  # tagged per rank
+        ('print("process initialized.")', "fire.Fire(train_from_folder)", True),  # a worker's: once per rank
+    ],
+)
+def test_the_function_that_spawns_runs_in_the_parent(worker: str, entry: str, report: bool) -> None:
+    assert ("DDP012" in _codes(_FIRE_SPAWN.format(worker=worker, entry=entry))) is report
+
+
+# ------------------------------------------------------------------ a function nested in a method, called under a rank test
+_NESTED = (
+    _DDP
+    + """\
+
+
+class Trainer:
+    def __init__(self, args, device):
+        self.main_process = args.rank in [-1, 0]
+        self.model = DDP(torch.nn.Linear(2, 2).to(device))
+
+    def calibrate(self):
+        def save_calib_model():
+            print("saving the calibrated model")
+            torch.save({{"model": self.model.module.state_dict()}}, "calib.pt")
+
+        {call}
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("call", "report"),
+    [
+        ("if self.main_process:\n            save_calib_model()", False),  # called by its name, behind the rank test
+        ("save_calib_model()", True),
+    ],
+)
+def test_a_function_nested_in_a_method_is_called_by_its_name(call: str, report: bool) -> None:
+    found = _codes(_NESTED.format(call=call))
+    assert ("DDP005" in found) is report and ("DDP012" in found) is report
