@@ -20,7 +20,13 @@ from ddpify.tree.metadata import FastMetadata
 
 
 def convert_source(
-    source: str, *, per_process_batch: bool = False, filename: str = "<string>", standalone: bool = False, annotate: bool = False
+    source: str,
+    *,
+    per_process_batch: bool = False,
+    filename: str = "<string>",
+    standalone: bool = False,
+    annotate: bool = False,
+    trains_elsewhere: bool = False,
 ) -> ConversionResult:
     """Rewrite a single-GPU training script for DDP.
 
@@ -28,19 +34,29 @@ def convert_source(
     file's trainer) comes back unchanged, byte for byte. Raises :class:`DdpifyError` for input that does not parse. ``standalone`` embeds
     the runtime helpers the output uses instead of importing ddpify; input that already
     carries such a block stays standalone (see :mod:`ddpify.standalone`). ``annotate`` puts each
-    item that needs a human above its statement as a ``# ddpify:`` comment.
+    item that needs a human above its statement as a ``# ddpify:`` comment. ``trains_elsewhere``:
+    the script's training is done by modules converted alongside it (``ddpify.companions``), so
+    a script with no training code of its own is converted all the same (its process group,
+    prints, seeds and writes).
     """
     if standalone or embedding.is_standalone(source):
-        plain = convert_source(embedding.unembed(source), per_process_batch=per_process_batch, filename=filename, annotate=annotate)
+        plain = convert_source(
+            embedding.unembed(source),
+            per_process_batch=per_process_batch,
+            filename=filename,
+            annotate=annotate,
+            trains_elsewhere=trains_elsewhere,
+        )
         return dataclasses.replace(plain, source=source, output=embedding.embed(plain.output))
     module = parse(source, filename)  # refuse broken input even when there is nothing to do
-    if not names.may_have_training_code(source):  # no metadata pass for library code
+    if not trains_elsewhere and not names.may_have_training_code(source):  # no metadata pass for library code
         return ConversionResult(source, source)
     wrapper = FastMetadata(module)
     try:
         facts = collect_facts(wrapper, Analysis(wrapper, filename))  # the project's modules beside it are read
-        if not facts.has_training_code and not facts.trained_elsewhere:
+        if not facts.has_training_code and not facts.trained_elsewhere and not trains_elsewhere:
             return ConversionResult(source, source, already_converted=facts.already_converted)
+        facts.trains_in_modules = trains_elsewhere
         _refuse_distributed(wrapper, filename)
         transformer = ConvertTransformer(facts, facts.analysis, per_process_batch=per_process_batch, annotate=annotate)
         converted = wrapper.visit(transformer)

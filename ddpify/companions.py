@@ -14,8 +14,10 @@ Decisions, and why:
   to the script for the same reason (its import must find the new module); otherwise the
   report says what to run.
 - A ``<name>_ddp.py`` that exists and is not a ddpify conversion is never overwritten.
-- Converting the converted script again changes nothing: its import names the converted
-  module, which is already converted.
+- The script itself is converted as well (``convert_source(..., trains_elsewhere=True)``):
+  its process group, prints, seeds and writes, as for any script whose training is DDP's.
+- Converting the converted script again changes nothing: it is a converted script, and its
+  import names the converted module.
 """
 
 from __future__ import annotations

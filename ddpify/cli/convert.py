@@ -251,7 +251,10 @@ def _training_modules(
         converted.append((module, module_source, module_result))
     if not converted:
         return result, []
-    return companions.redirected(result, [module for module, _, _ in converted]), converted
+    script = convert_source(  # its own prints, seeds, writes and process group, now that the training is DDP's
+        result.source, per_process_batch=options.per_process_batch, filename=str(src), standalone=options.standalone, trains_elsewhere=True
+    )
+    return companions.redirected(script, [module for module, _, _ in converted]), converted
 
 
 def _same_folder(a: Path, b: Path) -> bool:

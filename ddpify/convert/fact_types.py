@@ -175,6 +175,8 @@ class Facts:
     has_training_code: bool = False
     # calls that hand a model built here to another project file's trainer (planners.drivers):
     # the file is converted for its output although it trains nothing itself
+    # the training is done by project modules converted alongside (``ddpify.companions``)
+    trains_in_modules: bool = False
     trained_elsewhere: set[cst.Call] = field(default_factory=set)
     already_converted: bool = False
     changes: list[Change] = field(default_factory=list)

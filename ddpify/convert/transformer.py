@@ -392,6 +392,7 @@ class ConvertTransformer(cst.CSTTransformer):
             any(f.role in ("train", "decided") for f in self.facts.loaders.values())
             or self.facts.helper_loaders
             or self.facts.trained_elsewhere
+            or self.facts.trains_in_modules
         )
         then = (
             "then seed + rank once training starts"

@@ -34,6 +34,7 @@ def test_the_training_module_is_converted_alongside(cli, project: Path) -> None:
     assert {name: data for name, data in _snapshot(project).items() if name in before} == before  # inputs untouched
     script = (project / "main_ddp.py").read_text()
     assert "from trainer_ddp import Trainer" in script and "from data_loader import get_loader" in script
+    assert "    with ddpify.distributed():\n        main()" in script  # the script is converted too
     module = (project / "trainer_ddp.py").read_text()
     assert "self.model = ddpify.prepare_model(self.model)" in module and "self.loader = ddpify.shard(self.loader)" in module
     assert "ddpify.set_epoch(self.loader, epoch)" in module
