@@ -110,6 +110,7 @@ def install(rec: Recorder) -> None:
             site=site,
             dataset=type(loader.dataset).__name__,
             length=length,
+            order_length=_order_length(sampler, length),
             batch_size=loader.batch_size,
             drop_last=loader.drop_last,
             sampler=type(sampler).__name__,
@@ -254,3 +255,17 @@ def _install_draws(rec: Recorder) -> None:
 
     for name in ("randint", "randperm"):
         setattr(torch, name, wrap(name, getattr(torch, name)))
+
+
+def _order_length(sampler: Any, length: int | None) -> int | None:
+    """How many indices one pass of the whole job reads: the user's sampler's length (a
+    ``SubsetRandomSampler`` draws its subset, not the dataset; under ddpify's sharding the
+    wrapped sampler's), the dataset's for a ``DistributedSampler`` (its own length is one
+    rank's share)."""
+    user = getattr(sampler, "inner", None) or sampler
+    if type(user).__name__ == "DistributedSampler":
+        return length
+    try:
+        return len(user)
+    except Exception:
+        return length

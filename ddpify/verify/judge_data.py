@@ -54,7 +54,7 @@ def shards(records: Records) -> Row:
 
 def _judge_loader(loader: Event, by_number: dict[int, dict[int, Event]], world: int) -> tuple[str, str]:
     """(failure, evidence) for one training loader over its passes."""
-    length = loader.get("length")
+    length = loader.get("order_length", loader.get("length"))  # a subset sampler reads its subset
     sizes: list[int] = []
     complete_passes = partial_passes = 0
     for number, per_rank in sorted(by_number.items()):

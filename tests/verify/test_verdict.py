@@ -234,3 +234,13 @@ def test_one_optimizer_is_counted_without_a_split() -> None:
     )
     assert found.count_steps(0) == "1 optimizer step"
     assert found.count_steps(0, wrapped_only=True) == "0 optimizer steps"
+
+
+def test_a_subset_sampler_is_covered_by_its_own_order() -> None:
+    """A SubsetRandomSampler reads its subset: the rest of the dataset (a validation split) is
+    no index read by no rank."""
+    subset = {**LOADER, "length": 8, "order_length": 4}
+    row = judge_data.shards(records(r0=[subset, one_pass([6, 0])], r1=[subset, one_pass([2, 4])]))
+    assert row.status == PASS and "cover all 4" in row.evidence
+    short = judge_data.shards(records(r0=[subset, one_pass([6])], r1=[subset, one_pass([2])]))
+    assert "2 of 4 indices read by no rank" in short.evidence
