@@ -555,3 +555,22 @@ def test_a_writing_function_that_trains_through_another_is_no_output_helper():
     """)
     assert not [m for m in result.manual if "main()" in m.why], result.manual
     assert "if ddpify.is_main_process():\n    main()" not in result.output
+
+
+def test_a_gradient_penalty_whose_output_cannot_be_named_is_reported():
+    result = convert("""\
+        import torch
+        from torch import autograd
+
+        D = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(D.parameters(), lr=0.1)
+        for step in range(3):
+            x = torch.randn(8, 4, requires_grad=True)
+            grad = autograd.grad(outputs=D(x).sum(), inputs=x, create_graph=True)[0]
+            (grad.norm() - 1).pow(2).backward()
+            optimizer.step()
+    """)
+    assert "0.0 *" not in result.output
+    items = [m for m in result.manual if "create_graph=True" in m.why]
+    assert len(items) == 1 and items[0].line == 8
+    assert items[0].todo.startswith("keep the output in a name (out = D(x).sum()) and add 0.0 * out.sum() to the penalty before its backward()")

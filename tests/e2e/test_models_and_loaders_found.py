@@ -91,3 +91,18 @@ def test_one_loader_call_for_each_split_trains_sharded_and_evaluates_whole(tmp_p
     assert run.indices(0, sharded[0], 0) != run.indices(0, sharded[1], 0)  # reshuffled although rebuilt each epoch
     run.assert_only_rank0_saves()
     run.assert_params_equal()
+
+
+@pytest.mark.torchrun
+def test_a_gradient_penalty_trains_through_ddp(tmp_path: Path) -> None:
+    """Issue 20, class 4: the penalty's own backward leaves the last bias without a gradient;
+    unconverted, DDP stops at the next forward. Converted, the run ends with equal parameters."""
+    text = _converted(DATA / "gradient_penalty.py", tmp_path / "gp_ddp.py")
+    assert "(d_loss_gp + 0.0 * out.sum()).backward()" in text
+    run = run_script(tmp_path / "gp_ddp.py", cwd=tmp_path).assert_ok()
+    loader = run.loader_seq(64)
+    for epoch in (0, 1):
+        run.assert_disjoint_cover(loader, epoch, dataset_len=64)
+    run.assert_only_rank0_saves()
+    run.assert_no_module_keys()
+    run.assert_params_equal()

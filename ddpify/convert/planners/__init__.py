@@ -49,6 +49,7 @@ from ddpify.convert.planners import (
     device_choice,
     directories,
     divergent_exits,
+    double_backward,
     downloads,
     drivers,
     environment_seeds,
@@ -96,6 +97,7 @@ PLANNERS: tuple[Planner, ...] = (
     loaders.plan_unsharded_evaluation,  # training loaders handed to evaluation code
     checkpoints.plan,  # project checkpoint helpers on rank 0
     models.report_moves_after_wrap,
+    double_backward.report,  # a gradient penalty through the DDP model
     fetches.plan_existence_tests,  # `if not exists(p): download`: rank 0 first (side_effects reads it)
     side_effects.plan,  # writes on rank 0
     # the planners after side_effects read Facts.main_process_only (what rank 0 now runs alone);
