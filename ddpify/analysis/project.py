@@ -58,7 +58,9 @@ class Helper:
     through the module's own functions it calls; a class of the module is summarised as
     ``Class.__init__`` with what all its methods draw (building it is what lets them run);
     ``writes_files``, a class whose methods write files and do nothing else the ranks share
-    (``CSVLogger``: ``ddpify.analysis.loggers.file_writer_classes``). Methods are looked up as
+    (``CSVLogger``: ``ddpify.analysis.loggers.file_writer_classes``); ``declares_local_rank``, a
+    function or class that declares a ``--local_rank`` option torchrun leaves at its default
+    (``ddpify.analysis.launch_args``). Methods are looked up as
     ``Class.method``."""
 
     flag: Ranks | None = None
@@ -75,6 +77,7 @@ class Helper:
     sharded_loaders: tuple[int, ...] = ()
     draws: frozenset[str] = frozenset()
     writes_files: bool = False
+    declares_local_rank: bool = False
 
 
 # Where the calls of ``callee`` in one project file pass its parameter (name, position) an

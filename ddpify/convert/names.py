@@ -131,7 +131,6 @@ LIBRARY_MODULES = frozenset(
     ml_collections tensorflow keras jax flax kornia lpips pytorch_fid torch_fidelity open_clip clip
     skimage sacred configargparse jsonargparse rich loguru termcolor colorama""".split()
 )
-LOCAL_RANK_FLAGS = ("--local_rank", "--local-rank")
 # Tests that select one process: `rank == 0`, `is_main_process()`, `args.local_rank in [-1, 0]`...
 # Superseded by ddpify.analysis.rank_tests; only facts.py and side_effects.py still read it.
 

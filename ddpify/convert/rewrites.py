@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 import libcst as cst
 
 from ddpify import snippets
+from ddpify.analysis.launch_args import LOCAL_RANK_FLAGS
 from ddpify.convert import names
 from ddpify.tree import cstutil
 from ddpify.tree.cstutil import code, is_simple_reference, single_statement
@@ -250,10 +251,10 @@ def local_rank_argument(call: cst.Call) -> cst.Call | None:
     default; None when there is nothing to change."""
     flags = [a for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
     spelled = {a.value.evaluated_value for a in flags if isinstance(a.value, cst.SimpleString)}
-    if not spelled & set(names.LOCAL_RANK_FLAGS):
+    if not spelled & set(LOCAL_RANK_FLAGS):
         return None
     args = list(call.args)
-    missing = [f for f in names.LOCAL_RANK_FLAGS if f not in spelled]
+    missing = [f for f in LOCAL_RANK_FLAGS if f not in spelled]
     insert_at = max(args.index(a) for a in flags) + 1
     for flag in missing:
         args.insert(insert_at, cst.Arg(cst.SimpleString(f'"{flag}"')))

@@ -1077,3 +1077,45 @@ class Trainer:
 def test_a_function_nested_in_a_method_is_called_by_its_name(call: str, report: bool) -> None:
     found = _codes(_NESTED.format(call=call))
     assert ("DDP005" in found) is report and ("DDP012" in found) is report
+
+
+# ------------------------------------------------------------------ --local_rank declared in a helper module (DDP016)
+_GPU_HELPERS = """\
+import argparse
+import os
+
+
+def add_gpu_params(parser):
+    parser.add_argument("--local_rank", default=0, type=int)
+
+
+def add_torchrun_params(parser):
+    parser.add_argument("--local_rank", "--local-rank", type=int, default=os.environ.get("LOCAL_RANK", 0))
+
+
+class Options:
+    def __init__(self):
+        self.parser = argparse.ArgumentParser()
+        self.initialize()
+
+    def initialize(self):
+        self.parser.add_argument("--local_rank", type=int, default=-1)
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "read", "report"),
+    [
+        ("gpu.add_gpu_params(parser)", "args.local_rank", True),
+        ("gpu.Options()", "args.local_rank", True),  # declared in a method of a class
+        ("gpu.add_torchrun_params(parser)", "args.local_rank", False),  # both spellings, LOCAL_RANK by default
+        ("gpu.add_gpu_params(parser)", 'int(os.environ["LOCAL_RANK"])', False),  # this file never reads the option
+    ],
+)
+def test_local_rank_declared_in_a_helper_module(tmp_path: Path, call: str, read: str, report: bool) -> None:
+    (tmp_path / "gpu.py").write_text(_GPU_HELPERS, encoding="utf-8")
+    script = tmp_path / "train.py"
+    text = _DDP + f"import argparse\nimport os\n\nimport gpu\n\nparser = argparse.ArgumentParser()\n{call}\nargs = parser.parse_args()\n"
+    text += f'dist.init_process_group("nccl")\ntorch.cuda.set_device({read})\n'
+    script.write_text(text, encoding="utf-8")
+    assert ("DDP016" in _codes(text, str(script))) is report

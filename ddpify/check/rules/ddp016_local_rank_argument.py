@@ -1,13 +1,15 @@
 from __future__ import annotations
 
+import functools
 import re
 
 import libcst as cst
 
+from ddpify.analysis.launch_args import LOCAL_RANK_FLAGS, local_rank_flags, works_under_torchrun
 from ddpify.check import fixes
 from ddpify.check.rule import Import, Invalid, Rule
-from ddpify.convert import names, rewrites
-from ddpify.tree.cstutil import code, is_method_call
+from ddpify.convert import rewrites
+from ddpify.tree.cstutil import code, is_simple_reference
 
 _LAUNCH = "torch.distributed.launch"
 _VERSION = re.compile(r"version", re.I)
@@ -20,7 +22,7 @@ def _plain_local_rank_argument(call: cst.Call, os_name: str) -> cst.Call | None:
     spelled = {a.value.evaluated_value for a in flags if isinstance(a.value, cst.SimpleString)}
     args = list(call.args)
     insert_at = max(args.index(a) for a in flags) + 1
-    for flag in [f for f in names.LOCAL_RANK_FLAGS if f not in spelled]:
+    for flag in [f for f in LOCAL_RANK_FLAGS if f not in spelled]:
         args.insert(insert_at, cst.Arg(cst.SimpleString(f'"{flag}"')))
     typed = any(a.keyword is not None and a.keyword.value == "type" and code(a.value) == "int" for a in args)
     index = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "default"), None)
@@ -59,7 +61,9 @@ class LocalRankArgument(Rule):
         "and one that already has both spellings and reads LOCAL_RANK. Strings that tell users "
         "to start the script with `python -m torch.distributed.launch` are reported too (use "
         "`torchrun --nproc_per_node=N`), except in scripts that use ddpify.runtime, whose converted "
-        "`--local_rank` argument works under either launcher."
+        "`--local_rank` argument works under either launcher. An option declared by a function or "
+        "class of the project's modules (`gpu.add_gpu_params(parser)`, `Options()`) is reported at "
+        "that call when this file reads `.local_rank` (no fix: the declaration is in the other file)."
     )
     fix = "safe"
     fix_notes = (
@@ -159,17 +163,11 @@ import torch.distributed as dist
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not is_method_call(node, "add_argument") or not node.args:
-            return
-        spelled = [
-            a.value.evaluated_value
-            for a in node.args
-            if a.keyword is None and isinstance(a.value, cst.SimpleString) and a.value.evaluated_value in names.LOCAL_RANK_FLAGS
-        ]
+        spelled = local_rank_flags(node)
         if not spelled:
+            self._declared_elsewhere(node)
             return
-        default = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "default"), None)
-        if "--local-rank" in spelled and default is not None and "LOCAL_RANK" in code(default):
+        if works_under_torchrun(node):
             return  # torch>=2 launch spelling, and torchrun's environment as the default: both work
         if self._version_gated(node):
             return  # declared for the torch version whose launcher passes it; LOCAL_RANK on the others
@@ -187,6 +185,25 @@ import torch.distributed as dist
             replacement=replacement,
             imports=imports if replacement is not None else (),
         )
+
+    def _declared_elsewhere(self, node: cst.Call) -> None:
+        """``gpu.add_gpu_params(parser)``, ``Options()``: a function or class of the project's
+        modules declares the option (``Helper.declares_local_rank``), and this file reads
+        ``.local_rank``: under torchrun it keeps its default here."""
+        if not is_simple_reference(node.func) or not self._reads_local_rank:
+            return
+        project = self.file.analysis.source.project
+        helper = project.helper(node) or project.named(f"{code(node.func)}.__init__")
+        if helper is not None and helper.declares_local_rank:
+            self.report(
+                node,
+                message=f"{code(node.func)}() (another file) declares a --local_rank command-line argument that this file reads: "
+                "torchrun passes LOCAL_RANK in the environment, not as an argument, so it keeps its default under torchrun",
+            )
+
+    @functools.cached_property
+    def _reads_local_rank(self) -> bool:
+        return any(isinstance(a, cst.Attribute) and a.attr.value == "local_rank" for a in self.file.analysis.source.of_types(cst.Attribute))
 
     def _version_gated(self, node: cst.Call) -> bool:
         """Under ``if PYTORCH_MAJOR_VERSION == 1:`` / ``if torch.__version__ < "2":``."""

@@ -1,0 +1,48 @@
+"""The ``--local_rank`` option, wherever the project declares it: ``torch.distributed.launch``
+passed it once (``--local-rank`` since torch 2), ``torchrun`` passes ``LOCAL_RANK`` in the
+environment instead, so an option that only reads the command line keeps its default there.
+A script often declares it in a helper of its project (``gpu.add_gpu_params(parser)``, an
+``Options`` class in ``src/options.py``); the summaries of those modules say so."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.analysis.source import Source
+from ddpify.tree.cstutil import code, is_method_call
+
+LOCAL_RANK_FLAGS = ("--local_rank", "--local-rank")
+
+
+def local_rank_flags(call: cst.Call) -> list[str]:
+    """The spellings of ``--local_rank`` an ``add_argument(...)`` call declares."""
+    if not is_method_call(call, "add_argument"):
+        return []
+    return [
+        a.value.evaluated_value
+        for a in call.args
+        if a.keyword is None and isinstance(a.value, cst.SimpleString) and a.value.evaluated_value in LOCAL_RANK_FLAGS
+    ]
+
+
+def works_under_torchrun(call: cst.Call) -> bool:
+    """Both launchers are served: torch 2's ``--local-rank`` spelling, and ``LOCAL_RANK`` from
+    the environment as the default."""
+    default = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "default"), None)
+    return "--local-rank" in local_rank_flags(call) and default is not None and "LOCAL_RANK" in code(default)
+
+
+def local_rank_declarers(source: Source) -> set[str]:
+    """The module's top-level functions, and its classes (as ``Class.__init__``), that declare
+    a ``--local_rank`` option torchrun leaves at its default."""
+    found: set[str] = set()
+    for call in source.calls_by_callee.get("add_argument", []):
+        if not local_rank_flags(call) or works_under_torchrun(call):
+            continue
+        function = source.enclosing_function(call)
+        owner = source.enclosing_class(call)
+        if owner is not None and source.enclosing_class(owner) is None and source.enclosing_function(owner) is None:
+            found.add(f"{owner.name.value}.__init__")
+        elif function is not None and source.enclosing_function(function) is None and owner is None:
+            found.add(function.name.value)
+    return found
