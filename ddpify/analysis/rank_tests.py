@@ -69,6 +69,7 @@ from ddpify.analysis.ranks import (
     values_in,
 )
 from ddpify.analysis.source import Source
+from ddpify.analysis.values import subscript_key
 from ddpify.tree.cstutil import code, is_simple_reference
 
 
@@ -335,11 +336,9 @@ class RankTests:
     # ---------------------------------------------------------------- numbers
     def number(self, node: cst.BaseExpression) -> Number | None:
         """The rank number (or world size) ``node`` reads, with its single-process value."""
-        if node in self._numbers:
-            return self._numbers[node]
-        found = self._number(node)
-        self._numbers[node] = found
-        return found
+        if node not in self._numbers:
+            self._numbers[node] = self._number(node)
+        return self._numbers[node]
 
     def _number(self, node: cst.BaseExpression) -> Number | None:
         if isinstance(node, cst.Call) and self.source.qualified(node) & CASTS and len(node.args) == 1:
@@ -370,6 +369,9 @@ class RankTests:
             assigned = self._assigned_number(code(node))
             if assigned is not None:
                 return assigned
+        elif isinstance(node, cst.Subscript):  # opt["global_rank"]: an options dict keyed by the rank's name
+            key = subscript_key(node)
+            return next((Number(term) for pattern, term in NAMED_NUMBERS if isinstance(key, str) and pattern.match(key)), None)
         else:
             return None
         last = last_name(node)

@@ -1119,3 +1119,36 @@ def test_local_rank_declared_in_a_helper_module(tmp_path: Path, call: str, read:
     text += f'dist.init_process_group("nccl")\ntorch.cuda.set_device({read})\n'
     script.write_text(text, encoding="utf-8")
     assert ("DDP016" in _codes(text, str(script))) is report
+
+
+# ------------------------------------------------------------------ a rank read from an options dict (DDP005, DDP012)
+_OPTIONS_DICT = (
+    _DDP
+    + """\
+
+
+class BaseModel:
+    def __init__(self, opt):
+        self.opt = opt
+        self.net = DDP(torch.nn.Linear(2, 2))
+
+    def save_network(self, path):
+        {test}
+        torch.save(self.net.module.state_dict(), path)
+        print("saved", path)
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("test", "report"),
+    [
+        ('if self.opt["global_rank"] != 0:\n            return', False),  # an early return on the rank's name as a key
+        ("if self.opt['local_rank'] > 0:\n            return", False),
+        ('if config["rank"] != 0:\n            return', False),
+        ('if self.opt["phase"] != "train":\n            return', True),  # a key that names no rank
+    ],
+)
+def test_a_rank_read_from_an_options_dict(test: str, report: bool) -> None:
+    found = _codes(_OPTIONS_DICT.format(test=test))
+    assert ("DDP005" in found) is report and ("DDP012" in found) is report
