@@ -141,25 +141,20 @@ class _Redirect(cst.CSTTransformer):
             return updated_node.with_changes(module=cst.parse_expression(f"{name}{SUFFIX}"))
         if isinstance(original_node.names, cst.ImportStar):
             return updated_node
-        aliases = []
-        for alias in original_node.names:  # `from models import trainer`
-            inner = self.renames.get(f"{dots}{name}.{code(alias.name)}" if name else f"{dots}{code(alias.name)}")
-            if inner is not None:
-                self._note(original_node, inner)
-            if inner is not None and self.rewrite:
-                bound = alias.asname or cst.AsName(name=cst.Name(code(alias.name)))
-                alias = alias.with_changes(name=cst.Name(f"{code(alias.name)}{SUFFIX}"), asname=bound)
-            aliases.append(alias)
-        return updated_node.with_changes(names=aliases)
+        prefix = f"{dots}{name}." if name else dots
+        return updated_node.with_changes(names=[self._alias(original_node, alias, prefix) for alias in original_node.names])
 
     def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.Import:
-        aliases = []
-        for alias in updated_node.names:
-            module = self.renames.get(code(alias.name))
-            if module is not None:
-                self._note(original_node, module)
-            if module is not None and self.rewrite:
-                bound = alias.asname or cst.AsName(name=cst.Name(code(alias.name)))
-                alias = alias.with_changes(name=cst.Name(f"{code(alias.name)}{SUFFIX}"), asname=bound)
-            aliases.append(alias)
-        return updated_node.with_changes(names=aliases)
+        return updated_node.with_changes(names=[self._alias(original_node, alias, "") for alias in updated_node.names])
+
+    def _alias(self, statement: cst.CSTNode, alias: cst.ImportAlias, prefix: str) -> cst.ImportAlias:
+        """``trainer`` -> ``trainer_ddp as trainer`` when ``prefix + trainer`` is converted
+        (``import trainer``; ``from models import trainer``, prefix ``models.``)."""
+        module = self.renames.get(f"{prefix}{code(alias.name)}")
+        if module is None:
+            return alias
+        self._note(statement, module)
+        if not self.rewrite:
+            return alias
+        bound = alias.asname or cst.AsName(name=cst.Name(code(alias.name)))
+        return alias.with_changes(name=cst.Name(f"{code(alias.name)}{SUFFIX}"), asname=bound)

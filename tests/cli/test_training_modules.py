@@ -139,3 +139,20 @@ def test_no_module_converted_alongside(cli, tmp_path: Path, script: str) -> None
     assert result.returncode == 0, result.stderr
     assert not (tmp_path / "trainer_ddp.py").exists()
     assert "trainer_ddp" not in (tmp_path / "main_ddp.py").read_text()
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("from .trainer import Trainer\nTrainer(net).fit(data)", "from .trainer_ddp import Trainer"),
+        ("from . import trainer\ntrainer.Trainer(net).fit(data)", "from . import trainer_ddp as trainer"),
+    ],
+)
+def test_relative_import_spellings(tmp_path: Path, script: str, expected: str) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "trainer.py").write_text(_TRAINER)
+    found = companions.training_modules(script + "\n", package / "main.py")
+    assert [m.file for m in found] == [package / "trainer.py"]
+    assert expected in companions.redirected(convert_source(script + "\n"), found).output

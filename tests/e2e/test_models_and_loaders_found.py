@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import run_script  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
+GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "convert"  # golden inputs that also run
 
 
 def _converted(source: Path, target: Path) -> str:
@@ -76,7 +77,7 @@ def test_model_and_loaders_from_sibling_helpers(tmp_path: Path) -> None:
 
 @pytest.mark.torchrun
 def test_one_loader_call_for_each_split_trains_sharded_and_evaluates_whole(tmp_path: Path) -> None:
-    text = _converted(DATA / "one_loader_call_for_each_split.py", tmp_path / "splits_ddp.py")
+    text = _converted(GOLDEN / "one_loader_call_for_each_split" / "input.py", tmp_path / "splits_ddp.py")
     assert "only_when_training=True" in text and "ddpify.set_epoch(data_loader, epoch)" in text
     run = run_script(tmp_path / "splits_ddp.py", cwd=tmp_path).assert_ok()
     seqs = sorted({ld["seq"] for ld in run.loaders(0) if ld["dataset_len"] == 32 and ld["epochs"]})
@@ -97,7 +98,7 @@ def test_one_loader_call_for_each_split_trains_sharded_and_evaluates_whole(tmp_p
 def test_a_gradient_penalty_trains_through_ddp(tmp_path: Path) -> None:
     """Issue 20, class 4: the penalty's own backward leaves the last bias without a gradient;
     unconverted, DDP stops at the next forward. Converted, the run ends with equal parameters."""
-    text = _converted(DATA / "gradient_penalty.py", tmp_path / "gp_ddp.py")
+    text = _converted(GOLDEN / "gradient_penalty_through_ddp" / "input.py", tmp_path / "gp_ddp.py")
     assert "(d_loss_gp + 0.0 * out.sum()).backward()" in text
     run = run_script(tmp_path / "gp_ddp.py", cwd=tmp_path).assert_ok()
     loader = run.loader_seq(64)
