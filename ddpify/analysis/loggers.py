@@ -74,17 +74,18 @@ _OPEN = frozenset({"builtins.open", "io.open"})
 
 
 def file_writer_classes(source: Source, training: set[cst.FunctionDef]) -> set[str]:
-    """The module's top-level classes that write files and do nothing else the ranks share: a
+    """The module's top-level plain classes (no base but ``object``: not a ``Dataset`` that
+    caches its files, not a model) that write files and do nothing else the ranks share: a
     method opens a file for writing or appending (``CSVLogger.__init__``: ``open(filename,
-    "w")``), none trains (``training``), runs a collective or is a module (an ``nn.Module``
-    subclass). Built on every rank, each rank truncates and appends to the same file."""
+    "w")``), none trains (``training``) or runs a collective. Built on every rank, each rank
+    truncates and appends to the same file."""
     found: set[str] = set()
     for klass in source.of_types(cst.ClassDef):
         assert isinstance(klass, cst.ClassDef)
         if source.enclosing_class(klass) is not None or source.enclosing_function(klass) is not None:
             continue
-        if any("Module" in code(base.value) for base in klass.bases):
-            continue
+        if any(code(base.value) != "object" for base in klass.bases):
+            continue  # a Dataset, a Module, a subclass of anything: other code needs its data on every rank
         methods = [f for f in source.of_types_in(klass, cst.FunctionDef) if source.enclosing_class(f) is klass]
         calls = [c for c in source.of_types_in(klass, cst.Call) if isinstance(c, cst.Call)]
         if any(m in training for m in methods) or any(any(q.startswith("torch.distributed.") for q in source.qualified(c)) for c in calls):

@@ -574,3 +574,32 @@ def test_a_gradient_penalty_whose_output_cannot_be_named_is_reported():
     items = [m for m in result.manual if "create_graph=True" in m.why]
     assert len(items) == 1 and items[0].line == 8
     assert items[0].todo.startswith("keep the output in a name (out = D(x).sum()) and add 0.0 * out.sum() to the penalty before its backward()")
+
+
+def test_a_gradient_penalty_on_one_element_of_the_forward_is_rewritten():
+    """``out, _ = self.D(x)``: the discriminator returns a tuple (attention maps), the penalty
+    differentiates its first element."""
+    result = convert("""\
+        import torch
+        from torch import autograd
+
+        class Critic(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(4, 1)
+
+            def forward(self, x):
+                return self.fc(x), x
+
+        D = Critic()
+        optimizer = torch.optim.SGD(D.parameters(), lr=0.1)
+        for step in range(3):
+            x = torch.randn(8, 4, requires_grad=True)
+            out, _ = D(x)
+            grad = autograd.grad(outputs=out, inputs=x, grad_outputs=torch.ones(out.size()), create_graph=True)[0]
+            penalty = ((grad.norm(2, dim=1) - 1) ** 2).mean()
+            penalty.backward()
+            optimizer.step()
+    """)
+    assert "(penalty + 0.0 * out.sum()).backward()" in result.output
+    assert not [m for m in result.manual if "create_graph" in m.why]

@@ -50,6 +50,13 @@ class Syncing:
         self.file.write(str(value))
 
 
+class Cached(torch.utils.data.Dataset):
+    def __init__(self, filename):
+        with open(filename, "w") as f:
+            f.write("vocabulary")
+        self.vocab_size = 10
+
+
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -87,6 +94,7 @@ for epoch in range(2):
         ("Reader", '"data.txt"', False),  # reads only
         ("Syncing", '"run.txt"', False),  # a collective: every rank must call it
         ("Net", "", False),  # a module
+        ("Cached", '"vocab.json"', False),  # a dataset that caches its files: its data is every rank's
     ],
 )
 def test_a_project_class_that_writes_files_is_built_on_rank_zero(tmp_path: Path, name: str, arguments: str, built_on_rank_zero: bool) -> None:
@@ -111,4 +119,14 @@ def test_a_value_read_off_the_rank_zero_object_keeps_it_on_every_rank(tmp_path: 
 
 def test_without_a_path_the_project_is_not_read() -> None:
     result = convert_source(textwrap.dedent(_SCRIPT.format(name="CSVLogger", arguments='fieldnames=["epoch"]', after="")))
+    assert "ddpify.rank_zero(CSVLogger)" not in result.output
+
+
+def test_a_file_writer_kept_in_a_container_stays_on_every_rank(tmp_path: Path) -> None:
+    """``loggers["train"] = CSVLogger(...)``: no name to follow value reads through."""
+    (tmp_path / "loggers.py").write_text(_LOGGERS, encoding="utf-8")
+    script = tmp_path / "train.py"
+    text = _SCRIPT.format(name="CSVLogger", arguments='fieldnames=["epoch"]', after="")
+    script.write_text(text.replace("log = CSVLogger(", "logs = {}\nlogs['train'] = CSVLogger("), encoding="utf-8")
+    result = convert_source(script.read_text(encoding="utf-8"), filename=str(script))
     assert "ddpify.rank_zero(CSVLogger)" not in result.output

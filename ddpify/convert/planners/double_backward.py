@@ -96,11 +96,17 @@ def _is_true(value: cst.BaseExpression | None) -> bool:
 
 def _model_of(recording: Recording, facts: Facts, outputs: cst.BaseExpression) -> str | None:
     """The wrapped model whose forward made ``outputs``: a call of it, or a name bound to one."""
+    source = recording.analysis.source
     values = [outputs]
     if is_simple_reference(outputs):
-        values += [v for _, v in recording.analysis.source.assignments.get(code(outputs), []) if v is not None]
+        values += [v for _, v in source.assignments.get(code(outputs), []) if v is not None]
+        for assign in source.of_types(cst.Assign):  # `out, _, _ = self.D(x)`: one element of what the forward returns
+            assert isinstance(assign, cst.Assign)
+            unpacked = [t.target for t in assign.targets if isinstance(t.target, (cst.Tuple, cst.List))]
+            if any(code(e.value) == code(outputs) for target in unpacked for e in target.elements):
+                values.append(assign.value)
     for value in values:
-        for call in [value, *recording.analysis.source.of_types_in(value, cst.Call)]:
+        for call in [value, *source.of_types_in(value, cst.Call)]:
             if isinstance(call, cst.Call) and code(call.func).removesuffix(".forward") in facts.model_keys:
                 return code(call.func).removesuffix(".forward")
     return None

@@ -45,8 +45,18 @@ def plan_file_writer_classes(recording: Recording, facts: Facts) -> None:
     project = recording.analysis.source.project
     for call in recording.analysis.source.of_types(cst.Call):
         assert isinstance(call, cst.Call)
-        if not is_simple_reference(call.func) or already_guarded(recording, call):
+        if not is_simple_reference(call.func) or already_guarded(recording, call) or not _held_or_dropped(recording, call):
             continue
         helper = project.named(f"{code(call.func)}.__init__")
         if helper is not None and helper.writes_files:
             facts.rank_zero_clients.add(call)
+
+
+def _held_or_dropped(recording: Recording, call: cst.Call) -> bool:
+    """Built as a statement, or into a plain name or attribute (``log = CSVLogger(...)``): the
+    places ``rank_zero_values`` follows to check that no rank reads a value off the no-op
+    object. In a container, an argument or an expression, it stays on every rank."""
+    parent = recording.parent(call)
+    if isinstance(parent, cst.Expr):
+        return True
+    return isinstance(parent, cst.Assign) and len(parent.targets) == 1 and is_simple_reference(parent.targets[0].target)
