@@ -108,7 +108,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis import project_files
     from ddpify.analysis.collectives import module_collectives
     from ddpify.analysis.launch_args import local_rank_declarers
-    from ddpify.analysis.loggers import file_writer_classes, module_console_loggers
+    from ddpify.analysis.loggers import directory_makers, file_writer_classes, module_console_loggers
     from ddpify.analysis.prefix import names_prefix
     from ddpify.analysis.project import Helper
     from ddpify.analysis.seeding import module_draws, seeding
@@ -152,6 +152,8 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     for name, families in draws.items():  # a class: `Model.__init__`
         if "." in name:
             helpers[name] = dataclasses.replace(helpers.get(name, Helper()), draws=families)
+    for name in directory_makers(source, tops) & helpers.keys():
+        helpers[name] = dataclasses.replace(helpers[name], makes_directories=True)
     for name in local_rank_declarers(source):
         helpers[name] = dataclasses.replace(helpers.get(name, Helper()), declares_local_rank=True)
     for name in file_writer_classes(source, training):

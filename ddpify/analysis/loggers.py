@@ -101,3 +101,19 @@ def _writes(call: cst.Call) -> bool:
     if mode is None and len(call.args) > 1 and call.args[1].keyword is None:
         mode = call.args[1].value
     return isinstance(mode, cst.SimpleString) and any(letter in mode.evaluated_value for letter in "wax")
+
+
+_MKDIRS = frozenset({"os.makedirs", "os.mkdir", "pathlib.Path.mkdir"})
+
+
+def directory_makers(source: Source, tops: list[cst.FunctionDef]) -> set[str]:
+    """The module's top-level functions that create directories in their own body
+    (``prepare_dirs(config)``: ``if not os.path.exists(d): os.makedirs(d)``): run on every
+    rank at once, the ranks race between the test and the creation."""
+    return {
+        f.name.value
+        for f in tops
+        if any(
+            source.qualified(c) & _MKDIRS or is_method_call(c, "mkdir") for c in source.of_types_in(f, cst.Call) if isinstance(c, cst.Call)
+        )
+    }

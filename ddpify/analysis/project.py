@@ -60,7 +60,8 @@ class Helper:
     ``writes_files``, a class whose methods write files and do nothing else the ranks share
     (``CSVLogger``: ``ddpify.analysis.loggers.file_writer_classes``); ``declares_local_rank``, a
     function or class that declares a ``--local_rank`` option torchrun leaves at its default
-    (``ddpify.analysis.launch_args``). Methods are looked up as
+    (``ddpify.analysis.launch_args``); ``makes_directories``, a function that creates
+    directories in its own body (``ddpify.analysis.loggers.directory_makers``). Methods are looked up as
     ``Class.method``."""
 
     flag: Ranks | None = None
@@ -78,6 +79,7 @@ class Helper:
     draws: frozenset[str] = frozenset()
     writes_files: bool = False
     declares_local_rank: bool = False
+    makes_directories: bool = False
 
 
 # Where the calls of ``callee`` in one project file pass its parameter (name, position) an

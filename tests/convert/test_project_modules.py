@@ -97,7 +97,9 @@ for epoch in range(2):
         ("Cached", '"vocab.json"', False),  # a dataset that caches its files: its data is every rank's
     ],
 )
-def test_a_project_class_that_writes_files_is_built_on_rank_zero(tmp_path: Path, name: str, arguments: str, built_on_rank_zero: bool) -> None:
+def test_a_project_class_that_writes_files_is_built_on_rank_zero(
+    tmp_path: Path, name: str, arguments: str, built_on_rank_zero: bool
+) -> None:
     (tmp_path / "loggers.py").write_text(_LOGGERS, encoding="utf-8")
     script = tmp_path / "train.py"
     script.write_text(_SCRIPT.format(name=name, arguments=arguments, after=""), encoding="utf-8")
@@ -130,3 +132,45 @@ def test_a_file_writer_kept_in_a_container_stays_on_every_rank(tmp_path: Path) -
     script.write_text(text.replace("log = CSVLogger(", "logs = {}\nlogs['train'] = CSVLogger("), encoding="utf-8")
     result = convert_source(script.read_text(encoding="utf-8"), filename=str(script))
     assert "ddpify.rank_zero(CSVLogger)" not in result.output
+
+
+_DIRS = """\
+import os
+
+import torch.distributed as dist
+
+
+def prepare_dirs(config):
+    for path in [config["data_dir"], config["ckpt_dir"]]:
+        if not os.path.exists(path):
+            os.makedirs(path)
+
+
+def prepare_and_sync(config):
+    os.makedirs(config["ckpt_dir"], exist_ok=True)
+    dist.barrier()
+
+
+def describe(config):
+    return str(config)
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "ordered"),
+    [
+        ("prepare_dirs(config)", True),  # exists-then-makedirs: rank 0 first, the others find them
+        ("prepare_and_sync(config)", False),  # a collective: rank 0 alone in it would hang
+        ("print(describe(config))", False),
+    ],
+)
+def test_a_project_helper_that_creates_directories_runs_on_rank_zero_first(tmp_path: Path, call: str, ordered: bool) -> None:
+    (tmp_path / "dirs.py").write_text(_DIRS, encoding="utf-8")
+    script = tmp_path / "train.py"
+    text = _SCRIPT.format(name="CSVLogger", arguments="", after="").replace(
+        "from loggers import CSVLogger\n", "from dirs import describe, prepare_and_sync, prepare_dirs\n"
+    )
+    text = text.replace("log = CSVLogger()\n", f'config = {{"data_dir": "d", "ckpt_dir": "c"}}\n{call}\n')
+    script.write_text(text, encoding="utf-8")
+    result = convert_source(text, filename=str(script))
+    assert (f"with ddpify.main_process_first():\n    {call}" in result.output) is ordered

@@ -106,6 +106,7 @@ PLANNERS: tuple[Planner, ...] = (
     paths.plan,  # clock-named directories; temporary folders rank 0 writes into
     directories.plan,  # pathlib mkdir(): exist_ok=True; `from os import mkdir` reported
     fetches.plan,  # other web downloads: rank 0 first (never inside rank-0-only code)
+    fetches.plan_directory_helpers,  # the project's directory-making helpers: rank 0 first
     logs.plan,  # logging configured on rank 0
     logs.plan_file_writer_classes,  # the project's file-writing classes built on rank 0
     random_data.plan,  # random_split generator; unseeded synthetic datasets

@@ -175,3 +175,29 @@ def _tests_existence(recording: Recording, test: cst.BaseExpression) -> bool:
     return any(
         recording.qualified(c) & names.EXISTS_TESTS or attribute_name(c.func) in names.EXISTS_METHODS for c in of_types(test, cst.Call)
     )
+
+
+def plan_directory_helpers(recording: Recording, facts: Facts) -> None:
+    """``prepare_dirs(config)``, a function of the project's modules that creates directories
+    (``Helper.makes_directories``), called as a statement on every rank: under
+    ``ddpify.main_process_first()``, rank 0 creates them first and the other ranks find them
+    (an exists-then-makedirs in it raced: FileExistsError on a rank that lost). Not when the
+    helper trains or runs a collective (rank 0 alone in it would hang)."""
+    project = recording.analysis.source.project
+    for call in recording.analysis.source.of_types(cst.Call):
+        assert isinstance(call, cst.Call)
+        helper = project.helper(call)
+        if helper is None or not helper.makes_directories or helper.trains or helper.collective is not None:
+            continue
+        statement = statement_of(recording, call)
+        if not isinstance(statement, cst.SimpleStatementLine) or not is_call_statement(statement, call):
+            continue
+        if _ordered_already(recording, call) or already_guarded(recording, call) or statement in facts.node_rewrites:
+            continue
+        _plan(
+            facts,
+            statement,
+            rewrites_io.first_on_rank_zero,
+            f"{code(call.func)}() (another file) creates directories: it runs on rank 0 first, under "
+            "ddpify.main_process_first(); the other ranks then find them",
+        )
