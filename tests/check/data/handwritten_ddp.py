@@ -59,6 +59,7 @@ def main():
 
     with open(os.path.join(args.out, f"rank{rank}.json"), "w") as handle:
         json.dump(record, handle)
+    dist.barrier()  # no rank closes its connections while another still talks (gloo aborts it)
     dist.destroy_process_group()
 
 
