@@ -11,7 +11,10 @@ walks explode before the analyses became per-function fixpoints (issue 22):
 - ``chain``: ``f0`` calls ``f1`` ... calls ``f{n-1}``, each under a rank test or not;
 - ``lattice``: layers of two functions, each calling both functions of the next layer (2^n paths);
 - ``recursion``: a ring of mutually recursive functions entered once;
-- ``hierarchy``: a deep class hierarchy whose methods call ``super()`` and each other.
+- ``hierarchy``: a deep class hierarchy whose methods call ``super()`` and each other;
+- ``nested``: classes whose methods each define a function of the same name (``inner``),
+  called by that name under a rank test read from an options dict (a local name: it matches
+  its own scope's function only), and whose same-named methods call each other.
 
     python benchmarks/shapes.py SHAPE SIZE        # prints the program
 """
@@ -113,7 +116,26 @@ class Base{i}(Base{i - 1}):
     return "".join(units) + f"\n\ndef entry(x):\n    return Base{size - 1}().run(x)\n"
 
 
-SHAPES = {"methods": _methods, "chain": _chain, "lattice": _lattice, "recursion": _recursion, "hierarchy": _hierarchy}
+def _nested(size: int) -> str:
+    units = []
+    for i in range(size):
+        units.append(f'''
+class Runner{i}:
+    def run(self, x):
+        def inner():
+            return self.other.run(x)
+
+        if self.opt["rank"] == 0:
+            print(inner())
+        return self.step(x)
+
+    def step(self, x):
+        return self.run(x - 1) if x else {i}
+''')
+    return "".join(units) + "\n\ndef entry(x):\n    return Runner0().run(x)\n"
+
+
+SHAPES = {"methods": _methods, "chain": _chain, "lattice": _lattice, "recursion": _recursion, "hierarchy": _hierarchy, "nested": _nested}
 
 
 def program(shape: str, size: int) -> str:

@@ -121,12 +121,13 @@ class Loops:
         if found is None:
             seen: dict[cst.FunctionDef, None] = {}
             todo = [f for call in self.source.of_types_in(loop.body, cst.Call) for f in self.source.functions_called(call)]
-            while todo:
-                function = todo.pop(0)
+            while todo:  # each function's calls read once: linear in the functions reached
+                function = todo.pop()
                 if function in seen:
                     continue
                 seen[function] = None
-                todo.extend(f for call in self.source.of_types_in(function.body, cst.Call) for f in self.source.functions_called(call))
+                calls = self.source.of_types_in(function.body, cst.Call)
+                todo.extend(f for call in calls for f in self.source.functions_called(call) if f not in seen)
             found = list(seen)
             self._called[loop] = found
         return found

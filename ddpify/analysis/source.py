@@ -37,6 +37,8 @@ class Source:
         self._parents = wrapper.resolve(ParentNodeProvider)
         self._positions = wrapper.resolve(PositionProvider)
         self.budget = Budget.for_nodes(len(self._parents))
+        self._call_sites: dict[cst.FunctionDef, list[cst.Call]] = {}
+        self._methods: dict[cst.FunctionDef, bool] = {}
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
         """The qualified names ``node`` may refer to (``{"torch.utils.data.DataLoader"}``)."""
@@ -112,15 +114,32 @@ class Source:
         return found
 
     def call_sites(self, function: cst.FunctionDef) -> list[cst.Call]:
-        """Where this file calls ``function``: by its name for a module-level function, by
+        """Where this file calls ``function``: by its name for a module-level function (for a
+        function nested in another, inside that one only: its name is local there), by
         ``self.name`` / ``obj.name`` for a method. A name defined more than once matches each."""
-        name = function.name.value
-        method = self.is_method(function)
-        return [
-            call
-            for call in self.calls_by_callee.get(name, [])
-            if isinstance(call.func, cst.Attribute if method else cst.Name) and not self._inside(call, function)
-        ]
+        found = self._call_sites.get(function)
+        if found is None:
+            method = self.is_method(function)
+            found = [
+                call
+                for call in self.calls_by_callee.get(function.name.value, [])
+                if isinstance(call.func, cst.Attribute if method else cst.Name)
+                and not self._inside(call, function)
+                and (method or function in self.functions_called(call))
+            ]
+            self._call_sites[function] = found
+        return found
+
+    @functools.cached_property
+    def _plain_functions(self) -> dict[tuple[cst.FunctionDef | None, str], list[cst.FunctionDef]]:
+        """The functions that are no methods, by the function they are nested in (None: the
+        module) and their name: where a plain-name call can find them."""
+        found: dict[tuple[cst.FunctionDef | None, str], list[cst.FunctionDef]] = {}
+        for name, functions in self.functions.items():
+            for function in functions:
+                if not self.is_method(function):
+                    found.setdefault((self.enclosing_function(function), name), []).append(function)
+        return found
 
     def functions_called(self, call: cst.Call, *, own_methods_only: bool = False) -> list[cst.FunctionDef]:
         """The inverse of :meth:`call_sites`, by name alone: ``f(...)`` the file's functions
@@ -128,8 +147,9 @@ class Source:
         ``cls.f`` with ``own_methods_only``). ``analysis.callgraph`` resolves receivers; this is
         the cheap over-approximation the fixpoints (rank tests, loops, divergence) iterate on."""
         func = call.func
-        if isinstance(func, cst.Name):
-            return [f for f in self.functions.get(func.value, []) if not self.is_method(f)]
+        if isinstance(func, cst.Name):  # a nested function is called by name inside its own scope only
+            scopes = [None, *(a for a in self.ancestors(call) if isinstance(a, cst.FunctionDef))]
+            return [f for scope in scopes for f in self._plain_functions.get((scope, func.value), [])]
         if isinstance(func, cst.Attribute):
             if own_methods_only and not (isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")):
                 return []
@@ -139,12 +159,11 @@ class Source:
     def is_method(self, function: cst.FunctionDef) -> bool:
         """Defined in a class body: not a function nested in a method (``def save(): ...``
         inside ``Trainer.calibrate``, called by its plain name)."""
-        for ancestor in self.ancestors(function):
-            if isinstance(ancestor, cst.ClassDef):
-                return True
-            if isinstance(ancestor, cst.FunctionDef):
-                return False
-        return False
+        found = self._methods.get(function)
+        if found is None:
+            scope = next((a for a in self.ancestors(function) if isinstance(a, (cst.ClassDef, cst.FunctionDef))), None)
+            found = self._methods[function] = isinstance(scope, cst.ClassDef)
+        return found
 
     def _inside(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
         return any(a is outer for a in self.ancestors(node))
