@@ -107,6 +107,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
 
     from ddpify.analysis import project_files
     from ddpify.analysis.collectives import module_collectives
+    from ddpify.analysis.distributed_code import distributed_classes, distributed_functions, joining_functions
     from ddpify.analysis.launch_args import local_rank_declarers
     from ddpify.analysis.loggers import directory_makers, file_writer_classes, module_console_loggers
     from ddpify.analysis.prefix import names_prefix
@@ -122,6 +123,9 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     consoles = module_console_loggers(source, analysis.context, tops)
     collectives = module_collectives(source, analysis.context, tops)
     draws = module_draws(source, tops)
+    every = [f for fs in source.functions.values() for f in fs]
+    distributed = distributed_functions(source, every)
+    joining = joining_functions(source, every)
     helpers: dict[str, Helper] = {}
     for name, functions in source.functions.items():
         top = [f for f in functions if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
@@ -144,6 +148,8 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             collectives.get(function),
             analysis.samplers.returned_loaders(function),
             draws.get(name, frozenset()),
+            distributed=function in distributed,
+            joins_group=function in joining,
         )
     for function in training:  # a training step of a class: `Trainer.do_pass`
         owner = source.enclosing_class(function)
@@ -152,6 +158,9 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     for name, families in draws.items():  # a class: `Model.__init__`
         if "." in name:
             helpers[name] = dataclasses.replace(helpers.get(name, Helper()), draws=families)
+    for name in distributed_classes(source, distributed):
+        key = f"{name}.__init__"
+        helpers[key] = dataclasses.replace(helpers.get(key, Helper()), distributed=True)
     for name in directory_makers(source, tops) & helpers.keys():
         helpers[name] = dataclasses.replace(helpers[name], makes_directories=True)
     for name in local_rank_declarers(source):

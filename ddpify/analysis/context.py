@@ -24,7 +24,7 @@ from ddpify.analysis.callers import Callers, Key, first_on_the_way, uncalled
 from ddpify.analysis.divergence import Divergence, Divergent
 from ddpify.analysis.fixpoint import Fixpoint
 from ddpify.analysis.rank_tests import RankTests
-from ddpify.analysis.ranks import EVERY, NOWHERE, Branch, Ranks, RankSelection
+from ddpify.analysis.ranks import EVERY, FLAGS, NOWHERE, Branch, Ranks, RankSelection
 from ddpify.analysis.source import Source
 from ddpify.tree import cstutil
 from ddpify.tree.cstutil import is_simple_reference
@@ -152,10 +152,11 @@ class Context:
     # ---------------------------------------------------------------- one step down the tree
     def _step(self, child: cst.CSTNode, parent: cst.CSTNode) -> Ranks:
         if isinstance(parent, (cst.If, cst.IfExp)):
-            if child is parent.body:
-                return self._test(parent.test)
-            if child is parent.orelse:
-                return self._test(parent.test, negated=True)
+            if child is parent.body or child is parent.orelse:
+                found = self._test(parent.test, negated=child is parent.orelse)
+                if found == EVERY and self._joining_branch.get(parent, child is parent.body) != (child is parent.body):
+                    return ~FLAGS["distributed"]  # `if launcher == "none": <here> else: init_dist(...)`
+                return found
         elif isinstance(parent, cst.While) and child is parent.body:
             return self._test(parent.test)
         elif isinstance(parent, cst.BooleanOperation) and child is parent.right:
@@ -163,6 +164,12 @@ class Context:
         elif isinstance(parent, (cst.IndentedBlock, cst.Module)):
             return self._prefix(parent, child)
         return EVERY
+
+    @functools.cached_property
+    def _joining_branch(self) -> dict[cst.CSTNode, bool]:
+        from ddpify.analysis.distributed_code import joining_branches
+
+        return joining_branches(self.source)
 
     def _test(self, test: cst.BaseExpression, *, negated: bool = False) -> Ranks:
         """A condition as it restricts ranks: one every rank answers alike restricts none."""

@@ -61,8 +61,10 @@ class Helper:
     (``CSVLogger``: ``ddpify.analysis.loggers.file_writer_classes``); ``declares_local_rank``, a
     function or class that declares a ``--local_rank`` option torchrun leaves at its default
     (``ddpify.analysis.launch_args``); ``makes_directories``, a function that creates
-    directories in its own body (``ddpify.analysis.loggers.directory_makers``). Methods are looked up as
-    ``Class.method``."""
+    directories in its own body (``ddpify.analysis.loggers.directory_makers``); ``distributed``, it
+    joins or uses the process group, itself or through what it calls, and for a class one of its
+    methods does; ``joins_group``, it initialises the process group, itself or through what it
+    calls (``ddpify.analysis.distributed_code``). Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
     number: Number | None = None
@@ -80,6 +82,8 @@ class Helper:
     writes_files: bool = False
     declares_local_rank: bool = False
     makes_directories: bool = False
+    distributed: bool = False
+    joins_group: bool = False
 
 
 # Where the calls of ``callee`` in one project file pass its parameter (name, position) an

@@ -119,6 +119,31 @@ def imported_files(text: str, importer: Path) -> list[Path]:
     return list(found)
 
 
+def imported_sources(text: str, importer: Path) -> list[tuple[Path, str]]:
+    """The project files ``text`` (the source of ``importer``) imports and what they import,
+    ``DEPTH`` deep, each once with its text."""
+    seen: set[Path] = {importer}
+    found: list[tuple[Path, str]] = []
+    level = [(importer, text)]
+    for _ in range(DEPTH):
+        following: list[tuple[Path, str]] = []
+        for file, source in level:
+            for target in imported_files(source, file):
+                if target in seen:
+                    continue
+                seen.add(target)
+                try:
+                    stat = target.stat()
+                except OSError:
+                    continue
+                written = _text(target, stat.st_mtime_ns, stat.st_size)
+                if written is not None:
+                    following.append((target, written))
+        found.extend(following)
+        level = following
+    return found
+
+
 def importers(path: Path) -> list[Path]:
     """The project files that import ``path`` (see ``_importer_sources``)."""
     return [file for file, _ in _importer_sources(path)]

@@ -90,14 +90,14 @@ def findings_module(source: str) -> cst.Module:
 
 
 def _check_once(source: str, path: str, active: Sequence[type[Rule]], require_ddp: bool) -> tuple[list[Finding], list[Report], bool]:
-    if not scope.mentions_distributed(source):
+    if not scope.mentions_distributed(source, path):
         check_syntax(source, path)  # still refuse broken files
         return scope.not_distributed(path, require_ddp), [], False
     module = _parse(source, path)
-    if not scope.is_distributed_script(module):
-        return scope.not_distributed(path, require_ddp), [], False
     wrapper = FastMetadata(module)
     file = FileInfo(path, source, wrapper)
+    if not scope.is_distributed_file(file):
+        return scope.not_distributed(path, require_ddp), [], False
     visitors = [rule(file) for rule in active]
     if visitors:
         _run_rules(wrapper, visitors)

@@ -168,7 +168,7 @@ def _prepare(
             can_fix = any(f.fix == "safe" or (f.fix == "unsafe" and options.unsafe_fixes) for f in findings)
             if not (options.fix and fixable and can_fix):  # a fix run with nothing to fix is a check
                 return CheckResult(str(path), findings, source.text, None, distributed), None
-    if not scope.mentions_distributed(source.text) and compiles(source.text, str(path)):
+    if not scope.mentions_distributed(source.text, str(path)) and compiles(source.text, str(path)):
         result = CheckResult(str(path), tuple(scope.not_distributed(str(path), options.require_ddp)), source.text, None, False)
         if cache is not None and key is not None:
             cache.put(key, result.findings, result.distributed)

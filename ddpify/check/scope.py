@@ -4,28 +4,45 @@ A file is a *distributed script* when it imports ``torch.distributed`` (any subm
 alias), ``DistributedDataParallel``, ``DistributedSampler`` (from any module that offers it) or
 ``ddpify.runtime``, or reaches one of them through an attribute of a plain import
 (``torch.distributed.barrier()``, ``torch.nn.parallel.DistributedDataParallel(model)``,
-``nn.parallel.DistributedDataParallel``, ``torch.utils.data.DistributedSampler``). A plain single-GPU script is not checked (``--require-ddp`` turns
-that into finding DDP000), because every DDP rule would be noise there.
+``nn.parallel.DistributedDataParallel``, ``torch.utils.data.DistributedSampler``), or calls a
+function or builds a class of its own project that joins or uses the process group, tests the
+rank or starts the workers (``init_dist(args.launcher)``, ``get_dist_info()``: many DDP projects
+keep all of ``torch.distributed`` in a helper module; ``ddpify.analysis.distributed_code``). A
+plain single-GPU script is not checked (``--require-ddp`` turns that into finding DDP000),
+because every DDP rule would be noise there.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ddpify.analysis import project_files
 from ddpify.findings import Finding
 
 if TYPE_CHECKING:
     import libcst as cst
+
+    from ddpify.check.file_info import FileInfo
 
 NOT_DISTRIBUTED = "DDP000"
 _DISTRIBUTED_MODULES = ("torch.distributed", "torch.nn.parallel.distributed", "ddpify.runtime", "ddpify")
 _DISTRIBUTED_NAMES = frozenset({"DistributedDataParallel", "DistributedSampler"})
 
 
-def mentions_distributed(source: str) -> bool:
+def mentions_distributed(source: str, path: str | None = None) -> bool:
     """Cheap text pre-filter: no parse for files that cannot be distributed scripts (and no
-    libcst import: this module imports it only to look at a tree)."""
-    return "istributed" in source or "ddpify" in source
+    libcst import: this module imports it only to look at a tree). The project modules the
+    file at ``path`` imports count too: its process group may be set up there."""
+    if _mentions(source):
+        return True
+    if path is None or not Path(path).is_file():
+        return False
+    return any(_mentions(text) for _, text in project_files.imported_sources(source, Path(path)))
+
+
+def _mentions(text: str) -> bool:
+    return "istributed" in text or "ddpify" in text
 
 
 def not_distributed(path: str, require_ddp: bool) -> list[Finding]:
@@ -33,6 +50,14 @@ def not_distributed(path: str, require_ddp: bool) -> list[Finding]:
     if not require_ddp:
         return []
     return [Finding(path, 1, 1, NOT_DISTRIBUTED, "not a distributed script: convert it with `ddpify FILE -o OUT`")]
+
+
+def is_distributed_file(file: FileInfo) -> bool:
+    """The rules apply: a distributed script by its own imports, or through its project's helpers
+    (asked only when the imports do not tell, as that reads the imported project modules)."""
+    from ddpify.analysis.distributed_code import calls_distributed_helpers
+
+    return is_distributed_script(file.module) or calls_distributed_helpers(file.analysis.source)
 
 
 def is_distributed_script(module: cst.Module) -> bool:
