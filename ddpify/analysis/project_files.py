@@ -6,8 +6,10 @@ result cache hashes them too.
 Standard library only, read with a regular expression over the import lines: the cache asks
 this on every hit and must not pay for libcst. The files that import a checked module are found
 too (``importers``): the calls they make decide facts of its functions. The repository root is the nearest folder above
-the file with ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``; imports resolve
-against the file's own folder first, then that root, and never leave it. Reading stops
+the file with ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``; absolute imports
+resolve against the file's own folder first, then each folder above it up to that root (a
+script's own folder is on ``sys.path``, and its package's modules import their siblings through
+it), and never leave it. Reading stops
 ``DEPTH`` imports away from the checked file: the imported modules and what they import.
 """
 
@@ -80,7 +82,7 @@ def module_file(module: str, level: int, importer: Path) -> Path | None:
     if level:
         bases = [folder.parents[level - 2] if level > 1 else folder]
     else:
-        bases = [folder] if root == folder else [folder, root]
+        bases = _absolute_bases(folder, root)
     relative = Path(*module.split(".")) if module else Path()
     for base in bases:
         for candidate in (base / relative).with_suffix(".py") if module else None, base / relative / "__init__.py":
@@ -90,6 +92,24 @@ def module_file(module: str, level: int, importer: Path) -> Path | None:
         if module and namespace.is_dir() and namespace.resolve().is_relative_to(root.resolve()) and any(namespace.glob("*.py")):
             return namespace / "__init__.py"
     return None
+
+
+def _absolute_bases(folder: Path, root: Path) -> list[Path]:
+    """Where an absolute import of a module in ``folder`` may find the project's modules: the
+    folder itself and each folder above it up to the repository root (the script run from
+    ``pretrain/`` puts ``pretrain/`` on ``sys.path``, so ``pretrain/utils/arg_util.py`` imports
+    its sibling as ``from utils import misc``). Without a marker above the file, up to the
+    working directory when the file is below it."""
+    top = root
+    if root == folder:
+        cwd = Path.cwd()
+        top = cwd if folder.resolve().is_relative_to(cwd.resolve()) else folder
+    bases = [folder]
+    for parent in folder.parents:
+        if bases[-1].resolve() == top.resolve():
+            break
+        bases.append(parent)
+    return bases
 
 
 def submodule(package: Path, name: str) -> Path | None:

@@ -141,3 +141,81 @@ def test_the_command_line_checks_it_too_and_caches_on_the_helper(tmp_path: Path)
     helper.write_text("def init_dist(launcher):\n    return launcher\n", encoding="utf-8")
     second = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert "DDP016" not in second.stdout and "1 file checked" not in second.stdout, second.stdout
+
+
+# ------------------------------------------------------------------ print overrides two modules away
+_MISC = """\
+import sys
+
+import torch.distributed as dist
+
+
+def _set_print_only_on_master_proc(is_master):
+    import builtins as __builtin__
+
+    builtin_print = __builtin__.print
+
+    def prt(msg, *args, **kwargs):
+        if is_master or kwargs.pop("force", False):
+            builtin_print(msg, *args, **kwargs)
+
+    {override}
+
+
+def init_distributed_environ(exp_dir):
+    dist.init_process_group("nccl")
+    _set_print_only_on_master_proc(is_master=dist.get_rank() == 0)
+"""
+
+_ARG_UTIL = """\
+def init_dist_and_get_args():
+    {import_misc}
+    misc.init_distributed_environ(exp_dir="out")
+    return {{"lr": 0.1}}
+"""
+
+_MAIN = """\
+import torch
+import torch.distributed as dist
+{import_args}
+
+
+def main_pt():
+    args = arg_util.init_dist_and_get_args()
+    print(f"initial args: {{args}}")
+
+
+if __name__ == "__main__":
+    main_pt()
+"""
+
+
+@pytest.mark.parametrize(
+    ("marker", "import_misc", "import_args", "override", "report"),
+    [
+        (None, "from utils import misc", "from utils import arg_util", "__builtin__.print = prt", False),
+        ("setup.py", "from utils import misc", "from utils import arg_util", "__builtin__.print = prt", False),
+        (".git", "import utils.misc as misc", "import utils.arg_util as arg_util", "setattr(__builtin__, 'print', prt)", False),
+        (None, "from . import misc", "from utils import arg_util", "__builtin__.print = prt", False),
+        (None, "from utils import misc", "from utils import arg_util", "builtin_print('no override')", True),
+        ("setup.py", "from utils import misc", "from utils import arg_util", "prt('no override')", True),
+    ],
+)
+def test_print_silenced_by_a_helper_two_modules_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, marker: str | None, import_misc: str, import_args: str, override: str, report: bool
+) -> None:
+    """``main.py`` in ``pretrain/`` (on ``sys.path`` when it runs) calls ``utils/arg_util.py``,
+    whose function imports its sibling ``utils/misc.py`` through that folder, which replaces
+    ``print`` for the other ranks: the script's prints are rank 0's only."""
+    if marker is not None:
+        (tmp_path / marker).mkdir() if marker == ".git" else (tmp_path / marker).write_text("")
+    folder = tmp_path / "pretrain"
+    (folder / "utils").mkdir(parents=True)
+    (folder / "utils" / "__init__.py").write_text("")
+    (folder / "utils" / "misc.py").write_text(_MISC.format(override=override))
+    (folder / "utils" / "arg_util.py").write_text(_ARG_UTIL.format(import_misc=import_misc))
+    script = folder / "main.py"
+    script.write_text(_MAIN.format(import_args=import_args))
+    monkeypatch.chdir(tmp_path)  # as pre-commit runs: from the repository's top
+    findings = check_source(script.read_text(), "pretrain/main.py", rules=select_rules(["DDP012"])).findings
+    assert bool(findings) is report
