@@ -75,10 +75,11 @@ class Callers:
 
     @functools.cached_property
     def _method_sites(self) -> dict[str, list[cst.CSTNode]]:
-        """Attribute calls (and mentions) by method name."""
+        """Attribute calls (and mentions) by method name; not those of an imported module or
+        name (``torch.log(x)`` runs no ``log`` method of this file)."""
         found: dict[str, list[cst.CSTNode]] = {}
         for name, calls in self.source.calls_by_callee.items():
-            found[name] = [c for c in calls if isinstance(c.func, cst.Attribute)]
+            found[name] = [c for c in calls if isinstance(c.func, cst.Attribute) and not self.source.of_import(c.func)]
         if self.mentions:
             for name, functions in self.source.functions.items():
                 method = next((f for f in functions if self.source.is_method(f)), None)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider, QualifiedNameSource
 
 from ddpify.analysis.budget import Budget
 from ddpify.tree import cstutil
@@ -43,6 +43,11 @@ class Source:
     def qualified(self, node: cst.CSTNode) -> set[str]:
         """The qualified names ``node`` may refer to (``{"torch.utils.data.DataLoader"}``)."""
         return {q.name for q in self._qualified.get(node, ())}
+
+    def of_import(self, node: cst.CSTNode) -> bool:
+        """``node`` names something an import binds (``torch.log``, ``np.random.seed``)."""
+        found = self._qualified.get(node, ())
+        return bool(found) and all(q.source is QualifiedNameSource.IMPORT for q in found)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self._parents.get(node)

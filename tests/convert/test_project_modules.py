@@ -174,3 +174,17 @@ def test_a_project_helper_that_creates_directories_runs_on_rank_zero_first(tmp_p
     script.write_text(text, encoding="utf-8")
     result = convert_source(text, filename=str(script))
     assert (f"with ddpify.main_process_first():\n    {call}" in result.output) is ordered
+
+
+def test_a_directory_helper_run_first_on_rank_zero_is_not_also_reported(tmp_path: Path) -> None:
+    """The conversion orders the calls itself: no item asks the user to guard them as well."""
+    (tmp_path / "utils.py").write_text(_DIRS.replace("def prepare_dirs(config)", "def make_folder(path, version)"), encoding="utf-8")
+    script = tmp_path / "train.py"
+    text = _SCRIPT.format(name="CSVLogger", arguments="", after="").replace(
+        "from loggers import CSVLogger\n", "from utils import make_folder\n"
+    )
+    text = text.replace("log = CSVLogger()\n", 'make_folder("models", "v1")\nmake_folder("samples", "v1")\n')
+    script.write_text(text, encoding="utf-8")
+    result = convert_source(text, filename=str(script))
+    assert result.output.count("with ddpify.main_process_first():\n    make_folder(") == 2
+    assert not [item for item in result.manual if "make_folder" in item.why], result.manual

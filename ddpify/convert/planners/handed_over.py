@@ -198,10 +198,16 @@ def _copy_of(recording: Recording, value: cst.BaseExpression, key: str) -> bool:
 
 
 def _rewritten(recording: Recording, facts: Facts, call: cst.Call) -> bool:
-    """Guarded (by the script or the conversion) or given unsharded loaders already (a call
-    given ``ddpify.unwrap(model)`` is still reported: its prints happen on every rank)."""
+    """Guarded or ordered (by the script or the conversion: ``ddpify.main_process_first()``
+    around a directory-making helper) or given unsharded loaders already (a call given
+    ``ddpify.unwrap(model)`` is still reported: its prints happen on every rank)."""
     statement = recording.parent(recording.parent(call) or call)
-    return statement in facts.main_process_only or any(a in facts.unsharded_args for a in call.args) or behind_rank_test(recording, call)
+    return (
+        statement in facts.main_process_only
+        or statement in facts.node_rewrites
+        or any(a in facts.unsharded_args for a in call.args)
+        or behind_rank_test(recording, call)
+    )
 
 
 def _handed_over(recording: Recording, facts: Facts, call: cst.Call) -> list[str]:
