@@ -10,6 +10,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from ddpify.analysis.context import is_main_guard
+from ddpify.analysis.wrap_tests import wrapped_here
 from ddpify.check.calls import nodes
 from ddpify.check.places import branches_exclusive, scope_of, start
 from ddpify.check.rule import Rule
@@ -67,10 +68,11 @@ def _line(rule: Rule, node: cst.CSTNode) -> int:
 def wrapped_when(rule: Rule, node: cst.CSTNode, name: str, sites: dict[str, list[cst.Assign]]) -> bool:
     """Whether ``name`` may hold the wrapped model where ``node`` runs: some wrap of ``name``
     comes before it, or lives in another function (order unknown). A use that precedes every
-    wrap in its own function sees the plain model."""
+    wrap in its own function sees the plain model, and so does one in the branch a wrap test
+    leaves to the plain model (``ddpify.analysis.wrap_tests``)."""
     wraps = sites.get(name, [])
-    if not wraps:
-        return False
+    if not wraps or wrapped_here(rule.file.analysis.source, node, name) is False:
+        return False  # never wrapped, or in the branch of `if is_parallel(model)` without the wrapper
     function = _enclosing_function(rule, node)
     line = _line(rule, node)
     for wrap in wraps:

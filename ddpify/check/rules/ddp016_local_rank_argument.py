@@ -59,8 +59,9 @@ class LocalRankArgument(Rule):
         "GPU. Accept both spellings and default to LOCAL_RANK. Not reported: an argument declared "
         "only for the torch version whose launcher passes it (`if PYTORCH_MAJOR_VERSION == 1:`), "
         "and one that already has both spellings and reads LOCAL_RANK. Strings that tell users "
-        "to start the script with `python -m torch.distributed.launch` are reported too (use "
-        "`torchrun --nproc_per_node=N`), except in scripts that use ddpify.runtime, whose converted "
+        "to start the script with `python -m torch.distributed.launch` are reported too where the "
+        "script parses its options strictly (`parse_args()`) without a `--local-rank` option, as that "
+        "launcher's `--local-rank` stops it (use `torchrun --nproc_per_node=N`), except in scripts that use ddpify.runtime, whose converted "
         "`--local_rank` argument works under either launcher. An option declared by a function or "
         "class of the project's modules (`gpu.add_gpu_params(parser)`, `Options()`) is reported at "
         "that call when this file reads `.local_rank` (no fix: the declaration is in the other file)."
@@ -110,6 +111,13 @@ args, _ = parser.parse_known_args()
 local_rank = args.local_rank if PYTORCH_MAJOR_VERSION == 1 else int(os.environ["LOCAL_RANK"])
 """,
         '''\
+"""Train on 4 GPUs: python -m torch.distributed.launch --nproc_per_node=4 train.py"""
+import os
+import torch.distributed as dist
+
+local_rank = int(os.environ["LOCAL_RANK"])  # no command-line options: the launcher's --local-rank is ignored
+''',
+        '''\
 """Also runs as: python -m torch.distributed.launch --nproc_per_node=2 train.py"""
 import argparse
 import ddpify.runtime as ddpify
@@ -157,7 +165,12 @@ parser.add_argument("--local_rank", "--local-rank", default=int(os.environ.get("
         Invalid(
             '''\
 """Train on 4 GPUs: python -m torch.distributed.launch --nproc_per_node=4 train.py"""
+import argparse
 import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochs", type=int, default=90)
+args = parser.parse_args()
 '''
         ),
     )
@@ -202,6 +215,15 @@ import torch.distributed as dist
             )
 
     @functools.cached_property
+    def _rejects_local_rank(self) -> bool:
+        """The file parses its command line strictly (``parser.parse_args()``) and declares no
+        ``--local-rank`` option: torch>=2's ``torch.distributed.launch`` passes one, and the run
+        stops. A script that parses no options, or ``parse_known_args()``, runs either way."""
+        calls = self.file.analysis.source.of_types(cst.Call)
+        strict = any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "parse_args" for c in calls)
+        return strict and not any("--local-rank" in local_rank_flags(c) for c in calls)
+
+    @functools.cached_property
     def _reads_local_rank(self) -> bool:
         return any(isinstance(a, cst.Attribute) and a.attr.value == "local_rank" for a in self.file.analysis.source.of_types(cst.Attribute))
 
@@ -221,7 +243,7 @@ import torch.distributed as dist
             text = str(node.evaluated_value)
         except Exception:  # noqa: BLE001 - an undecodable literal is not ours to judge
             return
-        if _LAUNCH in text:
+        if _LAUNCH in text and self._rejects_local_rank:
             self.report(
                 node,
                 message="torch.distributed.launch is deprecated (and passes --local-rank since torch 2.0): launch with torchrun, which passes LOCAL_RANK in the environment",

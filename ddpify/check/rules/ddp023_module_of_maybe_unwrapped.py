@@ -6,6 +6,7 @@ import re
 import libcst as cst
 
 from ddpify.analysis.context import is_main_guard
+from ddpify.analysis.wrap_tests import wrapped_here
 from ddpify.check import fixes
 from ddpify.check.calls import runtime_function
 from ddpify.check.places import scope_of, start
@@ -141,8 +142,11 @@ ddpify.unwrap(model).generate(prompt)
         )
 
     def _guarded(self, node: cst.Attribute, name: str) -> bool:
-        """Only reached when the model is wrapped: after an unconditional DDP wrap in the same
-        function, in the wrap's own branch, under the wrap's condition, or a type test."""
+        """Only reached when the model is wrapped: under a test of it (``is_parallel(model)``,
+        ``ddpify.analysis.wrap_tests``), after an unconditional DDP wrap in the same function, in
+        the wrap's own branch, under the wrap's condition, or a type test."""
+        if wrapped_here(self.file.analysis.source, node, name):
+            return True  # `model.module if is_parallel(model) else model`
         wrap = wrap_in_effect(self, self._wraps, self._assigned, node, name)
         if wrap is not None and runtime_function(self, wrap.call) != "prepare_model" and not isinstance(wrap.statement.value, cst.IfExp):
             conditions = self._conditions(wrap.statement)
