@@ -158,6 +158,8 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     for name, families in draws.items():  # a class: `Model.__init__`
         if "." in name:
             helpers[name] = dataclasses.replace(helpers.get(name, Helper()), draws=families)
+    for name, unused in _unused_submodules(source, tops).items():
+        helpers[name] = dataclasses.replace(helpers.get(name, Helper()), unused_submodules=unused)
     for name in distributed_classes(source, distributed):
         key = f"{name}.__init__"
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), distributed=True)
@@ -174,6 +176,18 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             if found is not None:
                 helpers[item.bound] = found
     return helpers
+
+
+def _unused_submodules(source: Source, tops: list[cst.FunctionDef]) -> dict[str, tuple[str, ...]]:
+    """``ddpify.analysis.modules.project_unused_submodules``, for modules that define a class."""
+    import libcst as cst
+
+    from ddpify.analysis.callgraph import CallGraph
+    from ddpify.analysis.modules import project_unused_submodules
+
+    if not source.of_types(cst.ClassDef) and not any(isinstance(r.value, (cst.Call, cst.Name)) for r in source.of_types(cst.Return)):
+        return {}
+    return project_unused_submodules(CallGraph(source), tops)
 
 
 def passed_at(file: Path, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:

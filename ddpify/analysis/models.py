@@ -275,6 +275,8 @@ class ModelFlow:
             self._classify(occurrence.node, class_def, uses)
         unknown = [self._unknown_origin(o) for o in group.origins if not o.known]
         unused = unused_submodules(self.values, class_def) if class_def is not None and is_module_class(self.values, class_def) else ()
+        if class_def is None:  # built by a class or a function of the project's modules
+            unused = next((u for c in constructions if isinstance(c, cst.Call) and (u := self._project_unused(c))), ())
         model = Model(
             key=group.keys[0],
             references=tuple(dict.fromkeys(s for o in occurrences.values() if (s := spelling(o.node)) is not None)),
@@ -296,6 +298,14 @@ class ModelFlow:
         )
         self._made[model] = made_at
         return model
+
+    def _project_unused(self, call: cst.Call) -> tuple[str, ...]:
+        """The submodules a model built by a project helper never uses in ``forward``."""
+        if not cstutil.is_simple_reference(call.func):
+            return ()
+        project = self.source.project
+        helper = project.named(f"{cstutil.code(call.func)}.__init__") or project.helper(call)
+        return helper.unused_submodules if helper is not None else ()
 
     def _classify(self, node: cst.CSTNode, class_def: cst.ClassDef | None, uses: _Uses) -> None:
         """What one expression holding the model does with it."""

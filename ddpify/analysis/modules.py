@@ -70,11 +70,14 @@ def is_module_class(graph: CallGraph, klass: cst.ClassDef, depth: int = 0) -> bo
 
 def registers(graph: CallGraph, site: cst.CSTNode | None) -> bool:
     """``self.fc = nn.Linear(...)``, ``= nn.Parameter(...)``, ``= Block()`` (a module class of the
-    file), ``= torchvision.models.resnet18()``: the assignment registers new parameters (not
-    ``nn.Sequential(self.fc1)``, which holds parameters registered already)."""
+    file), ``= torchvision.models.resnet18()``, ``= deepcopy(model)`` (an EMA copy): the
+    assignment registers new parameters (not ``nn.Sequential(self.fc1)``, which holds
+    parameters registered already)."""
     value = site.value if isinstance(site, cst.Assign) else None
     if not isinstance(value, cst.Call):
         return False
+    if "copy.deepcopy" in graph.source.qualified(value.func):
+        return True  # `self.ema_model = deepcopy(model)`: a copy, with parameters of its own
     if any(isinstance(a.value, cst.Name) and a.value.value == "self" for a in cstutil.of_types(value, cst.Attribute)):
         return False  # nn.Sequential(self.fc1): the parameters of submodules registered already
     return constructs_module(graph, value)
@@ -156,3 +159,47 @@ def unwrapped(source: Source, node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Attribute):
         return node.attr.value == "module"
     return isinstance(node, cst.Call) and "ddpify.runtime.unwrap" in source.qualified(node.func)
+
+
+def project_unused_submodules(graph: CallGraph, functions: list[cst.FunctionDef]) -> dict[str, tuple[str, ...]]:
+    """For a project module's summary: ``Class.__init__`` of each module class with submodules
+    its ``forward`` never uses, and each of ``functions`` that returns such an instance
+    (``return GaussianDiffusion(...)``, or a variable assigned one), also of a class of a
+    module it imports (that module's summary)."""
+    source = graph.source
+    found: dict[str, tuple[str, ...]] = {}
+    for klass in source.of_types(cst.ClassDef):
+        if source.enclosing_function(klass) is None and is_module_class(graph, klass):
+            unused = unused_submodules(graph, klass)
+            if unused:
+                found[f"{klass.name.value}.__init__"] = unused
+    for function in functions:
+        made = {_unused_made(graph, value, found) for value in _returned_values(source, function)}
+        if len(made) == 1 and (unused := made.pop()):
+            found[function.name.value] = unused
+    return found
+
+
+def _returned_values(source: Source, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+    """What ``function`` returns, through a plain variable of its own assigned once."""
+    values: list[cst.BaseExpression] = []
+    for returned in source.of_types_in(function, cst.Return):
+        value = returned.value
+        if isinstance(value, cst.Name):
+            bound = [v for statement, v in source.assignments.get(value.value, []) if source.enclosing_function(statement) is function]
+            value = bound[0] if len(bound) == 1 else None
+        if value is not None:
+            values.append(value)
+    return values
+
+
+def _unused_made(graph: CallGraph, value: cst.BaseExpression, own: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    if not isinstance(value, cst.Call):
+        return ()
+    klass = graph.class_called(value)
+    if klass is not None:
+        return own.get(f"{klass.name.value}.__init__", ())
+    if not cstutil.is_simple_reference(value.func):
+        return ()
+    helper = graph.source.project.named(f"{cstutil.code(value.func)}.__init__") or graph.source.project.helper(value)
+    return helper.unused_submodules if helper is not None else ()

@@ -64,7 +64,9 @@ class Helper:
     directories in its own body (``ddpify.analysis.loggers.directory_makers``); ``distributed``, it
     joins or uses the process group, itself or through what it calls, and for a class one of its
     methods does; ``joins_group``, it initialises the process group, itself or through what it
-    calls (``ddpify.analysis.distributed_code``). Methods are looked up as ``Class.method``."""
+    calls (``ddpify.analysis.distributed_code``); ``unused_submodules``, a module class (as
+    ``Class.__init__``) or a function returning one whose ``forward`` never uses these
+    submodules (an EMA copy: ``ddpify.analysis.modules``). Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
     number: Number | None = None
@@ -84,6 +86,7 @@ class Helper:
     makes_directories: bool = False
     distributed: bool = False
     joins_group: bool = False
+    unused_submodules: tuple[str, ...] = ()
 
 
 # Where the calls of ``callee`` in one project file pass its parameter (name, position) an

@@ -188,3 +188,55 @@ def test_a_directory_helper_run_first_on_rank_zero_is_not_also_reported(tmp_path
     result = convert_source(text, filename=str(script))
     assert result.output.count("with ddpify.main_process_first():\n    make_folder(") == 2
     assert not [item for item in result.manual if "make_folder" in item.why], result.manual
+
+
+_DIFFUSION = """\
+from copy import deepcopy
+
+import torch
+from torch import nn
+
+
+class GaussianDiffusion(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.ema_model = {copy}
+
+    def forward(self, x):
+        return ((self.model(x) - x) ** 2).mean()
+
+
+def get_diffusion_from_args(args):
+    net = nn.Linear(4, 4)
+    diffusion = GaussianDiffusion(net)
+    return diffusion
+"""
+
+
+@pytest.mark.parametrize(
+    ("copy", "build", "option"),
+    [
+        ("deepcopy(model)", "diffusion = GaussianDiffusion(torch.nn.Linear(4, 4))", True),
+        ("deepcopy(model)", "diffusion = get_diffusion_from_args(None)", True),
+        ("deepcopy(self.model)", "diffusion = get_diffusion_from_args(None).to('cpu')", True),
+        ("model", "diffusion = GaussianDiffusion(torch.nn.Linear(4, 4))", False),  # the same module: every parameter trains
+    ],
+)
+def test_a_project_model_with_an_unused_copy_is_wrapped_to_find_unused_parameters(
+    tmp_path: Path, copy: str, build: str, option: bool
+) -> None:
+    """An EMA copy inside a model class of the project gets no gradient: DDP must look for
+    unused parameters (it stopped at the first backward before, with no report line)."""
+    (tmp_path / "diffusion.py").write_text(_DIFFUSION.format(copy=copy), encoding="utf-8")
+    script = tmp_path / "train.py"
+    text = _SCRIPT.format(name="CSVLogger", arguments="", after="")
+    text = text.replace("from loggers import CSVLogger\n", "from diffusion import GaussianDiffusion, get_diffusion_from_args\n")
+    text = text.replace("model = torch.nn.Linear(4, 1)\n", f"{build}\n").replace("log = CSVLogger()\n", "")
+    text = text.replace("model.parameters()", "diffusion.parameters()").replace(
+        "loss = torch.nn.functional.mse_loss(model(x), y)", "loss = diffusion(x)"
+    )
+    script.write_text(text, encoding="utf-8")
+    result = convert_source(text, filename=str(script))
+    assert ("ddpify.prepare_model(diffusion, find_unused_parameters=True)" in result.output) is option, result.output
+    assert "ddpify.prepare_model(diffusion" in result.output
