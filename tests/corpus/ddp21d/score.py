@@ -87,6 +87,12 @@ fp("bts/pytorch/bts_main.py", (539,), "DDP005", "rank test in the callee's retur
    "the best-model torch.save is inside `if eval_measures is not None:` (509); online_eval returns the measures only on "
    "gpu 0 (306): one process per node saves, not every rank (that once-per-node save is judged as local-rank-guard at "
    "499, also_lines 539)")
+# added at the re-run at 307aa67 (SlowFast/tools/train_net.py is checked since 00f48bb)
+fp("SlowFast/tools/train_net.py", (193, 257, 397, 411), "DDP006", "rank modulo the world size read as the local rank",
+   "the writer exists only where `du.is_master_proc(cfg.NUM_GPUS * cfg.NUM_SHARDS)` held (604), i.e. "
+   "dist.get_rank() % (NUM_GPUS * NUM_SHARDS) == 0 (slowfast/utils/distributed.py:108), and NUM_GPUS * NUM_SHARDS is "
+   "the world size (mpu.run: world_size = num_proc * num_shards): only global rank 0 writes, not local rank 0 of "
+   "every node (is_master_proc() with its default 8 would be a per-node test, not this call)")
 # A finding on a line that a judgment lists (so the matcher would count it true) but that is false: a judge's error in
 # that judgment's also_lines, corrected here and not in judgments.tsv (kept as committed before the run).
 FORCED_FP = {
