@@ -53,10 +53,11 @@ def convert_source(
         return ConversionResult(source, source)
     wrapper = FastMetadata(module)
     try:
-        facts = collect_facts(wrapper, Analysis(wrapper, filename))  # the project's modules beside it are read
+        facts = collect_facts(
+            wrapper, Analysis(wrapper, filename), trains_elsewhere=trains_elsewhere
+        )  # the project's modules beside it are read
         if not facts.has_training_code and not facts.trained_elsewhere and not trains_elsewhere:
             return ConversionResult(source, source, already_converted=facts.already_converted)
-        facts.trains_in_modules = trains_elsewhere
         _refuse_distributed(wrapper, filename)
         transformer = ConvertTransformer(facts, facts.analysis, per_process_batch=per_process_batch, annotate=annotate)
         converted = wrapper.visit(transformer)
@@ -79,6 +80,7 @@ def convert_source(
         changes=tuple(sorted(set(transformer.changes))),
         manual=tuple(sorted(set(transformer.manual))),
         already_converted=facts.already_converted,
+        trained_elsewhere=bool(facts.trained_elsewhere),
     )
 
 

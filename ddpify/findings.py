@@ -26,13 +26,15 @@ class ManualItem:
 class ConversionResult:
     """The converted source plus the report about it. ``already_converted``: the input imports
     ``ddpify.runtime`` (a converted script), so an unchanged output means "done before", not
-    "no training code"."""
+    "no training code". ``trained_elsewhere``: the script trains nothing itself and hands a
+    model it builds to a training function of another file (``ddpify.companions`` converts it)."""
 
     source: str
     output: str
     changes: tuple[Change, ...] = field(default=())
     manual: tuple[ManualItem, ...] = field(default=())
     already_converted: bool = False
+    trained_elsewhere: bool = False
 
     @property
     def changed(self) -> bool:

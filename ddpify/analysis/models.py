@@ -77,7 +77,8 @@ class Model:
     refer to it through ``references``). ``bypasses``: own-member calls on the training path;
     ``own_uses``: every use of a member a DDP wrapper lacks (see ``Bypass``). ``handoffs``: calls
     of code defined elsewhere that receive it (they may move or load it unseen). ``unknown``:
-    what could not be established."""
+    what could not be established; ``parameters``: the function parameters among its unknown
+    origins (a model handed in by a caller this file does not show)."""
 
     key: str
     references: tuple[str, ...]
@@ -96,6 +97,7 @@ class Model:
     unknown: tuple[str, ...]
     class_def: cst.ClassDef | None
     occurrences: tuple[Occurrence, ...]
+    parameters: tuple[cst.Param, ...] = ()  # the function parameters it may come from (unknown origins)
 
 
 @dataclass
@@ -295,6 +297,7 @@ class ModelFlow:
             unknown=tuple(unknown),
             class_def=class_def,
             occurrences=tuple(occurrences.values()),
+            parameters=tuple(p for o in group.origins if not o.known and isinstance(p := binding_site(self.source, o.node), cst.Param)),
         )
         self._made[model] = made_at
         return model

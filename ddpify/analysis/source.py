@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 Scope = cst.Module | cst.FunctionDef
 N = TypeVar("N", bound=cst.CSTNode)
+_OPEN = frozenset({"builtins.open", "io.open"})
 
 
 class Source:
@@ -211,11 +212,15 @@ class Source:
     @functools.cached_property
     def assignments(self) -> dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]]:
         """``target text -> [(statement, value)]`` for every binding of a plain name or dotted
-        reference (``rank = ...``, ``self.rank: int = ...``, ``args.gpu = gpu``); the value is None
-        where it cannot be read off (``x += 1``, ``a, b = f()``, ``for x in ...``)."""
+        reference (``rank = ...``, ``self.rank: int = ...``, ``args.gpu = gpu``, ``with open(p) as
+        f``: the ``open`` call); the value is None where it cannot be read off (``x += 1``, ``a, b
+        = f()``, ``for x in ...``). Other context managers' ``as`` names are left out, as before."""
         found: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = {}
-        for node in self.of_types(cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For):
-            if isinstance(node, cst.Assign):
+        for node in self.of_types(cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.WithItem):
+            if isinstance(node, cst.WithItem):  # `with open(path) as f`: f is the opened file
+                if node.asname is not None and isinstance(node.item, cst.Call) and self.qualified(node.item.func) & _OPEN:
+                    _bind(found, node, node.asname.name, node.item)
+            elif isinstance(node, cst.Assign):
                 for target in node.targets:
                     _bind(found, node, target.target, node.value)
             elif isinstance(node, cst.AnnAssign):

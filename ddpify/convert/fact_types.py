@@ -92,7 +92,7 @@ class HelperLoader:
         else:
             note = (
                 f"{self.key} is {self.origin} and trained on here: {statement} rebuilds it with a DistributedSampler at run "
-                "time if it is a plain DataLoader (anything else comes back unchanged, with a warning)"
+                "time if it is a plain DataLoader; another batch iterator has each batch cut across the ranks"
             )
         if self.batch_used_at is None or per_process_batch:
             return note

@@ -17,9 +17,10 @@ from ddpify.tree.metadata import run_visitor
 __all__ = ["Facts", "HelperLoader", "LoaderFact", "LoaderVariable", "Role", "collect_facts"]
 
 
-def collect_facts(wrapper: MetadataWrapper, analysis: Analysis | None = None) -> Facts:
+def collect_facts(wrapper: MetadataWrapper, analysis: Analysis | None = None, *, trains_elsewhere: bool = False) -> Facts:
     """The converter's read-only fact pass over ``wrapper.module``: one walk, then the planners.
-    ``analysis``: one already built from ``wrapper`` (the linter's), so the file is analysed once."""
+    ``analysis``: one already built from ``wrapper`` (the linter's), so the file is analysed once;
+    ``trains_elsewhere``: the project modules that train are converted alongside (``Facts.trains_in_modules``)."""
     recorder = Recorder()
     run_visitor(wrapper, recorder)
     recording = recorder.recording
@@ -30,6 +31,6 @@ def collect_facts(wrapper: MetadataWrapper, analysis: Analysis | None = None) ->
     chosen = [c for c in recording.analysis.models.optimizers.calls if c not in recording.optimizer_calls and picked(c)]
     if chosen:
         recording.optimizer_calls = sorted([*recording.optimizer_calls, *chosen], key=recording.line)
-    facts = Facts(analysis_of=lambda: recording.analysis)
+    facts = Facts(analysis_of=lambda: recording.analysis, trains_in_modules=trains_elsewhere)
     planners.run(recording, facts)
     return facts

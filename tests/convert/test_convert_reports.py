@@ -35,7 +35,8 @@ def test_helper_loader_from_another_file_is_reported_with_line_and_reason():
     assert (
         7,
         "train_loader is built in another file (get_loaders()) and trained on here: train_loader = ddpify.shard(train_loader) "
-        "rebuilds it with a DistributedSampler at run time if it is a plain DataLoader (anything else comes back unchanged, with a warning)",
+        "rebuilds it with a DistributedSampler at run time if it is a plain DataLoader; another batch iterator has each batch cut across "
+        "the ranks",
     ) in whats
     assert (7, "val_loader is not trained on in this file (named val_loader): left unsharded, every rank evaluates the full set") in whats
     assert "val_loader = ddpify.shard" not in result.output

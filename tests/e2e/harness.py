@@ -42,6 +42,7 @@ class RunResult:
     elapsed: float = 0.0
     nproc: Optional[int] = None  # launcher's --nproc_per_node; None = plain python
     traced: bool = True  # whether the trace shim was active
+    teardown_abort: bool = False  # PyTorch's teardown aborted after every rank finished (see _aborted_after_the_end)
 
     # ------------------------------------------------------------------ basics
     @property
@@ -290,6 +291,20 @@ def run_commands(commands: Sequence[tuple[Sequence[str], dict[str, str]]], *, wo
         stdout, stderr = ("".join(f"--- [command {i}]\n{out[k]}" for i, out in enumerate(outputs)) for k in (0, 1))
         cmd = [word for i, (command, _) in enumerate(commands) for word in ([] if i == 0 else ["&"]) + list(command)]
     returncode = next((p.returncode for p in procs if p.returncode != 0), 0)
-    return RunResult(cmd=cmd, returncode=returncode, stdout=stdout, stderr=stderr,
+    teardown_abort = returncode != 0 and _aborted_after_the_end(stderr, traces, world_size, timed_out)
+    return RunResult(cmd=cmd, returncode=0 if teardown_abort else returncode, stdout=stdout, stderr=stderr,
                      traces=traces, timed_out=timed_out, elapsed=elapsed, nproc=world_size,
-                     traced=trace)
+                     traced=trace, teardown_abort=teardown_abort)
+
+
+def _aborted_after_the_end(stderr: str, traces: list[Optional[dict[str, Any]]], world_size: Optional[int],
+                           timed_out: bool) -> bool:
+    """A gloo abort in PyTorch's own teardown ("terminate called without an active exception",
+    SIGABRT) after every rank finished: each wrote its trace, which the shim does in its exit
+    handler, the last to run. It strikes about one CPU run in a thousand on a loaded machine,
+    also in hand-written scripts that wait at a barrier before destroy_process_group (three CI
+    runs failed on it); what the tests judge had all happened by then."""
+    if timed_out or "terminate called without an active exception" not in stderr:
+        return False
+    expected = world_size or 1
+    return len(traces) >= expected and all(traces[rank] is not None for rank in range(expected))

@@ -175,3 +175,14 @@ def test_timeout_kills_the_run(tmp_path: Path) -> None:
     result = run_script(script, [], nproc=None, cwd=tmp_path, timeout=2, trace=False)
     assert result.timed_out and not result.ok
     assert result.elapsed < 60
+
+
+def test_only_a_teardown_abort_after_every_rank_finished_counts_as_clean() -> None:
+    from harness import _aborted_after_the_end
+
+    abort = "terminate called without an active exception\n... exitcode: -6"
+    assert _aborted_after_the_end(abort, [{"rank": 0}, {"rank": 1}], 2, False)
+    assert not _aborted_after_the_end(abort, [{"rank": 0}, None], 2, False)  # rank 1 never reached its end
+    assert not _aborted_after_the_end(abort, [{"rank": 0}], 2, False)
+    assert not _aborted_after_the_end("Traceback ... RuntimeError: boom", [{"rank": 0}, {"rank": 1}], 2, False)
+    assert not _aborted_after_the_end(abort, [{"rank": 0}, {"rank": 1}], 2, True)

@@ -6,6 +6,7 @@ saved without ``module.`` keys, and the parameters end equal."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -37,4 +38,35 @@ def test_training_in_a_sibling_module_runs_as_ddp(tmp_path: Path) -> None:
     run.assert_no_module_keys()
     run.assert_params_equal()
     plain = run_script(tmp_path / "main_ddp.py", ["--epochs", "1"], nproc=None, cwd=tmp_path)
+    plain.assert_ok()  # still one process, like the original
+
+
+HANDED_IN = Path(__file__).resolve().parent / "data" / "handed_in_model_project"
+
+
+@pytest.mark.torchrun
+def test_model_handed_to_a_training_function_of_a_sibling_module(tmp_path: Path) -> None:
+    """``run.py`` builds the model and a batch iterator of the project's own (no DataLoader)
+    and hands both to ``train()`` of ``train_eval.py``: the model is wrapped where ``train``
+    receives it, and each batch is cut across the ranks (the global batch stays 8)."""
+    for name in ("run.py", "train_eval.py", "utils.py"):
+        shutil.copy(HANDED_IN / name, tmp_path / name)
+    converted = subprocess.run(
+        [sys.executable, "-m", "ddpify", "run.py", "-o", "run_ddp.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert converted.returncode == 0, converted.stderr
+    assert "needs a human" not in converted.stderr, converted.stderr
+    assert "    model = ddpify.prepare_model(model)\n" in (tmp_path / "train_eval_ddp.py").read_text()
+    run = run_script(tmp_path / "run_ddp.py", cwd=tmp_path).assert_ok()
+    seen = [json.loads((tmp_path / f"seen_{rank}.json").read_text()) for rank in (0, 1)]
+    assert len(seen[0]) == len(seen[1]) == 16  # 8 steps per epoch on each rank, as one process took
+    for step in range(16):
+        assert len(seen[0][step]) == len(seen[1][step]) == 4 and not set(seen[0][step]) & set(seen[1][step])
+    for epoch in (0, 1):
+        rows = [i for rank in (0, 1) for batch in seen[rank][epoch * 8 : (epoch + 1) * 8] for i in batch]
+        assert sorted(rows) == list(range(64))
+    run.assert_only_rank0_saves()
+    run.assert_no_module_keys()
+    run.assert_params_equal()
+    plain = run_script(tmp_path / "run_ddp.py", nproc=None, cwd=tmp_path)
     plain.assert_ok()  # still one process, like the original

@@ -48,8 +48,8 @@ def plan(recording: Recording, facts: Facts) -> None:
     trainer, each reported once per trainer at its first call. Only in a file without training
     code of its own: where this file trains, ``handed_over`` speaks of the models it hands on
     (a frozen teacher given to ``distill_train(student, teacher)`` is not trained there)."""
-    if facts.has_training_code:
-        return
+    if facts.has_training_code or facts.trains_in_modules:
+        return  # trains here, or the training modules are converted alongside (``ddpify.companions``)
     reported: set[str] = set()
     for call in recording.reference_calls:
         trainer = _trainer(recording, call)

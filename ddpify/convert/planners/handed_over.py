@@ -97,7 +97,8 @@ def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: se
     import, or a top-level module neither standard nor installed: ``rank_zero.imported_from_local_module``)
     count, so an installed library's ``sns.set()`` is not taken for the project's. Not reported: seeding helpers (every
     rank must seed), calls given a model (they change or run it: ``init_weights(model)``, or
-    ``report`` above for the DDP model) or a loader, hand-overs to a trainer (``drivers``), and
+    ``report`` above for the DDP model) or a loader, hand-overs to a trainer (``drivers``), a
+    function of the project that trains (``Helper.trains``: every rank must run it), and
     calls the conversion rewrites or that run behind a rank test already."""
     models = facts.model_keys | recording.module_like
     loaders = {v.key for v in facts.loader_variables} | _converted_loaders(recording)
@@ -123,6 +124,9 @@ def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: se
             continue  # read_data(opt), adjust_learning_rate(optimizer, 0.8): every rank needs what it does
         if any(code(a.value) in models or code(a.value) in loaders for a in call.args) or _rewritten(recording, facts, call):
             continue
+        project = recording.analysis.source.project.helper(call)
+        if project is not None and project.trains:
+            continue  # train(config, model, ...): it trains (converted alongside), every rank must run it
         reported.add(helper)
         what = "is called for its side effects" if path is None else f"is given the path {path}"
         facts.manual.append(

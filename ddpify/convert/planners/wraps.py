@@ -98,6 +98,8 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     placement = flow.last_placement(model)
     statement = placement.statement
     if statement is None:
+        if _wrap_handed_in(recording, facts, model, key, spot):
+            return None
         reason = model.unknown[0] if model.unknown else placement.reason
         _hold(recording, facts, model, key, f"ddpify cannot tell where {key} is on its final device and loaded: {reason}")
         return None
@@ -129,6 +131,38 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     facts.model_wraps.append((name, anchor, where))
     _unused_parameters(recording, facts, model, name, anchor)
     return spelling
+
+
+def _wrap_handed_in(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot) -> bool:
+    """``def train(config, model, train_iter, ...)`` of a module the entry script's conversion
+    converts alongside: the model is a parameter no call in this file passes, built and moved
+    by the other files of the project that call ``train``. It is wrapped where ``train``
+    receives it (after the optimizer built there from it, if any), so every call trains the DDP
+    model, whichever caller built it (a load into it then goes through ``ddpify.load_state_dict``
+    into the same parameters on every rank). Not when ``train`` moves it (the wrap would have to
+    follow the move, in an order this file may not fix), nor when this file calls ``train``."""
+    source = recording.analysis.source
+    functions = {source.enclosing_function(p) for p in model.parameters}
+    function = functions.pop() if len(functions) == 1 and len(model.parameters) == 1 else None
+    parameter = model.parameters[0].name.value if model.parameters else None
+    if function is None or parameter != key or model.constructed_at or model.moves or model.container:
+        return False
+    if source.call_sites(function) or source.enclosing_function(function) is not None:
+        return False
+    names = [p.name.value for p in function.params.params]
+    callee = function.name.value if source.enclosing_class(function) is None else None
+    if callee is None or source.project.passed_elsewhere(callee, parameter, names.index(parameter)) is None:
+        return False  # no other file of the project calls it as a function: nothing to rely on
+    body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+    if not body:
+        return False
+    values = recording.analysis.models.values
+    configured = [i for i, s in enumerate(body) if any(values.inside(o.node, s) for o in model.optimizers)]
+    first = 0 if function.get_docstring() is not None else -1
+    anchor, where = spot(body, max([first, *configured]), key)
+    facts.model_wraps.append((key, anchor, where))
+    _unused_parameters(recording, facts, model, key, anchor)
+    return True
 
 
 def _wrap_elements(recording: Recording, facts: Facts, model: Model, key: str) -> bool:
