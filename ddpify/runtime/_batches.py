@@ -7,13 +7,23 @@ numbers beside the tensors) is cut along its first dimension into world-size par
 cut for all of them, and the rank keeps its part. Every rank then takes the same number of steps
 (DDP needs that) and the global batch stays what one process used. A batch that cannot be cut
 safely -- parts with different first dimensions, fewer rows than ranks -- goes whole to every
-rank (right, no faster), with a warning once. The parts are disjoint only when every rank
-iterates the same batches: the first batch of each pass is compared across ranks (one small
-all-gather per pass), and a difference is reported once, with the fix.
+rank (right, no faster), with a warning once.
+
+The iterator's own code (its shuffle) runs under a random state of its own, taken when it is
+sharded -- before training, where ``ddpify.seed`` gives every rank the same one -- and carried
+from batch to batch, so the ranks draw the same order in every epoch while the model's dropout
+uses per-rank streams (switched on at the first batch, as a sharded DataLoader does). The first
+batch of each pass is compared across ranks (one small all-gather): when they differ (an
+unseeded shuffle, or batches from a loader sharded already), each rank keeps its batches whole
+for that pass, with a warning once.
 """
 
 from __future__ import annotations
 
+import itertools
+import random
+import sys
+import types
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -21,6 +31,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from . import _seed
 from ._guard import training_now
 from ._process_group import is_distributed, is_main_process, rank, world_size
 
@@ -34,6 +45,19 @@ def _warn_once(message: str) -> None:
         warnings.warn(message, UserWarning, stacklevel=3)
 
 
+def reiterable_batches(value: Any) -> bool:
+    """A batch iterator class of the project's own, iterated afresh each pass (also one with
+    ``__next__`` that starts over after ``StopIteration``, as such classes are written); not a
+    DataLoader, a generator or a builtin one-pass iterator (``map``, ``zip``, ``itertools``),
+    whose batches may come from a loader sharded already and cannot be replayed."""
+    from torch.utils.data import DataLoader
+
+    kind = type(value)
+    if isinstance(value, (DataLoader, str, bytes, types.GeneratorType)) or kind.__module__ in ("builtins", "itertools"):
+        return False
+    return callable(getattr(kind, "__iter__", None))
+
+
 class ShardedBatches:
     """``batches`` with each batch cut across the ranks (see the module docstring);
     ``only_when_training``: cut only in the passes that train (gradients on, a wrapped model
@@ -42,6 +66,7 @@ class ShardedBatches:
     def __init__(self, batches: Any, *, only_when_training: bool = False) -> None:
         self.__dict__["_unsharded"] = batches
         self.__dict__["_only_when_training"] = only_when_training
+        self.__dict__["_random_state"] = _random_states()
 
     def __iter__(self) -> Iterator[Any]:
         batches = self.__dict__["_unsharded"]
@@ -49,10 +74,39 @@ class ShardedBatches:
             yield from batches
             return
         world, me = world_size(), rank()
-        for index, batch in enumerate(batches):
+        iterator = self._drawn(iter, batches)
+        cut = True
+        for index in itertools.count():
+            try:
+                batch = self._drawn(next, iterator)
+            except StopIteration:
+                return
             if index == 0:
-                _check_agreement(batch)
-            yield split_batch(batch, world, me)
+                cut = _same_on_every_rank(batch)
+                _seed.switch_to_rank_seeds()
+            yield split_batch(batch, world, me) if cut else batch
+
+    def __next__(self) -> Any:
+        """``next(batches)`` for code that steps the iterator by hand: this rank's part of the
+        next batch, a new pass after the end of one."""
+        current = self.__dict__.get("_current")
+        if current is None:
+            current = self.__dict__["_current"] = iter(self)
+        try:
+            return next(current)
+        except StopIteration:
+            self.__dict__["_current"] = None
+            raise
+
+    def _drawn(self, step: Any, argument: Any) -> Any:
+        """``step(argument)`` under the iterator's own random state, shared by the ranks."""
+        saved = _random_states()
+        _set_random_states(self.__dict__["_random_state"])
+        try:
+            return step(argument)
+        finally:
+            self.__dict__["_random_state"] = _random_states()
+            _set_random_states(saved)
 
     def __len__(self) -> int:
         return len(self.__dict__["_unsharded"])
@@ -62,6 +116,21 @@ class ShardedBatches:
 
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self.__dict__["_unsharded"], name, value)
+
+
+def _random_states() -> tuple[Any, ...]:
+    """The CPU random states an iterator may draw from: torch, random, numpy (if imported)."""
+    numpy = sys.modules.get("numpy")
+    return torch.get_rng_state(), random.getstate(), numpy.random.get_state() if numpy is not None else None
+
+
+def _set_random_states(states: tuple[Any, ...]) -> None:
+    torch_state, python_state, numpy_state = states
+    torch.set_rng_state(torch_state)
+    random.setstate(python_state)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and numpy_state is not None:
+        numpy.random.set_state(numpy_state)
 
 
 def split_batch(batch: Any, world: int, me: int) -> Any:
@@ -114,19 +183,21 @@ def _per_sample(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, (str, bytes, int, float, bool)) for v in value)
 
 
-def _check_agreement(batch: Any) -> None:
-    """Warn once when the ranks iterate different batches (each then keeps a part of its own)."""
+def _same_on_every_rank(batch: Any) -> bool:
+    """Whether every rank drew this batch (the first of a pass); warns once when not."""
     if not is_distributed():
-        return
+        return True
     fingerprint = _fingerprint(batch)
     gathered: list[Any] = [None] * world_size()
     dist.all_gather_object(gathered, fingerprint)
-    if any(other != fingerprint for other in gathered):
-        _warn_once(
-            "ddpify.shard: the ranks iterate different batches (the iterator shuffles with a per-rank random state), so "
-            "the parts each rank keeps are not disjoint. Shuffle with a seed every rank shares (the epoch number), or "
-            "build the data with a DataLoader and a DistributedSampler."
-        )
+    if all(other == fingerprint for other in gathered):
+        return True
+    _warn_once(
+        "ddpify.shard: the ranks iterate different batches (an iterator that shuffles without a seed every rank shares, "
+        "or batches of a loader sharded already): each rank trains on its own batches whole. Build the data with a "
+        "DataLoader and a DistributedSampler to shard it."
+    )
+    return False
 
 
 def _fingerprint(batch: Any) -> tuple[Any, ...]:

@@ -22,7 +22,7 @@ from torch.utils.data import DataLoader, IterableDataset, RandomSampler, Sampler
 from torch.utils.data.distributed import DistributedSampler
 
 from . import _seed
-from ._batches import ShardedBatches
+from ._batches import ShardedBatches, reiterable_batches
 from ._env import detect_env
 from ._guard import training_now
 from ._process_group import is_main_process, rank, world_size
@@ -324,8 +324,9 @@ def shard(loader: Any, *, per_process_batch: bool = False, only_when_training: b
     alike (global batch split across ranks, num_workers capped, auto-advancing epochs, a
     user's sampler or batch sampler kept and sharded). Returned unchanged: with one process,
     when it is already sharded, and (with a warning) for an ``IterableDataset`` or a
-    ``DataLoader`` subclass. Any other iterable of batches (a project's own batch iterator)
-    comes back as ``ShardedBatches``: each batch cut across the ranks (``ddpify.runtime._batches``).
+    ``DataLoader`` subclass, a generator or another one-pass iterator. Any other iterable of
+    batches (a project's own batch iterator class) comes back as ``ShardedBatches``: each batch
+    cut across the ranks (``ddpify.runtime._batches``).
 
     ``only_when_training=True``: sharded only for the passes that train (``RunTimeRoleLoader``),
     for a loader whose role only the run can tell. A dict, list or tuple of loaders (``{"train":
@@ -341,7 +342,7 @@ def shard(loader: Any, *, per_process_batch: bool = False, only_when_training: b
     if world_size() <= 1 or _is_sharded(loader):
         return loader
     if type(loader) is not DataLoader:
-        if not isinstance(loader, DataLoader) and callable(getattr(loader, "__iter__", None)) and not isinstance(loader, (str, bytes)):
+        if reiterable_batches(loader):
             return ShardedBatches(loader, only_when_training=only_when_training)  # a project's own batch iterator
         _warn_once(
             f"ddpify.shard: a {type(loader).__name__} is not a plain torch DataLoader and cannot be "

@@ -73,3 +73,42 @@ def test_shard_gives_a_batch_iterator_its_part_of_each_batch(as_rank) -> None:
     assert [x.tolist() for x, _ in sharded] == [[2, 3], [6, 7]]
     assert ddpify.shard(sharded) is sharded  # sharded once
     assert ddpify.unsharded(sharded) is sharded._unsharded
+
+
+class _Shuffling:
+    """Shuffles with the global torch RNG at each pass, as project iterators do."""
+
+    def __iter__(self):
+        order = torch.randperm(8)
+        for start in (0, 4):
+            yield order[start : start + 4]
+
+    def __len__(self):
+        return 2
+
+
+def _epochs(rank_noise: int) -> list[list[int]]:
+    import ddpify.runtime as ddpify
+
+    torch.manual_seed(0)  # what ddpify.seed gives every rank before training
+    sharded = ddpify.shard(_Shuffling())
+    torch.manual_seed(rank_noise)  # the per-rank streams once training runs (dropout)
+    return [[i for batch in sharded for i in batch.tolist()] for _ in range(2)]
+
+
+def test_the_iterator_shuffles_alike_on_every_rank_whatever_the_model_draws(as_rank) -> None:
+    as_rank(1, 2)
+    rank_a, rank_b = _epochs(11), _epochs(22)
+    assert rank_a == rank_b  # the same order on every rank, so the cut parts are disjoint
+    assert rank_a[0] != rank_a[1]  # and a new order each epoch
+
+
+def test_a_generator_is_left_as_it_is(as_rank) -> None:
+    import pytest
+
+    import ddpify.runtime as ddpify
+
+    as_rank(0, 2)
+    stream = (torch.arange(4) for _ in range(2))
+    with pytest.warns(UserWarning, match="not a plain torch DataLoader"):
+        assert ddpify.shard(stream) is stream  # one pass only: nothing to replay, maybe sharded already
