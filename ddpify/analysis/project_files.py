@@ -226,19 +226,8 @@ def project_digest(text: str, path: str) -> str:
     for other, written in _importer_sources(importer):  # their calls decide facts of this file's functions
         seen.add(other)
         digest.update(str(other).encode() + b"\0" + written.encode("utf-8", "surrogatepass") + b"\0")
-    level = [(importer, text)]
-    for _ in range(DEPTH):
-        following: list[tuple[Path, str]] = []
-        for file, source in level:
-            for target in imported_files(source, file):
-                if target in seen:
-                    continue
-                seen.add(target)
-                try:
-                    content = target.read_bytes()
-                except OSError:
-                    continue
-                digest.update(str(target).encode() + b"\0" + content + b"\0")
-                following.append((target, content.decode("utf-8", "replace")))
-        level = following
+    for target, written in imported_sources(text, importer):
+        if target not in seen:
+            seen.add(target)
+            digest.update(str(target).encode() + b"\0" + written.encode("utf-8", "surrogatepass") + b"\0")
     return digest.hexdigest() if seen else ""
