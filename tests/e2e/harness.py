@@ -301,10 +301,12 @@ def _aborted_after_the_end(stderr: str, traces: list[Optional[dict[str, Any]]], 
                            timed_out: bool) -> bool:
     """A gloo abort in PyTorch's own teardown ("terminate called without an active exception",
     SIGABRT) after every rank finished: each wrote its trace, which the shim does in its exit
-    handler, the last to run. It strikes about one CPU run in a thousand on a loaded machine,
-    also in hand-written scripts that wait at a barrier before destroy_process_group (three CI
-    runs failed on it); what the tests judge had all happened by then."""
+    handler, the last to run, and none died of an exception. It strikes about one CPU run in a
+    thousand on a loaded machine, also in hand-written scripts that wait at a barrier before
+    destroy_process_group (three CI runs failed on it); what the tests judge had all happened by
+    then. A run that failed (an exception on some rank) still fails, whatever aborts after it."""
     if timed_out or "terminate called without an active exception" not in stderr:
         return False
     expected = world_size or 1
-    return len(traces) >= expected and all(traces[rank] is not None for rank in range(expected))
+    finished = [traces[rank] for rank in range(expected) if rank < len(traces) and traces[rank] is not None]
+    return len(finished) == expected and not any(trace.get("uncaught") for trace in finished if trace is not None)

@@ -186,3 +186,5 @@ def test_only_a_teardown_abort_after_every_rank_finished_counts_as_clean() -> No
     assert not _aborted_after_the_end(abort, [{"rank": 0}], 2, False)
     assert not _aborted_after_the_end("Traceback ... RuntimeError: boom", [{"rank": 0}, {"rank": 1}], 2, False)
     assert not _aborted_after_the_end(abort, [{"rank": 0}, {"rank": 1}], 2, True)
+    died = [{"rank": 0, "uncaught": "RuntimeError('Expected to have finished reduction')"}, {"rank": 1}]
+    assert not _aborted_after_the_end(abort, died, 2, False)  # a failed run stays failed

@@ -334,6 +334,8 @@ if _TRACE_DIR:  # keep every other Python process untouched
                 "argv": list(sys.argv),
                 **_STATE,
                 "models": models,
+                # set before exit handlers run when the script died of an exception
+                "uncaught": repr(getattr(sys, "last_value", None)) if getattr(sys, "last_value", None) is not None else None,
             }
             os.makedirs(_TRACE_DIR, exist_ok=True)
             path = os.path.join(_TRACE_DIR, f"trace-rank{rank}.json")
