@@ -8,6 +8,7 @@ without a launcher, so ``python train.py`` keeps behaving like the original scri
 the DDP-correct thing under ``torchrun``.
 """
 
+from ._batches import batch_part
 from ._data import EpochDataLoader, distributed_loader, set_epoch, shard, unsharded
 from ._env import Env, detect_env
 from ._io import NullObject, load, print, rank_zero, save
@@ -48,6 +49,7 @@ __all__ = [
     "set_epoch",
     "shard",
     "unsharded",
+    "batch_part",
     "prepare_model",
     "sync_gradients",
     "unwrap",

@@ -133,6 +133,18 @@ def _set_random_states(states: tuple[Any, ...]) -> None:
         numpy.random.set_state(numpy_state)
 
 
+def batch_part(batch: Any) -> Any:
+    """This rank's part of one batch the script slices itself (``X[i:i + bs]`` in a loop over
+    ``range(0, n, bs)``): rows cut as ``split_batch`` cuts them, the same cut for every tensor of
+    the step, so ``x`` and ``y`` stay paired. The whole batch with one process; the first call
+    switches the random streams to per-rank ones, as training data starting to flow does."""
+    world = world_size()
+    if world <= 1:
+        return batch
+    _seed.switch_to_rank_seeds()
+    return split_batch(batch, world, rank())
+
+
 def split_batch(batch: Any, world: int, me: int) -> Any:
     """This rank's part of ``batch``: every part with rows cut the same way."""
     sizes: set[int] = set()
@@ -151,8 +163,8 @@ def split_batch(batch: Any, world: int, me: int) -> Any:
 
 
 def _row_counts(batch: Any, sizes: set[int]) -> None:
-    if isinstance(batch, torch.Tensor):
-        if batch.dim() > 0:
+    if isinstance(batch, torch.Tensor) or _is_array(batch):
+        if len(batch.shape) > 0:
             sizes.add(batch.shape[0])
     elif isinstance(batch, dict):
         for value in batch.values():
@@ -165,8 +177,8 @@ def _row_counts(batch: Any, sizes: set[int]) -> None:
 
 
 def _take(batch: Any, start: int, end: int) -> Any:
-    if isinstance(batch, torch.Tensor):
-        return batch[start:end] if batch.dim() > 0 else batch
+    if isinstance(batch, torch.Tensor) or _is_array(batch):
+        return batch[start:end] if len(batch.shape) > 0 else batch
     if isinstance(batch, dict):
         return type(batch)((key, _take(value, start, end)) for key, value in batch.items())
     if _per_sample(batch):
@@ -176,6 +188,12 @@ def _take(batch: Any, start: int, end: int) -> Any:
     if isinstance(batch, (tuple, list)):
         return type(batch)(_take(value, start, end) for value in batch)
     return batch
+
+
+def _is_array(value: Any) -> bool:
+    """A numpy array (rows along its first axis), without importing numpy."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, numpy.ndarray)
 
 
 def _per_sample(value: Any) -> bool:

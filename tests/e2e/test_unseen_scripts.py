@@ -15,6 +15,7 @@ scripts run under torchrun with 2 CPU processes (gloo).
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -178,3 +179,19 @@ def test_condition_dropped_on_some_steps_trains_with_find_unused_parameters(tmp_
     control.write_text(text.replace("ddpify.prepare_model(net, find_unused_parameters=True)", "ddpify.prepare_model(net)"))
     failed = run_script(control, cwd=tmp_path)
     assert failed.returncode != 0 and "find_unused_parameters" in failed.stdout + failed.stderr
+
+
+@pytest.mark.torchrun
+def test_batches_sliced_by_a_range_loop_are_split_across_ranks(tmp_path: Path) -> None:
+    """``X_train[i:i + bs]`` in a loop over ``range(0, n, bs)``: each rank takes its part of every
+    batch (4 + 4 rows, disjoint, the same rows for x, y and the ids), the steps stay 8 per
+    epoch, and the parameters end equal."""
+    script = _converted("sliced_batches", tmp_path)
+    assert "ddpify.batch_part(X_train[i:i + batch_size])" in script.read_text()
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    seen = [json.loads((tmp_path / f"rows_{rank}.json").read_text()) for rank in (0, 1)]
+    assert len(seen[0]) == len(seen[1]) == 16
+    for step in range(16):
+        assert len(seen[0][step]) == len(seen[1][step]) == 4
+        assert sorted(seen[0][step] + seen[1][step]) == list(range(step % 8 * 8, step % 8 * 8 + 8))
+    run.assert_params_equal()

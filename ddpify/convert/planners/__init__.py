@@ -71,6 +71,7 @@ from ddpify.convert.planners import (
     rank_zero_values,
     shard_sums,
     side_effects,
+    sliced_batches,
     sources,
     unsharded_training,
 )
@@ -91,6 +92,7 @@ PLANNERS: tuple[Planner, ...] = (
     outside_loaders.plan,  # training batches this file does not build (parameters...): sharded or reported
     batch_lengths.plan_handed_in,  # their batch size used as a batch length here: per-process batch
     sources.plan,  # batch sources that are not DataLoaders: custom iterators, random indices
+    sliced_batches.plan,  # X[i:i + bs] in a loop over range(0, n, bs): each rank its part of every batch
     models.report_conditional_training,
     epochs.plan,  # set_epoch
     accumulation.plan,  # no_sync for accumulating micro-batches

@@ -1,0 +1,117 @@
+"""Training batches the script slices itself from whole tensors, in a loop over
+``range(0, n, batch_size)`` (``x, y = X_train[i:i + bs], Y_train[i:i + bs]``): there is no
+loader to give a sampler, and every rank would train on every row (no speed-up, and nothing said
+so). Each slice by the loop's index becomes ``ddpify.batch_part(X_train[i:i + bs])``: every
+rank takes its part of each batch, the same cut for every slice of the step (so ``x`` and ``y``
+stay paired), and the steps and the global batch stay those of one process. The parts are
+disjoint where the data agree across ranks (generated under ``ddpify.seed``, read from files);
+an order the function reshuffles (``np.random.shuffle(order)``) differs per rank once training
+runs, so such a loop is left as it was and reported with the fix.
+Only when the models the loop trains are wrapped: different rows without averaged gradients
+would give every rank its own model.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify import snippets
+from ddpify.analysis.source import Source
+from ddpify.convert.fact_types import Facts, NodeRewrite, item
+from ddpify.convert.record import Recording
+from ddpify.convert.rewrites import RT
+from ddpify.tree.cstutil import code, is_method_call, is_name, is_simple_reference
+
+_RANGE = frozenset({"builtins.range"})
+_SHUFFLES = frozenset({"shuffle", "permutation", "randperm", "sample"})
+
+
+def plan(recording: Recording, facts: Facts) -> None:
+    if not facts.wraps_models():
+        return
+    source = recording.analysis.source
+    training = recording.analysis.training_functions
+    for loop in source.of_types(cst.For):
+        assert isinstance(loop, cst.For)
+        index = _range_index(source, loop)
+        if index is None or not _trains(source, loop, training):
+            continue
+        function = source.enclosing_function(loop)
+        slices = [
+            s
+            for s in source.of_types_in(loop.body, cst.Subscript)
+            if _sliced_by(s, index) and source.enclosing_function(s) is function and "batch_part" not in code(source.parent(s) or s)
+        ]
+        if not slices:
+            continue
+        names = ", ".join(sorted({code(s.value) for s in slices}))
+        if _shuffled(source, function, {code(s.value) for s in slices}):
+            facts.manual.append(
+                item(
+                    recording.line(loop),
+                    f"batches sliced from {names} by the loop over {index}, in an order reshuffled here: once training runs "
+                    "each rank shuffles with its own random stream, so ddpify cannot cut the batches into disjoint parts; "
+                    "not sharded, every rank trains on all of it",
+                    "shuffle with a generator every rank seeds alike (g = torch.Generator(); g.manual_seed(seed + epoch); "
+                    f"order = torch.randperm(n, generator=g)), then take {RT}.batch_part(...) of each slice in the loop",
+                )
+            )
+            continue
+        what = (
+            f"batches sliced from {names} by the loop over {index} (line {recording.line(loop)}): each rank takes its part of "
+            f"every batch, {RT}.batch_part(...) (the one-process batch split across the ranks, the same cut for each slice)"
+        )
+        for piece in slices:
+            facts.node_rewrites[piece] = NodeRewrite(_part, what)
+        facts.sliced_batches = True
+
+
+def _range_index(source: Source, loop: cst.For) -> str | None:
+    """``i`` of ``for i in range(start, stop, step)`` with a step (a batch size), else None."""
+    if not isinstance(loop.target, cst.Name) or not isinstance(loop.iter, cst.Call) or not source.qualified(loop.iter) & _RANGE:
+        return None
+    return loop.target.value if len(loop.iter.args) == 3 else None
+
+
+def _trains(source: Source, loop: cst.For, training: set[cst.FunctionDef]) -> bool:
+    """The loop's body calls ``backward()`` or a function of this file that trains."""
+    for call in source.of_types_in(loop.body, cst.Call):
+        if is_method_call(call, "backward") or set(source.functions_called(call)) & training:
+            return True
+    return False
+
+
+def _shuffled(source: Source, function: cst.FunctionDef | None, sliced: set[str]) -> bool:
+    """A sliced name reshuffled in the same function (``np.random.shuffle(order)``, ``order =
+    torch.randperm(n)``): once training runs, each rank draws its own order, so the parts of one
+    step would not be disjoint. Left as it was (every rank trains on all of it, in its order)."""
+    scope = function if function is not None else source.module
+    for call in source.of_types_in(scope, cst.Call):
+        names = {n.rsplit(".", 1)[-1] for n in source.qualified(call)}
+        if not names & _SHUFFLES:
+            continue
+        parent = source.parent(call)
+        targets = [code(t.target) for t in parent.targets] if isinstance(parent, cst.Assign) else []
+        if {code(a.value) for a in call.args} & sliced or set(targets) & sliced:
+            return True
+    return False
+
+
+def _sliced_by(node: cst.Subscript, index: str) -> bool:
+    """``X[i:i + bs]`` / ``X[i:]`` of a plain name or attribute, starting at the loop's index."""
+    if not is_simple_reference(node.value) or len(node.slice) != 1:
+        return False
+    part = node.slice[0].slice
+    return isinstance(part, cst.Slice) and part.lower is not None and any(is_name(n, index) for n in _names(part.lower))
+
+
+def _names(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = [node]
+    for child in node.children:
+        found.extend(_names(child))
+    return found
+
+
+def _part(node: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(node, cst.BaseExpression)
+    return cst.Call(func=snippets.expression("batch_part", rt=RT), args=[cst.Arg(node)])
