@@ -177,7 +177,9 @@ class Facts:
     # the file is converted for its output although it trains nothing itself
     # the training is done by project modules converted alongside (``ddpify.companions``)
     trains_in_modules: bool = False
-    sliced_batches: bool = False  # X[i:i + bs] of a range loop cut per rank (its first cut starts the per-rank streams)
+    cut_batches: bool = (
+        False  # training batches cut per rank at run time (batch_part, a sharded iterator class): they start the per-rank streams
+    )
     trained_elsewhere: set[cst.Call] = field(default_factory=set)
     already_converted: bool = False
     changes: list[Change] = field(default_factory=list)

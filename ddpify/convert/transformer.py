@@ -393,7 +393,7 @@ class ConvertTransformer(cst.CSTTransformer):
             or self.facts.helper_loaders
             or self.facts.trained_elsewhere
             or self.facts.trains_in_modules
-            or self.facts.sliced_batches
+            or self.facts.cut_batches
         )
         then = (
             "then seed + rank once training starts"

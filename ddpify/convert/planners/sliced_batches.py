@@ -63,7 +63,7 @@ def plan(recording: Recording, facts: Facts) -> None:
         )
         for piece in slices:
             facts.node_rewrites[piece] = NodeRewrite(_part, what)
-        facts.sliced_batches = True
+        facts.cut_batches = True
 
 
 def _range_index(source: Source, loop: cst.For) -> str | None:

@@ -23,7 +23,7 @@ import libcst as cst
 
 from ddpify import snippets
 from ddpify.analysis.dataflow import BatchSource, Consumer, DataFlow, Kind, Role, Use
-from ddpify.convert.fact_types import Facts, item
+from ddpify.convert.fact_types import Facts, NodeRewrite, item
 from ddpify.convert.record import Recording
 from ddpify.convert.rewrites import RT
 from ddpify.findings import ManualItem
@@ -44,7 +44,44 @@ def plan(recording: Recording, facts: Facts) -> None:
         if source.kind is Kind.RANDOM_INDEX:
             _random_draw(recording, facts, dataflow, source)
         elif source.kind is Kind.CUSTOM_ITERATOR:
-            facts.manual.append(_custom_iterator(source))
+            if not _shard_iterator_class(recording, facts, source):
+                facts.manual.append(_custom_iterator(source))
+
+
+def _shard_iterator_class(recording: Recording, facts: Facts, source: BatchSource) -> bool:
+    """A batch iterator class of this file whose batches train a wrapped model: each place that
+    builds one gets ``ddpify.shard(Batches(...), only_when_training=True)``, which cuts every
+    batch across the ranks in the passes that train and leaves evaluation passes whole
+    (``ddpify.runtime._batches``). A generator or batch function stays reported: its one pass
+    cannot be replayed, and what it reads may be sharded already."""
+    klass = source.node
+    if not isinstance(klass, cst.ClassDef) or not _models_wrapped(recording, facts):
+        return False
+    name = klass.name.value
+    calls = [c for c in recording.analysis.source.calls_by_callee.get(name, []) if isinstance(c.func, cst.Name) and c.func.value == name]
+    if not calls or any(_sharded_already(recording, c) for c in calls):
+        return False
+    what = (
+        f"{name} is a batch iterator of this file: {RT}.shard({name}(...), only_when_training=True) cuts each of its batches "
+        "across the ranks in the passes that train (the one-process batch split, the same steps; where the ranks draw different "
+        "batches, an unseeded shuffle, each keeps its own whole, with a warning); evaluation passes read it whole"
+    )
+    for call in calls:
+        facts.node_rewrites[call] = NodeRewrite(_sharded_iterator, what)
+    facts.cut_batches = True
+    return True
+
+
+def _sharded_already(recording: Recording, call: cst.Call) -> bool:
+    parent = recording.parent(recording.parent(call) or call)
+    return isinstance(parent, cst.Call) and "shard" in code(parent.func)
+
+
+def _sharded_iterator(node: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(node, cst.BaseExpression)
+    call = snippets.expression("shard_iterator", rt=RT)
+    assert isinstance(call, cst.Call)
+    return call.with_changes(args=[call.args[0].with_changes(value=node), *call.args[1:]])
 
 
 def _custom_iterator(source: BatchSource) -> ManualItem:

@@ -29,6 +29,7 @@ def report(recording: Recording, facts: Facts) -> None:
         or facts.helper_loaders
         or facts.rank_generators
         or facts.trained_elsewhere
+        or facts.cut_batches
     )
     if sharded or any(any(said in m.why for said in _ALREADY_SAID) for m in facts.manual):
         return
