@@ -195,3 +195,21 @@ def test_batches_sliced_by_a_range_loop_are_split_across_ranks(tmp_path: Path) -
         assert len(seen[0][step]) == len(seen[1][step]) == 4
         assert sorted(seen[0][step] + seen[1][step]) == list(range(step % 8 * 8, step % 8 * 8 + 8))
     run.assert_params_equal()
+
+
+@pytest.mark.torchrun
+def test_an_iterator_class_of_the_script_is_cut_batch_by_batch(tmp_path: Path) -> None:
+    """``BatchIterator`` reshuffles with the global RNG at every pass while dropout draws from it
+    too: the iterator's own random state keeps both ranks on the same order (4 + 4 disjoint rows
+    of every batch, each epoch a new order covering the data), and the parameters end equal."""
+    script = _converted("iterator_class", tmp_path)
+    assert "batches = ddpify.shard(BatchIterator(" in script.read_text()
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    seen = [json.loads((tmp_path / f"rows_{rank}.json").read_text()) for rank in (0, 1)]
+    assert len(seen[0]) == len(seen[1]) == 16
+    for step in range(16):
+        assert len(seen[0][step]) == len(seen[1][step]) == 4 and not set(seen[0][step]) & set(seen[1][step])
+    epochs = [sorted(i for rank in (0, 1) for batch in seen[rank][e * 8 : (e + 1) * 8] for i in batch) for e in (0, 1)]
+    assert epochs == [list(range(64)), list(range(64))]
+    assert seen[0][:8] != seen[0][8:]  # reshuffled
+    run.assert_params_equal()
