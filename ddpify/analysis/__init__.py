@@ -150,6 +150,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             draws.get(name, frozenset()),
             distributed=function in distributed,
             joins_group=function in joining,
+            strips_prefix=names_prefix(function),
         )
     for function in training:  # a training step of a class: `Trainer.do_pass`
         owner = source.enclosing_class(function)

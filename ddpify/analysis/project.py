@@ -66,7 +66,8 @@ class Helper:
     methods does; ``joins_group``, it initialises the process group, itself or through what it
     calls (``ddpify.analysis.distributed_code``); ``unused_submodules``, a module class (as
     ``Class.__init__``) or a function returning one whose ``forward`` never uses these
-    submodules (an EMA copy: ``ddpify.analysis.modules``). Methods are looked up as ``Class.method``."""
+    submodules (an EMA copy: ``ddpify.analysis.modules``); ``strips_prefix``, its code names the
+    wrapper's ``module.`` prefix (``fix_legacy_dict(d)`` that drops it from what it returns). Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
     number: Number | None = None
@@ -87,6 +88,7 @@ class Helper:
     distributed: bool = False
     joins_group: bool = False
     unused_submodules: tuple[str, ...] = ()
+    strips_prefix: bool = False
 
 
 # Where the calls of ``callee`` in one project file pass its parameter (name, position) an

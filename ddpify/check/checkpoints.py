@@ -207,6 +207,8 @@ class _Collector:
             return None, None, strips_prefix(value)
         if isinstance(value, cst.Call) and PREFIX_HELPER.search(code(value.func)):
             return None, None, True
+        if isinstance(value, cst.Call) and (helper := self.source.project.helper(value)) is not None and helper.strips_prefix:
+            return None, None, True  # `fix_legacy_dict(torch.load(p))` of the project's modules drops `module.`
         if isinstance(value, cst.Subscript):
             key = _subscript_key(value)
             _, path, aware = self._origin(value.value, depth + 1) if depth < 4 else (None, None, False)

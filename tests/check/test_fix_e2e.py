@@ -12,6 +12,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -59,9 +60,18 @@ def _finish(runs: dict[str, subprocess.Popen]) -> dict[str, str]:
                 if other.poll() is None:
                     os.killpg(other.pid, signal.SIGKILL)
             pytest.fail(f"the fixed script ({name}) hangs: no end after {TIMEOUT_S}s")
-        assert proc.returncode == 0, f"the fixed script ({name}) failed:\n{output}"
+        assert proc.returncode == 0 or _teardown_abort(output), f"the fixed script ({name}) failed:\n{output}"
         outputs[name] = output
     return outputs
+
+
+def _teardown_abort(output: str) -> bool:
+    """gloo's abort in PyTorch's own teardown after both ranks finished ("terminate called
+    without an active exception", about one loaded CPU run in a thousand; see the e2e harness):
+    no rank raised, and the records each rank writes before its last barrier are checked by
+    the test itself."""
+    raised = re.search(r"^(\[rank\d+\]:)?\s*\w*(Error|Exception): ", output, re.M)
+    return "terminate called without an active exception" in output and raised is None
 
 
 def _ranks(folder: Path) -> list[dict]:

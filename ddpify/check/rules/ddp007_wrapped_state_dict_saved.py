@@ -29,7 +29,9 @@ class WrappedStateDictSaved(Rule):
         "by a loader of the project's own modules whatever its name "
         "(`restart_from_checkpoint(path, state_dict=model)`: the keys match), and a script whose loads strip the prefix themselves, also through a loader "
         "of the project's own modules (`ckpt.load_weights(model, path)` whose code names "
-        '`"module."` or slices it off): `module.` keys are then the project\'s format.'
+        '`"module."` or slices it off, or `model.load_state_dict(fix_legacy_dict(torch.load(p)))` '
+        "with a function of the project that drops it from the dict it returns): `module.` keys are "
+        "then the project's format."
     )
     default = True
     fix = "unsafe"
