@@ -170,14 +170,18 @@ def _install_lines(rec: Recorder) -> None:
 
 
 def _reaches_handler(logger: logging.Logger, record: logging.LogRecord) -> bool:
-    """Whether the record is written somewhere (a handler, or logging's last resort)."""
+    """Whether the record is written somewhere: a handler on the way up that writes (not a
+    ``NullHandler``, what ``ddpify.rank_zero_logging`` gives the other ranks), or logging's last
+    resort when the way up has no handler at all."""
+    handlers: list[logging.Handler] = []
     current: logging.Logger | None = logger
     while current is not None:
-        if current.handlers:
-            return True
+        handlers += current.handlers
         if not current.propagate:
             break
         current = current.parent
+    if handlers:
+        return any(not isinstance(h, logging.NullHandler) and record.levelno >= h.level for h in handlers)
     return logging.lastResort is not None and record.levelno >= logging.lastResort.level
 
 
