@@ -1,0 +1,1 @@
+"""Stand-in for pillow (not installed here): only what the corpus scripts use on arrays (fromarray, size, resize)."""
