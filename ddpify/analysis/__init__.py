@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ddpify.analysis.dataflow import DataFlow
     from ddpify.analysis.loops import Loops
     from ddpify.analysis.models import ModelFlow
+    from ddpify.analysis.output import Output
     from ddpify.analysis.project import Helper
     from ddpify.analysis.rank_tests import RankTests
     from ddpify.analysis.ranks import Ranks
@@ -67,10 +68,17 @@ class Analysis:
 
     @functools.cached_property
     def context(self) -> Context:
-        """Which ranks / branch / process run a statement; prints silenced or tagged per rank."""
+        """Which ranks / branch / process run a statement."""
         from ddpify.analysis.context import Context
 
         return Context(self.source, self.rank_tests, lambda: self.dataflow)
+
+    @functools.cached_property
+    def output(self) -> Output:
+        """Prints silenced for the other ranks, output tagged per rank, files per rank."""
+        from ddpify.analysis.output import Output
+
+        return Output(self.source, self.context)
 
     @functools.cached_property
     def loops(self) -> Loops:
@@ -108,6 +116,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis import project_files
     from ddpify.analysis.collectives import module_collectives
     from ddpify.analysis.distributed_code import distributed_classes, distributed_functions, joining_functions
+    from ddpify.analysis.flag_setters import flag_setters
     from ddpify.analysis.launch_args import local_rank_declarers
     from ddpify.analysis.loggers import directory_makers, file_writer_classes, module_console_loggers
     from ddpify.analysis.prefix import names_prefix
@@ -117,7 +126,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
 
     analysis = Analysis(FastMetadata(module), path, depth)
     source, rank_tests = analysis.source, analysis.rank_tests
-    silencing = analysis.context.print_overriding_functions()
+    silencing = analysis.output.print_overriding_functions()
     training = analysis.training_functions
     tops = [f for fs in source.functions.values() for f in fs if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
     consoles = module_console_loggers(source, analysis.context, tops)
@@ -126,6 +135,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     every = [f for fs in source.functions.values() for f in fs]
     distributed = distributed_functions(source, every)
     joining = joining_functions(source, every)
+    flags = flag_setters(source, rank_tests.where, rank_tests.combine, tops)
     helpers: dict[str, Helper] = {}
     for name, functions in source.functions.items():
         top = [f for f in functions if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
@@ -151,6 +161,8 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             distributed=function in distributed,
             joins_group=function in joining,
             strips_prefix=names_prefix(function),
+            decorates=analysis.context.decorator(function),
+            sets_flags=flags.get(function, ()),
         )
     for function in training:  # a training step of a class: `Trainer.do_pass`
         owner = source.enclosing_class(function)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -21,24 +20,18 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis.callers import Callers, Key, first_on_the_way, uncalled
+from ddpify.analysis.decorators import decorated_ranks, decorator_ranks
 from ddpify.analysis.divergence import Divergence, Divergent
 from ddpify.analysis.fixpoint import Fixpoint
 from ddpify.analysis.rank_tests import RankTests
 from ddpify.analysis.ranks import EVERY, FLAGS, NOWHERE, Branch, Ranks, RankSelection
 from ddpify.analysis.source import Source
-from ddpify.tree import cstutil
-from ddpify.tree.cstutil import is_simple_reference
 
 if TYPE_CHECKING:
     from ddpify.analysis.dataflow import DataFlow
 
-# Helpers of other modules that replace ``builtins.print`` on non-main ranks (DETR, DeiT, MAE,
-# DINO: ``utils.init_distributed_mode(args)`` calls ``setup_for_distributed(rank == 0)``), by
-# name, for modules the project reading cannot see (installed packages, deeper imports).
-_PRINT_OVERRIDE = re.compile(r"^(setup_for_distributed|init_distributed_mode|suppress_print\w*|disable_print\w*|silence_print\w*)$")
 _EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 _EXIT_CALLS = frozenset({"sys.exit", "builtins.exit", "builtins.quit", "os._exit"})
-_BUILTINS = frozenset({"builtins", "__builtin__", "__builtins__"})
 
 
 class Process(enum.Enum):
@@ -87,6 +80,7 @@ class Context:
         self._prefixes: dict[cst.CSTNode, list[Ranks]] = {}
         self._indexes: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}
         self._scanning: set[cst.CSTNode] = set()
+        self._decorators: dict[cst.FunctionDef, Ranks | None] = {}
 
     # ---------------------------------------------------------------- the answers
     def of(self, node: cst.CSTNode) -> Execution:
@@ -228,7 +222,7 @@ class Context:
         this file never calls it; nowhere when it is never called in a script that sets up its
         processes as it is started (the project cannot import it to call it). Code reached only
         from a cycle with no way in that the file shows runs anywhere (unknown)."""
-        if self._starts_at_import and uncalled(self._callers, function):
+        if (self._starts_at_import or self._script_nobody_imports) and uncalled(self._callers, function):
             return NOWHERE
         found = self._where(function)
         return found if found.may else EVERY
@@ -238,6 +232,13 @@ class Context:
         """Module-level code outside the ``__main__`` block joins a process group or spawns."""
         calls = [*self.source.calls_by_callee.get("init_process_group", []), *self.source.process_starts]
         return any(self.source.enclosing_function(c) is None and not self.under_main_guard(c) for c in calls)
+
+    @functools.cached_property
+    def _script_nobody_imports(self) -> bool:
+        """A script (it has a ``__main__`` block) that no file of its project imports: a
+        function it never calls is dead code (CLIP-Driven's ``validation``)."""
+        guarded = any(is_main_guard(s) for s in self.source.module.body)
+        return guarded and not self.source.project.imported_elsewhere
 
     @functools.cached_property
     def _callers(self) -> Callers:
@@ -266,9 +267,9 @@ class Context:
         found = NOWHERE
         if isinstance(key, cst.FunctionDef):
             if key in self.source.spawned:
-                return EVERY
+                return decorated_ranks(self.source, self.decorator, key)
             if not self._callers.called(key):
-                return at(key)
+                return at(key) & decorated_ranks(self.source, self.decorator, key)
             name = self._callers.method_name(key)
             if name is not None:
                 found = where(name)
@@ -276,7 +277,13 @@ class Context:
             if found == EVERY:
                 break
             found = found | at(site)
-        return found
+        return found & decorated_ranks(self.source, self.decorator, key) if isinstance(key, cst.FunctionDef) else found
+
+    def decorator(self, function: cst.FunctionDef) -> Ranks | None:
+        """Where ``function``, used as a decorator, lets what it wraps run (None: anywhere)."""
+        if function not in self._decorators:
+            self._decorators[function] = decorator_ranks(self.source, self.local, function)
+        return self._decorators[function]
 
     def call_sites(self, function: cst.FunctionDef) -> list[cst.Call]:
         """``Source.call_sites``, plus ``ClassName(...)`` for an ``__init__``."""
@@ -385,116 +392,3 @@ class Context:
                 return Process.PARENT
             function = self.source.enclosing_function(function)
         return Process.EVERY
-
-    # ---------------------------------------------------------------- output
-    def print_silenced(self, call: cst.CSTNode) -> bool:
-        """A ``print`` that runs after ``builtins.print`` was replaced for the non-main ranks
-        (``setup_for_distributed(is_master)``, ``builtins.print = ...``)."""
-        return any(self._after(point, direct, call) for point, direct in self._print_overrides)
-
-    def tagged_per_rank(self, call: cst.Call) -> bool:
-        """Output that names its rank (``print(f"[GPU{rank}] ...")``, ``tqdm(desc=f"rank {rank}")``):
-        one line per rank is what it means to write."""
-        return any(
-            self.rank_tests.depends_on_rank(arg.value)
-            for arg in call.args
-            if arg.keyword is None or arg.keyword.value in ("desc", "postfix")
-        )
-
-    def per_rank_file(self, call: cst.Call) -> bool:
-        """A write or load whose file names the rank (``f"queue{rank}.pth"``, a path variable
-        computed from the rank, ``Path(d, f"result-{rank}.json").write_text(...)``): a file per
-        rank, which each rank writes and reads alone, as meant."""
-        if self.tagged_per_rank(call):
-            return True
-        parts = [arg.value for arg in call.args]
-        if isinstance(call.func, cst.Attribute):
-            parts.append(call.func.value)  # the path a method writes through
-        for part in parts:
-            if self.rank_tests.depends_on_rank(part):
-                return True
-            if is_simple_reference(part):  # path = os.path.join(d, "queue" + str(rank) + ".pth")
-                assigned = self.source.assignments.get(cstutil.code(part), [])
-                if assigned and all(v is not None and self.rank_tests.depends_on_rank(v) for _, v in assigned):
-                    return True
-        return False
-
-    @functools.cached_property
-    def _print_overrides(self) -> list[tuple[cst.CSTNode, bool]]:
-        """Where ``print`` gets replaced, and whether in place (an assignment to
-        ``builtins.print`` / ``setattr(builtins, "print", ...)``) or by a call (of this file's
-        function that makes one, or of such a helper of another module)."""
-        points: list[tuple[cst.CSTNode, bool]] = []
-        for node in [*self.source.of_types(cst.Assign), *self.source.calls_by_callee.get("setattr", [])]:
-            if self._replaces_print(node):
-                points.append((node, True))
-                function = self.source.enclosing_function(node)
-                if function is not None:
-                    points.extend((site, False) for site in self.call_sites(function))
-        project = self.source.project
-        for name, calls in self.source.calls_by_callee.items():
-            if name in self.source.functions:
-                continue
-            for call in calls:
-                helper = project.helper(call)
-                if helper.silences_print if helper is not None else _PRINT_OVERRIDE.match(name):
-                    points.append((call, False))
-        return points
-
-    def print_overriding_functions(self) -> set[cst.FunctionDef]:
-        """This file's module-level functions that replace ``print`` for the other ranks
-        when called (themselves, or through a call of one that does)."""
-        found = set()
-        for point, _ in self._print_overrides:
-            function = self.source.enclosing_function(point)
-            if function is not None and self.source.enclosing_class(function) is None:
-                found.add(function)
-        return found
-
-    def _replaces_print(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Assign):
-            return any(
-                self._is_builtins(t.target.value)
-                for t in node.targets
-                if isinstance(t.target, cst.Attribute) and t.target.attr.value == "print"
-            )
-        if isinstance(node, cst.Call) and len(node.args) >= 2:
-            name = node.args[1].value
-            return isinstance(name, cst.SimpleString) and name.evaluated_value == "print" and self._is_builtins(node.args[0].value)
-        return False
-
-    def _is_builtins(self, node: cst.BaseExpression) -> bool:
-        """``builtins`` / ``__builtin__`` (``import builtins as __builtin__``) / ``__builtins__``."""
-        return "builtins" in self.source.qualified(node) or (isinstance(node, cst.Name) and node.value in _BUILTINS)
-
-    def _called_after(self, point: cst.CSTNode, here: cst.FunctionDef, there: cst.FunctionDef, seen: set[cst.FunctionDef]) -> bool:
-        """Whether ``there`` is called from ``here`` after ``point`` (directly, or through
-        functions called there after it; each function looked at once)."""
-        seen.add(there)
-        for site in self.call_sites(there):
-            caller = self.source.enclosing_function(site)
-            if caller is here and self.source.line(site) > self.source.line(point):
-                return True
-            if caller is not None and caller is not here and caller not in seen and self._called_after(point, here, caller, seen):
-                return True
-        return False
-
-    def _after(self, point: cst.CSTNode, direct: bool, node: cst.CSTNode, depth: int = 0) -> bool:
-        """Whether ``node`` runs after the override at ``point``, as far as the file shows."""
-        here = self.source.enclosing_function(point)
-        there = self.source.enclosing_function(node)
-        if here is there:
-            return self.source.line(node) > self.source.line(point)
-        if here is None:
-            return there is not None  # functions run after the module-level code that defines them
-        if there is None:
-            return False
-        if direct:  # builtins.print = print_pass in main_worker(): the functions it calls afterwards
-            return self._called_after(point, here, there, set())
-        inside = [s for s in self.call_sites(here) if self.source.enclosing_function(s) is there]
-        if inside:
-            return self.source.line(node) > min(self.source.line(s) for s in inside)
-        callers = self.call_sites(there)
-        if depth < 2 and callers and not any(self._after(point, direct, c, depth + 1) for c in callers):
-            return False  # every call of node's function comes before the override
-        return True

@@ -35,6 +35,10 @@ class Seeding:
     attribute: str = ""
 
 
+# A helper's ``sets_flags``: (index of the parameter, attribute set on it, where it ends up true)
+SetFlags = tuple[tuple[int, str, Ranks], ...]
+
+
 @dataclass(frozen=True)
 class Helper:
     """What a call of one project function does, as far as DDP cares: ``flag``, where its
@@ -67,7 +71,10 @@ class Helper:
     calls (``ddpify.analysis.distributed_code``); ``unused_submodules``, a module class (as
     ``Class.__init__``) or a function returning one whose ``forward`` never uses these
     submodules (an EMA copy: ``ddpify.analysis.modules``); ``strips_prefix``, its code names the
-    wrapper's ``module.`` prefix (``fix_legacy_dict(d)`` that drops it from what it returns). Methods are looked up as ``Class.method``."""
+    wrapper's ``module.`` prefix (``fix_legacy_dict(d)`` that drops it from what it returns); ``decorates``, a decorator
+    that runs the function it wraps on these ranks only (``@master_only``:
+    ``ddpify.analysis.decorators``); ``sets_flags``, the rank flags it sets on the objects it
+    is handed (``opt.log`` after ``init_dist(opt)``: ``ddpify.analysis.flag_setters``). Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
     number: Number | None = None
@@ -89,6 +96,8 @@ class Helper:
     joins_group: bool = False
     unused_submodules: tuple[str, ...] = ()
     strips_prefix: bool = False
+    decorates: Ranks | None = None
+    sets_flags: SetFlags = ()
 
 
 # Where the calls of ``callee`` in one project file pass its parameter (name, position) an
@@ -124,6 +133,13 @@ class Project:
                 return None
             found.extend(calls)
         return found or None
+
+    @functools.cached_property
+    def imported_elsewhere(self) -> bool:
+        """Another file of the project imports this one (or that cannot be told: no path)."""
+        if self.depth <= 0 or self._path is None or not Path(self._path).is_file():
+            return True
+        return bool(project_files.importers(Path(self._path)))
 
     @functools.cached_property
     def _bindings(self) -> dict[str, tuple[Path, str | None]]:

@@ -40,6 +40,7 @@ from typing import cast
 
 import libcst as cst
 
+from ddpify.analysis.flag_setters import flags_set_by_calls
 from ddpify.analysis.presence import Presence
 from ddpify.analysis.ranks import (
     API_FLAGS,
@@ -302,27 +303,31 @@ class RankTests:
     def _assigned_flag_uncached(self, target: str) -> Ranks | None:
         bindings = self.source.assignments.get(target)
         if not bindings or target in self._busy:
-            return None
+            return None if bindings else self._set_by_calls.get(target)
         self._busy.add(target)
         try:
             weighed = [(self.where(statement), value) for statement, value in bindings]
-            return self._combine(weighed)
+            return self.combine(weighed)
         finally:
             self._busy.discard(target)
 
     def _returned_flag(self, function: cst.FunctionDef) -> Ranks | None:
         returns = [(self.where(r), r.value) for r in self._returns(function)]
-        return self._combine(returns)
+        return self.combine(returns)
 
-    def _combine(self, weighed: list[tuple[Ranks, cst.BaseExpression | None]]) -> Ranks | None:
-        """Values that each hold where their statement runs -> where the variable is true.
-        None unless some value is a rank test (a plain boolean variable is no flag)."""
+    @functools.cached_property
+    def _set_by_calls(self) -> dict[str, Ranks]:
+        return flags_set_by_calls(self.source)
+
+    def combine(self, weighed: list[tuple[Ranks, cst.BaseExpression | None]]) -> Ranks | None:
+        """Values that each hold where their statement runs -> where the variable is true; None
+        unless a value is a rank test or ``True`` / ``False`` under one (a plain bool is no flag)."""
         relevant = False
-        may = must = 0
-        covered = 0
+        may = must = covered = 0
         for context, value in weighed:
             ranks = UNKNOWN if value is None else self.ranks(value)
-            relevant = relevant or ranks.depends_on_process
+            fixed = isinstance(value, cst.Name) and value.value in ("True", "False")
+            relevant = relevant or ranks.depends_on_process or (fixed and context.depends_on_process)
             may |= context.may & ranks.may
             covered |= context.may
         if not relevant:
@@ -476,8 +481,7 @@ class RankTests:
         if not functions:
             return None
         answers = [self._judge(function, judge) for function in functions]
-        first = answers[0]
-        return first if all(a == first for a in answers) else None
+        return answers[0] if all(a == answers[0] for a in answers) else None
 
     def _judge(self, function: cst.FunctionDef, judge: Callable[[cst.FunctionDef], object]) -> object:
         """``judge(function)``, once per function; None while it is being judged (recursion)."""
@@ -493,8 +497,4 @@ class RankTests:
         return self._judged[key]
 
     def _returns(self, function: cst.FunctionDef) -> list[cst.Return]:
-        return [
-            r
-            for r in self.source.of_types_in(function, cst.Return)
-            if isinstance(r, cst.Return) and self.source.enclosing_function(r) is function
-        ]
+        return [r for r in self.source.of_types_in(function, cst.Return) if self.source.enclosing_function(r) is function]

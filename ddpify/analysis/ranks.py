@@ -183,6 +183,39 @@ NAMED_FLAGS = (
         "distributed",
     ),
 )
+# Decorators that run the function they wrap on some ranks only (``ddpify.analysis.decorators``):
+# the libraries' by qualified name, then by name for those the project reading cannot see.
+API_DECORATORS = {
+    **dict.fromkeys(
+        (
+            f"{package}.{module}rank_zero_only"
+            for package in (
+                "pytorch_lightning.utilities",
+                "lightning.pytorch.utilities",
+                "lightning_fabric.utilities",
+                "lightning.fabric.utilities",
+            )
+            for module in ("", "rank_zero.")
+        ),
+        "main",
+    ),
+    "lightning_utilities.core.rank_zero.rank_zero_only": "main",
+    "mmcv.runner.master_only": "main",
+    "mmcv.runner.dist_utils.master_only": "main",
+    "mmengine.dist.master_only": "main",
+    "mmengine.dist.utils.master_only": "main",
+}
+NAMED_DECORATORS = (
+    (re.compile(r"^_*(on_)?local_(main|master|rank_?(0|zero))(_process)?(_only)?$", re.I), "local_main"),
+    (
+        re.compile(
+            r"^_*((rank_?(0|zero)|global_zero|(main|master|chief)(_process|_proc|_rank)?)_only|only_(on_)?(main|master|rank_?(0|zero))(_process)?|"
+            r"on_(main|master)_process|on_rank_?(0|zero))$",
+            re.I,
+        ),
+        "main",
+    ),
+)
 GLOBAL_NAME = NAMED_NUMBERS[3][0]
 CASTS = frozenset({"builtins.int", "builtins.float", "builtins.str", "builtins.bool"})
 PROCESS_MODULES = ("torch.distributed", "torch.multiprocessing", "torch.nn.parallel")

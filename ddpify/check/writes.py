@@ -92,5 +92,5 @@ def is_buffer(rule: Rule, destination: cst.BaseExpression) -> bool:
 
 
 def per_rank_path(rule: Rule, call: cst.Call) -> bool:
-    """``ddpify.analysis.context.Context.per_rank_file``: a file per rank, as meant."""
-    return rule.file.analysis.context.per_rank_file(call)
+    """``ddpify.analysis.output.Output.per_rank_file``: a file per rank, as meant."""
+    return rule.file.analysis.output.per_rank_file(call)

@@ -407,7 +407,7 @@ class ConvertTransformer(cst.CSTTransformer):
         if qualified & names.TORCH_SAVE:
             # ddpify.save waits for every rank: behind a rank test it would hang the others
             kept = "already behind a rank test" if not self.analysis.context.every_rank(original) else None
-            if kept or self.analysis.context.per_rank_file(original):
+            if kept or self.analysis.output.per_rank_file(original):
                 self.note(original, f"torch.save {kept or 'into a file that names the rank: each rank saves its own'}: left as it is")
                 return None
             divergent = self.analysis.context.divergent_condition(original)

@@ -304,7 +304,7 @@ def test_print_overrides_detr() -> None:
         print("elsewhere")
     """
     analysis, found = calls(source, "print")
-    silenced = {c.args[0].value.evaluated_value: analysis.context.print_silenced(c) for c in found if c.args}  # type: ignore[attr-defined,union-attr]
+    silenced = {c.args[0].value.evaluated_value: analysis.output.print_silenced(c) for c in found if c.args}  # type: ignore[attr-defined,union-attr]
     assert silenced == {"parsing": False, "before": False, "after": True, "main": True, "train": True, "elsewhere": True}
 
 
@@ -328,7 +328,7 @@ def test_print_overrides_in_place(override: str) -> None:
         print("b")
     """
     analysis, found = calls(source, "print")
-    assert [analysis.context.print_silenced(c) for c in found] == [False, True]  # type: ignore[attr-defined]
+    assert [analysis.output.print_silenced(c) for c in found] == [False, True]  # type: ignore[attr-defined]
 
 
 def test_print_override_helper_of_another_module() -> None:
@@ -340,7 +340,7 @@ def test_print_override_helper_of_another_module() -> None:
     print("after")
     """
     analysis, found = calls(source, "print")
-    assert [analysis.context.print_silenced(c) for c in found] == [False, True]  # type: ignore[attr-defined]
+    assert [analysis.output.print_silenced(c) for c in found] == [False, True]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(
@@ -359,7 +359,7 @@ def test_print_override_helper_of_another_module() -> None:
 )
 def test_output_tagged_per_rank(line: str, tagged: bool) -> None:
     analysis, found = calls(line + "\n", "print")
-    assert analysis.context.tagged_per_rank(found[0]) is tagged  # type: ignore[attr-defined]
+    assert analysis.output.tagged_per_rank(found[0]) is tagged  # type: ignore[attr-defined]
 
 
 def test_restriction_names_the_test() -> None:

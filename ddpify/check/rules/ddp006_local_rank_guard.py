@@ -226,7 +226,11 @@ if __name__ == "__main__":
         if not is_save_call(self, node) or not self.qualified(node) & SAVE_FUNCTIONS:
             return
         context = self.file.analysis.context
-        if context.selection(node) is not RankSelection.LOCAL_MAIN or context.tagged_per_rank(node) or self.file.analysis.single_node:
+        if (
+            context.selection(node) is not RankSelection.LOCAL_MAIN
+            or self.file.analysis.output.tagged_per_rank(node)
+            or self.file.analysis.single_node
+        ):
             return
         test = context.restriction(node)
         guard = self.parent(test) if test is not None else None

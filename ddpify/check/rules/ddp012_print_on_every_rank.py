@@ -217,8 +217,8 @@ if __name__ == "__main__":
         made_by = None if printing or qualified & names.TQDM else self._console_logger(node)
         if not printing and not qualified & names.TQDM and made_by is None:
             return
-        context = self.file.analysis.context
-        if not context.every_rank(node) or context.tagged_per_rank(node):
+        context, output = self.file.analysis.context, self.file.analysis.output
+        if not context.every_rank(node) or output.tagged_per_rank(node):
             return
         if made_by is not None:
             self.report(
@@ -228,7 +228,7 @@ if __name__ == "__main__":
             )
             return
         if printing:
-            if context.print_silenced(node) or any(a.keyword is not None and a.keyword.value == "force" for a in node.args):
+            if output.print_silenced(node) or any(a.keyword is not None and a.keyword.value == "force" for a in node.args):
                 return  # rank 0 only already, or forced onto every rank by the script's own print
             guard = fixes.rank_zero_guard(self.file, node, self.parent)
             if guard is None:

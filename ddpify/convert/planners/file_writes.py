@@ -31,11 +31,11 @@ _READERS = frozenset({"load", "loads", "safe_load", "full_load", "reader", "Dict
 
 
 def plan(recording: Recording, facts: Facts) -> None:
-    context = recording.analysis.context
+    context, output = recording.analysis.context, recording.analysis.output
     reported = {item.line for item in facts.manual}
     for call in recording.write_calls:
         mode = _mode(recording, call)
-        if mode is None or "+" not in mode or call in facts.rank_zero_opens or not context.every_rank(call) or context.per_rank_file(call):
+        if mode is None or "+" not in mode or call in facts.rank_zero_opens or not context.every_rank(call) or output.per_rank_file(call):
             continue
         line = recording.line(recording_statement(recording, call))
         if line in reported:
@@ -52,7 +52,7 @@ def plan(recording: Recording, facts: Facts) -> None:
             _unguard_writes_into(recording, facts, handle, region)
     for name in PATH_WRITES:
         for call in recording.analysis.source.calls_by_callee.get(name, []):
-            if isinstance(call.func, cst.Attribute) and context.every_rank(call) and not context.per_rank_file(call):
+            if isinstance(call.func, cst.Attribute) and context.every_rank(call) and not output.per_rank_file(call):
                 _plan_path_write(recording, facts, call, reported)
 
 

@@ -65,7 +65,7 @@ def _plan_opens(recording: Recording, facts: Facts, opens: list[cst.Call], reads
     for call in opens:
         if already_guarded(recording, call) or _given_to_guarded_writer(recording, facts, call):
             continue
-        if recording.analysis.context.per_rank_file(call):
+        if recording.analysis.output.per_rank_file(call):
             continue  # open(f"log-{rank}.txt", "w"): each rank's own file
         item = recording.parent(call)
         block = recording.parent(item) if isinstance(item, cst.WithItem) else None
@@ -130,7 +130,7 @@ def _only_writes(recording: Recording, facts: Facts, block: cst.With) -> bool:
 def _plan_write(recording: Recording, facts: Facts, call: cst.Call, label: str, reads: ReadBack) -> None:
     """Guard the statement that is just this call; report one that does more. A file that
     names its rank is each rank's own: left alone."""
-    if already_guarded(recording, call) or recording.analysis.context.per_rank_file(call):
+    if already_guarded(recording, call) or recording.analysis.output.per_rank_file(call):
         return
     statement = statement_of(recording, call)
     line = recording.line(call)

@@ -1,0 +1,79 @@
+"""Rank flags a project helper sets on the object it is handed: ``init_dist(opt)`` whose code
+ends with ``opt.log = True`` on local rank 0 and ``opt.log = False`` elsewhere makes ``opt.log``
+a rank test in the caller, though the caller never assigns it (HybrIK's ``if opt.log:`` around
+its saves and its SummaryWriter)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ddpify.analysis.module_facts import through_calls
+from ddpify.analysis.project import SetFlags
+from ddpify.analysis.ranks import Ranks
+from ddpify.tree.cstutil import code
+
+if TYPE_CHECKING:
+    from ddpify.analysis.source import Source
+
+# ``RankTests.where`` and ``RankTests.combine``: where a statement runs; where values that each
+# hold where their statement runs make the variable true
+Where = Callable[[cst.CSTNode], Ranks]
+Combine = Callable[[list[tuple[Ranks, "cst.BaseExpression | None"]]], "Ranks | None"]
+
+
+def flag_setters(source: Source, where: Where, combine: Combine, functions: list[cst.FunctionDef]) -> dict[cst.FunctionDef, SetFlags]:
+    """The rank flags each of ``functions`` sets on its parameters (``param.attr = <rank
+    test>``), itself or through the module's functions and project helpers it hands them to;
+    one answer per function."""
+    attributes: dict[tuple[cst.FunctionDef, str], list[tuple[str, cst.CSTNode, cst.BaseExpression | None]]] = {}
+    for target, bindings in source.assignments.items():
+        base, dot, attribute = target.partition(".")
+        if not dot or "." in attribute or not base.isidentifier():
+            continue
+        for statement, value in bindings:
+            function = source.enclosing_function(statement)
+            if function is not None:
+                attributes.setdefault((function, base), []).append((attribute, statement, value))
+
+    def answer(function: cst.FunctionDef, called: Callable[[cst.Call], SetFlags | None]) -> SetFlags | None:
+        names = [p.name.value for p in function.params.params]
+        found: dict[tuple[int, str], Ranks] = {}
+        for index, name in enumerate(names):
+            weighed: dict[str, list[tuple[Ranks, cst.BaseExpression | None]]] = {}
+            for attribute, statement, value in attributes.get((function, name), []):
+                weighed.setdefault(attribute, []).append((where(statement), value))
+            for attribute, values in weighed.items():
+                ranks = combine(values)
+                if ranks is not None:
+                    found[(index, attribute)] = ranks
+        for call in source.of_types_in(function.body, cst.Call):
+            for index, attribute, ranks in called(call) or ():
+                argument = call.args[index].value if index < len(call.args) and call.args[index].keyword is None else None
+                if isinstance(argument, cst.Name) and argument.value in names:
+                    key = (names.index(argument.value), attribute)
+                    found[key] = _either(found[key], ranks) if key in found else ranks
+        return tuple((index, attribute, ranks) for (index, attribute), ranks in found.items()) or None
+
+    return through_calls(source, functions, answer, lambda helper: helper.sets_flags or None)
+
+
+def flags_set_by_calls(source: Source) -> dict[str, Ranks]:
+    """The flags the file's calls of project helpers set on what they are handed, by the
+    reference the file reads them through (``opt.log`` after ``init_dist(opt)``)."""
+    found: dict[str, Ranks] = {}
+    for calls in source.calls_by_callee.values():
+        for call in calls:
+            helper = source.project.helper(call)
+            for index, attribute, ranks in helper.sets_flags if helper is not None else ():
+                if index < len(call.args) and call.args[index].keyword is None:
+                    key = f"{code(call.args[index].value)}.{attribute}"
+                    found[key] = _either(found[key], ranks) if key in found else ranks
+    return found
+
+
+def _either(first: Ranks, second: Ranks) -> Ranks:
+    """One of two values, not known which: true where either may be, surely only where both are."""
+    return Ranks(first.may | second.may, first.must & second.must)

@@ -1,0 +1,168 @@
+"""Whether a print, log line or file write reaches the console or disk from every rank as it
+should: ``print`` replaced for the other ranks (``setup_for_distributed(is_master)``,
+``builtins.print = ...``, a project helper that does it), output that names its rank, a file
+per rank. Where the code runs is the context's (``ddpify.analysis.context``); this is what
+the output there means."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import libcst as cst
+
+from ddpify.analysis.context import Context
+from ddpify.analysis.ranks import MAIN, REST, SOLO, constant
+from ddpify.analysis.source import Source
+from ddpify.tree import cstutil
+from ddpify.tree.cstutil import is_simple_reference
+
+# Helpers of other modules that replace ``builtins.print`` on non-main ranks (DETR, DeiT, MAE,
+# DINO: ``utils.init_distributed_mode(args)`` calls ``setup_for_distributed(rank == 0)``), by
+# name, for modules the project reading cannot see (installed packages, deeper imports).
+_PRINT_OVERRIDE = re.compile(r"^(setup_for_distributed|init_distributed_mode|suppress_print\w*|disable_print\w*|silence_print\w*)$")
+_BUILTINS = frozenset({"builtins", "__builtin__", "__builtins__"})
+
+
+class Output:
+    """The output of one file's statements, computed on demand and cached."""
+
+    def __init__(self, source: Source, context: Context) -> None:
+        self.source = source
+        self.context = context
+
+    def print_silenced(self, call: cst.CSTNode) -> bool:
+        """A ``print`` that runs after ``builtins.print`` was replaced for the non-main ranks
+        (``setup_for_distributed(is_master)``, ``builtins.print = ...``)."""
+        return any(self._after(point, direct, call) for point, direct in self._print_overrides)
+
+    def tagged_per_rank(self, call: cst.Call) -> bool:
+        """Output that names its rank (``print(f"[GPU{rank}] ...")``, ``tqdm(desc=f"rank {rank}")``):
+        one line per rank is what it means to write."""
+        return any(
+            self.context.rank_tests.depends_on_rank(arg.value)
+            for arg in call.args
+            if arg.keyword is None or arg.keyword.value in ("desc", "postfix")
+        )
+
+    def per_rank_file(self, call: cst.Call) -> bool:
+        """A write or load whose file names the rank (``f"queue{rank}.pth"``, a path variable
+        computed from the rank, ``Path(d, f"result-{rank}.json").write_text(...)``): a file per
+        rank, which each rank writes and reads alone, as meant."""
+        if self.tagged_per_rank(call):
+            return True
+        parts = [arg.value for arg in call.args]
+        if isinstance(call.func, cst.Attribute):
+            parts.append(call.func.value)  # the path a method writes through
+        for part in parts:
+            if self.context.rank_tests.depends_on_rank(part):
+                return True
+            if is_simple_reference(part):  # path = os.path.join(d, "queue" + str(rank) + ".pth")
+                assigned = self.source.assignments.get(cstutil.code(part), [])
+                if assigned and all(v is not None and self.context.rank_tests.depends_on_rank(v) for _, v in assigned):
+                    return True
+        return False
+
+    @functools.cached_property
+    def _print_overrides(self) -> list[tuple[cst.CSTNode, bool]]:
+        """Where ``print`` gets replaced, and whether in place (an assignment to
+        ``builtins.print`` / ``setattr(builtins, "print", ...)``) or by a call (of this file's
+        function that makes one, or of such a helper of another module)."""
+        points: list[tuple[cst.CSTNode, bool]] = []
+        candidates = [
+            *self.source.of_types(cst.Assign),
+            *self.source.calls_by_callee.get("setattr", []),
+            *self.source.calls_by_callee.get("dup2", []),
+        ]
+        for node in candidates:
+            if self._replaces_print(node):
+                points.append((node, True))
+                function = self.source.enclosing_function(node)
+                if function is not None:
+                    points.extend((site, False) for site in self.context.call_sites(function))
+        project = self.source.project
+        for name, calls in self.source.calls_by_callee.items():
+            if name in self.source.functions:
+                continue
+            for call in calls:
+                helper = project.helper(call)
+                if helper.silences_print if helper is not None else _PRINT_OVERRIDE.match(name):
+                    points.append((call, False))
+        return points
+
+    def print_overriding_functions(self) -> set[cst.FunctionDef]:
+        """This file's module-level functions that replace ``print`` for the other ranks
+        when called (themselves, or through a call of one that does)."""
+        found = set()
+        for point, _ in self._print_overrides:
+            function = self.source.enclosing_function(point)
+            if function is not None and self.source.enclosing_class(function) is None:
+                found.add(function)
+        return found
+
+    def _replaces_print(self, node: cst.CSTNode) -> bool:
+        """``builtins.print = ...`` / ``setattr(builtins, "print", ...)`` anywhere (the new print
+        tests the rank), or standard output sent elsewhere (``sys.stdout = open(os.devnull,
+        "w")``, ``os.dup2(null, sys.stdout.fileno())``) where only ranks other than the main
+        one run it."""
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+            if any(isinstance(t, cst.Attribute) and t.attr.value == "print" and self._is_builtins(t.value) for t in targets):
+                return True
+            stdout = [t for t in targets if isinstance(t, cst.Attribute) and t.attr.value == "stdout"]
+            return any("sys.stdout" in self.source.qualified(t) for t in stdout) and self._other_ranks_only(node)
+        if not isinstance(node, cst.Call) or len(node.args) < 2:
+            return False
+        qualified = self.source.qualified(node)
+        if "os.dup2" in qualified:
+            target = node.args[1].value
+            fileno = isinstance(target, cst.Call) and "sys.stdout.fileno" in self.source.qualified(target)
+            return (constant(target) == 1 or fileno) and self._other_ranks_only(node)
+        name = node.args[1].value
+        if not (isinstance(name, cst.SimpleString) and name.evaluated_value in ("print", "stdout")):
+            return False
+        owner = self.source.qualified(node.args[0].value)
+        if name.evaluated_value == "print":
+            return self._is_builtins(node.args[0].value)
+        return "sys" in owner and self._other_ranks_only(node)
+
+    def _other_ranks_only(self, node: cst.CSTNode) -> bool:
+        """Runs on some ranks, never on the main one nor in the single process."""
+        ranks = self.context.ranks(node)
+        return bool(ranks.may & REST) and not ranks.may & (SOLO | MAIN)
+
+    def _is_builtins(self, node: cst.BaseExpression) -> bool:
+        """``builtins`` / ``__builtin__`` (``import builtins as __builtin__``) / ``__builtins__``."""
+        return "builtins" in self.source.qualified(node) or (isinstance(node, cst.Name) and node.value in _BUILTINS)
+
+    def _called_after(self, point: cst.CSTNode, here: cst.FunctionDef, there: cst.FunctionDef, seen: set[cst.FunctionDef]) -> bool:
+        """Whether ``there`` is called from ``here`` after ``point`` (directly, or through
+        functions called there after it; each function looked at once)."""
+        seen.add(there)
+        for site in self.context.call_sites(there):
+            caller = self.source.enclosing_function(site)
+            if caller is here and self.source.line(site) > self.source.line(point):
+                return True
+            if caller is not None and caller is not here and caller not in seen and self._called_after(point, here, caller, seen):
+                return True
+        return False
+
+    def _after(self, point: cst.CSTNode, direct: bool, node: cst.CSTNode, depth: int = 0) -> bool:
+        """Whether ``node`` runs after the override at ``point``, as far as the file shows."""
+        here = self.source.enclosing_function(point)
+        there = self.source.enclosing_function(node)
+        if here is there:
+            return self.source.line(node) > self.source.line(point)
+        if here is None:
+            return there is not None  # functions run after the module-level code that defines them
+        if there is None:
+            return False
+        if direct:  # builtins.print = print_pass in main_worker(): the functions it calls afterwards
+            return self._called_after(point, here, there, set())
+        inside = [s for s in self.context.call_sites(here) if self.source.enclosing_function(s) is there]
+        if inside:
+            return self.source.line(node) > min(self.source.line(s) for s in inside)
+        callers = self.context.call_sites(there)
+        if depth < 2 and callers and not any(self._after(point, direct, c, depth + 1) for c in callers):
+            return False  # every call of node's function comes before the override
+        return True
