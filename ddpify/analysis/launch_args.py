@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.module_facts import Called, through_calls
 from ddpify.analysis.source import Source
 from ddpify.tree.cstutil import code, is_method_call
 
@@ -34,8 +35,10 @@ def works_under_torchrun(call: cst.Call) -> bool:
 
 def local_rank_declarers(source: Source) -> set[str]:
     """The module's top-level functions, and its classes (as ``Class.__init__``), that declare
-    a ``--local_rank`` option torchrun leaves at its default."""
+    a ``--local_rank`` option torchrun leaves at its default, themselves or through the
+    module's functions and project helpers they call (``merge_config()`` -> ``get_args()``)."""
     found: set[str] = set()
+    direct: set[cst.FunctionDef] = set()
     for call in source.calls_by_callee.get("add_argument", []):
         if not local_rank_flags(call) or works_under_torchrun(call):
             continue
@@ -43,6 +46,12 @@ def local_rank_declarers(source: Source) -> set[str]:
         owner = source.enclosing_class(call)
         if owner is not None and source.enclosing_class(owner) is None and source.enclosing_function(owner) is None:
             found.add(f"{owner.name.value}.__init__")
-        elif function is not None and source.enclosing_function(function) is None and owner is None:
-            found.add(function.name.value)
-    return found
+        elif function is not None:
+            direct.add(function)
+    tops = [f for fs in source.functions.values() for f in fs if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
+
+    def declares(function: cst.FunctionDef, called: Called[bool]) -> bool | None:
+        calls = source.of_types_in(function.body, cst.Call)
+        return True if function in direct or any(called(c) for c in calls) else None
+
+    return found | {f.name.value for f in through_calls(source, tops, declares, lambda helper: helper.declares_local_rank or None)}

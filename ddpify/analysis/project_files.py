@@ -78,7 +78,7 @@ def module_file(module: str, level: int, importer: Path) -> Path | None:
     ``__init__.py`` (a namespace package, common in research code: ``from utils import misc``)
     is named by the ``__init__.py`` it would have, so that ``submodule`` finds its modules."""
     folder = importer.parent
-    root = project_root(folder)
+    root = _top(folder, project_root(folder))
     if level:
         bases = [folder.parents[level - 2] if level > 1 else folder]
     else:
@@ -94,22 +94,32 @@ def module_file(module: str, level: int, importer: Path) -> Path | None:
     return None
 
 
+_SOURCE_ROOTS = ("src", "lib")
+
+
+def _top(folder: Path, root: Path) -> Path:
+    """The repository root, or without a marker above ``folder``, the working directory when
+    ``folder`` is below it (a pre-commit run starts there)."""
+    if root != folder:
+        return root
+    cwd = Path.cwd()
+    return cwd if folder.resolve().is_relative_to(cwd.resolve()) else folder
+
+
 def _absolute_bases(folder: Path, root: Path) -> list[Path]:
     """Where an absolute import of a module in ``folder`` may find the project's modules: the
     folder itself and each folder above it up to the repository root (the script run from
     ``pretrain/`` puts ``pretrain/`` on ``sys.path``, so ``pretrain/utils/arg_util.py`` imports
-    its sibling as ``from utils import misc``). Without a marker above the file, up to the
-    working directory when the file is below it."""
-    top = root
-    if root == folder:
-        cwd = Path.cwd()
-        top = cwd if folder.resolve().is_relative_to(cwd.resolve()) else folder
+    its sibling as ``from utils import misc``); ``root`` is ``_top``'s. Then the source roots next to each of those
+    (``src/``, ``lib/``), which the project puts on ``sys.path`` by installing itself or by an
+    ``import _init_paths`` (HRNet's ``tools/`` scripts import ``from dataset import ...`` of
+    ``lib/dataset``)."""
     bases = [folder]
     for parent in folder.parents:
-        if bases[-1].resolve() == top.resolve():
+        if bases[-1].resolve() == root.resolve():
             break
         bases.append(parent)
-    return bases
+    return bases + [base / name for base in bases for name in _SOURCE_ROOTS if (base / name).is_dir()]
 
 
 def submodule(package: Path, name: str) -> Path | None:

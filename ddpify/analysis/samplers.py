@@ -135,17 +135,25 @@ class Samplers:
 
     def returned_loaders(self, function: cst.FunctionDef) -> tuple[int, ...]:
         """The elements of ``function``'s result that are loaders with a distributed sampler
-        (-1: the whole result): ``return train_loader, test_loader`` -> ``(0,)``."""
+        (-1: the whole result): ``return train_loader, test_loader`` -> ``(0,)``, ``return
+        DataLoader(ds, sampler=DistributedSampler(ds))`` -> ``(-1,)``."""
         found: set[int] = set()
         for ret in self.source.of_types_in(function, cst.Return):
-            assert isinstance(ret, cst.Return)
             if ret.value is None:
                 continue
             if isinstance(ret.value, cst.Tuple):
-                found.update(i for i, e in enumerate(ret.value.elements) if code(e.value) in self.loaders)
-            elif code(ret.value) in self.loaders:
+                found.update(i for i, e in enumerate(ret.value.elements) if self._sharded_loader(e.value))
+            elif self._sharded_loader(ret.value):
                 found.add(-1)
         return tuple(sorted(found))
+
+    def _sharded_loader(self, value: cst.BaseExpression) -> bool:
+        """A reference to a loader with a distributed sampler, or such a loader built right
+        there (``return DataLoader(ds, sampler=sampler)``)."""
+        if code(value) in self.loaders:
+            return True
+        calls = [c for c in _branches(value) if isinstance(c, cst.Call) and self.source.qualified(c) & DATALOADERS]
+        return any(self.is_distributed(keyword_value(c, "sampler"), self.samplers) for c in calls)
 
 
 def _branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -47,6 +47,9 @@ class LoaderFact:
     # a loader of a dict comprehension sharded for some keys only: the test that selects them
     # (`x == "train"`), the DataLoader kept for the others
     sharded_when: str | None = None
+    # ``sampler=`` holds a sampler where the loader is built (not ``None``, not a variable whose
+    # last value before the call is None): the report says it is kept
+    sampler_given: bool = False
 
 
 @dataclass

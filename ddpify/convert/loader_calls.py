@@ -53,7 +53,7 @@ def rewrite(transformer: Reporter, fact: LoaderFact, original: cst.Call, updated
         original,
         f"{label} gets a DistributedSampler ({fact.reason}); {'per-process batch kept (effective batch x world_size)' if per_process else 'global batch preserved: per-rank batch = batch // world_size' + _indivisible(original)}",
     )
-    if rewrites.has_keyword(original, "sampler"):
+    if fact.sampler_given:
         transformer.note(original, f"{label}: your sampler is kept and sharded across ranks")
     if rewrites.has_keyword(original, "batch_sampler"):
         transformer.manual.append(

@@ -42,6 +42,7 @@ class Recording:
     optimizer_calls: list[cst.Call] = field(default_factory=list)  # torch.optim.Adam(...), ...
     parallel_models: list[cst.BaseExpression] = field(default_factory=list)  # `model` of DataParallel(model)
     bootstrapped: bool = False  # calls ddpify.setup() / ddpify.distributed() already
+    setup_calls: list[cst.Call] = field(default_factory=list)  # those calls
     imports_runtime: bool = False  # imports ddpify.runtime (a converted script)
     star_import: bool = False  # `from models import *`: names may come from there
     existing_wraps: dict[str, cst.Call] = field(default_factory=dict)  # model key -> its ddpify.prepare_model(...)
@@ -269,6 +270,7 @@ class Recorder(cst.CSTVisitor):
             recording.parallel_models.append(node.args[0].value)
         elif qualified & {"ddpify.runtime.setup", "ddpify.runtime.distributed"}:
             recording.bootstrapped = True
+            recording.setup_calls.append(node)
         elif "ddpify.runtime.prepare_model" in qualified and node.args:
             recording.existing_wraps.setdefault(code(node.args[0].value), node)
         elif "ddpify.runtime.shard" in qualified and node.args:

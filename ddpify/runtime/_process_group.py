@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import random
 import sys
 from collections.abc import Iterator
 from datetime import timedelta
@@ -17,7 +18,7 @@ from typing import Any, Optional
 import torch
 import torch.distributed as dist
 
-from . import _arrival
+from . import _arrival, _rng_records
 from ._env import Env, detect_env, detect_launcher
 from ._guard import call_site, guards_enabled, note
 from ._rendezvous import rendezvous_defaults
@@ -102,11 +103,30 @@ def setup(timeout_s: Optional[float] = None) -> None:
         world_size=env.world_size,
         **kwargs,
     )
+    _share_unseeded_rngs(env.rank)
     if not _atexit_registered:
         # Scripts that never call teardown() still exit cleanly (and without NCCL warnings).
         atexit.register(_teardown_at_exit)
         _arrival.defer_exit_marker()
         _atexit_registered = True
+
+
+def _share_unseeded_rngs(rank: int) -> None:
+    """Start each global RNG (torch, random, numpy) the script has not seeded yet from one seed
+    drawn on rank 0, on every rank: what the script draws before training (a generated dataset,
+    an unseeded train/valid split, a model DDP would broadcast anyway) is then the same on every
+    rank, as in the one-process run, instead of each rank drawing its own from the OS. Recorded
+    like ``ddpify.seed``, so these RNGs still switch to per-rank streams when training data flows."""
+    numpy = sys.modules.get("numpy")  # a script drawing from numpy has imported it
+    seeders = [torch.manual_seed, random.seed, *([numpy.random.seed] if numpy is not None else [])]
+    unseeded = [fn for fn in seeders if not _rng_records.recorded(fn)]
+    if not unseeded:
+        return
+    drawn = [int.from_bytes(os.urandom(4), "little") if rank == 0 else None]
+    dist.broadcast_object_list(drawn, src=0)
+    for fn in unseeded:
+        fn(drawn[0])
+        _rng_records.record(fn, drawn[0])
 
 
 def _teardown_at_exit() -> None:

@@ -12,18 +12,18 @@ from __future__ import annotations
 import contextlib
 import operator
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
+import torch
+
+from . import _rng_records
 from ._guard import call_site
 from ._process_group import barrier_at, is_distributed, is_main_process, rank, world_size
+from ._rng_records import SeedFn
 
 __all__ = ["seed", "switch_to_rank_seeds", "main_process_first", "rank_generator"]
 
-SeedFn = Callable[[Any], Any]
-
-# (seed_fn, value) in call order; one entry per seed_fn, the latest value wins.
-_records: list[tuple[SeedFn, Any]] = []
 _switched = False
 
 
@@ -36,12 +36,7 @@ def seed(seed_fn: SeedFn, value: Any) -> None:
     """
     global _switched
     seed_fn(value)
-    for i, (fn, _old) in enumerate(_records):
-        if fn is seed_fn or fn == seed_fn:
-            _records[i] = (seed_fn, value)
-            break
-    else:
-        _records.append((seed_fn, value))
+    _rng_records.record(seed_fn, value)
     _switched = False
 
 
@@ -70,7 +65,7 @@ def switch_to_rank_seeds() -> None:
         return
     offset = rank()
     if offset:  # rank 0 keeps its stream, exactly where the single-process run would be
-        for fn, value in _records:
+        for fn, value in _rng_records.records:
             fn(_rank_seed(value, offset))
     _switched = True
 
@@ -118,12 +113,11 @@ def rank_generator(device: Any = None) -> Any:
     uses the default generator, exactly like the original script."""
     if world_size() <= 1:
         return None
-    import torch
 
     where = str(torch.device(device)) if device is not None else "cpu"
     found = _generators.get(where)
     if found is None:
-        base = next((value for fn, value in _records if fn is torch.manual_seed), None)
+        base = next((value for fn, value in _rng_records.records if fn is torch.manual_seed), None)
         found = torch.Generator(device=where)
         found.manual_seed(_rank_seed(base if base is not None else torch.initial_seed(), rank()))
         _generators[where] = found

@@ -94,3 +94,19 @@ def test_a_flag_set_by_a_project_helper_is_a_rank_test(tmp_path: Path, setup: st
     found = {(f.code, f.line) for f in check_source(source, str(script), rules=select_rules(["DDP005", "DDP012"])).findings}
     assert (("DDP012", 11) in found) is not restricted
     assert (("DDP005", 12) in found) is not restricted
+
+
+def test_a_flag_local_on_one_launcher_and_global_on_another_is_no_local_rank_guard(tmp_path: Path) -> None:
+    """``opt.log`` is local rank 0 under one launcher and global rank 0 under the other: the
+    save is not "once per node" for sure, so DDP006 stays quiet; the same save under
+    ``opt.local_rank == 0`` is reported."""
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "__init__.py").touch()
+    (tmp_path / "utils" / "env.py").write_text(_HELPERS, encoding="utf-8")
+    (tmp_path / "setup.py").touch()
+    script = tmp_path / "train.py"
+    for flag, reported in (("log", False), ("local_rank == 0", True)):
+        source = _SCRIPT.format(setup="init_dist(opt)", flag=flag)
+        script.write_text(source, encoding="utf-8")
+        found = {f.code for f in check_source(source, str(script), rules=select_rules(["DDP006"])).findings}
+        assert ("DDP006" in found) is reported

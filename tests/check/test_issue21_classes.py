@@ -1100,6 +1100,22 @@ class Options:
 
     def initialize(self):
         self.parser.add_argument("--local_rank", type=int, default=-1)
+
+
+def get_args():
+    parser = argparse.ArgumentParser()
+    add_gpu_params(parser)
+    return parser
+
+
+def merge_config():
+    return get_args().parse_args(), {}
+
+
+def torchrun_config():
+    parser = argparse.ArgumentParser()
+    add_torchrun_params(parser)
+    return parser.parse_args(), {}
 """
 
 
@@ -1110,6 +1126,8 @@ class Options:
         ("gpu.Options()", "args.local_rank", True),  # declared in a method of a class
         ("gpu.add_torchrun_params(parser)", "args.local_rank", False),  # both spellings, LOCAL_RANK by default
         ("gpu.add_gpu_params(parser)", 'int(os.environ["LOCAL_RANK"])', False),  # this file never reads the option
+        ("args, cfg = gpu.merge_config()", "args.local_rank", True),  # declared two calls down
+        ("args, cfg = gpu.torchrun_config()", "args.local_rank", False),
     ],
 )
 def test_local_rank_declared_in_a_helper_module(tmp_path: Path, call: str, read: str, report: bool) -> None:

@@ -22,7 +22,7 @@ if str(REPO_ROOT) not in sys.path:  # works without `pip install -e .` too
 
 import torch  # noqa: E402
 
-from ddpify.runtime import _data, _seed  # noqa: E402
+from ddpify.runtime import _data, _rng_records, _seed  # noqa: E402
 
 # Everything a launcher (or a previous test) may have put in the environment that would change
 # what detect_env() or setup() see.
@@ -52,7 +52,7 @@ def clean_runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     tests cannot leak into each other whatever order xdist runs them in."""
     for name in LAUNCHER_VARS:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(_seed, "_records", [])
+    monkeypatch.setattr(_rng_records, "records", [])
     monkeypatch.setattr(_seed, "_switched", False)
     monkeypatch.setattr(_seed, "_generators", {})
     monkeypatch.setattr(_data, "_announced", set())

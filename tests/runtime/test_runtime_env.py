@@ -100,6 +100,7 @@ class FakeGroup:
         monkeypatch.setattr(dist, "destroy_process_group", self.destroy)
         monkeypatch.setattr(dist, "get_world_size", lambda *a, **k: 2)
         monkeypatch.setattr(dist, "get_rank", lambda *a, **k: 1)
+        monkeypatch.setattr(dist, "broadcast_object_list", lambda objects, src: objects.__setitem__(0, 7))  # rank 0 drew 7
         monkeypatch.setattr(atexit, "register", self.atexit_calls.append)
         monkeypatch.setattr(torch.cuda, "set_device", self.set_device_calls.append)
         monkeypatch.setattr(_process_group, "_atexit_registered", False)

@@ -184,6 +184,7 @@ def test_setup_under_srun_exports_the_rendezvous(monkeypatch):
     monkeypatch.setattr(dist, "init_process_group", lambda **kw: calls.append(
         {**kw, "addr": os.environ.get("MASTER_ADDR"), "port": os.environ.get("MASTER_PORT")}))
     monkeypatch.setattr(dist, "destroy_process_group", lambda: None)
+    monkeypatch.setattr(dist, "broadcast_object_list", lambda objects, src: objects.__setitem__(0, 7))  # rank 0 drew 7
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(atexit, "register", lambda fn: None)
     monkeypatch.setattr(_process_group, "_atexit_registered", False)

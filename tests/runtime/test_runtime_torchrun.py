@@ -144,6 +144,14 @@ def test_seed_is_shared_then_per_rank_after_first_iteration(data):
     assert data[0]["worker_values"] != data[1]["worker_values"]
 
 
+def test_rngs_the_script_never_seeds_start_alike_then_go_per_rank(data):
+    """torch, random and numpy, unseeded: the same draws on every rank after setup (a dataset
+    generated before training is the same data everywhere), per-rank once training data flows."""
+    assert data[0]["unseeded_after_setup"] == data[1]["unseeded_after_setup"]
+    assert data[0]["unseeded_after_first_iter"][0] != data[1]["unseeded_after_first_iter"][0]
+    assert data[0]["unseeded_after_first_iter"][1] != data[1]["unseeded_after_first_iter"][1]
+
+
 # ---------------------------------------------------------------------------------- model
 
 

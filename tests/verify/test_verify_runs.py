@@ -96,10 +96,11 @@ def test_an_unsharded_loader_with_workers_fails_the_shards_row(tmp_path: Path) -
 def test_a_barrier_only_rank_0_reaches_hangs_until_the_timeout_naming_where_each_rank_was(tmp_path: Path) -> None:
     code, rows, table, elapsed = verify(tmp_path, SCRIPTS / "rank0_only_save.py", str(tmp_path), options=("--timeout", "10"))
     assert code == 1, table
-    # collective #1 of each rank is the wrapped model's first-forward check (did the forward change parameters?)
+    # collective #1 of each rank is setup's seed for the RNGs the script never seeds, #2 the wrapped
+    # model's first-forward check (did the forward change parameters?)
     assert rows["hang"]["evidence"] == (
-        "no progress for 10 s, killed: rank 0 in ddpify.save at rank0_only_save.py:28 (its collective #2); "
-        "rank 1 in dist.all_reduce at rank0_only_save.py:29 (its collective #2)"
+        "no progress for 10 s, killed: rank 0 in ddpify.save at rank0_only_save.py:28 (its collective #3); "
+        "rank 1 in dist.all_reduce at rank0_only_save.py:29 (its collective #3)"
     ), table
     assert rows["run"]["status"] == "FAIL" and rows["shards"]["status"] == "PASS", table
     assert elapsed < 150  # start-up (up to 120 s under load) + 10 s + the kill, not the group's 30 minutes

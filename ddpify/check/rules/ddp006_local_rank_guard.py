@@ -4,7 +4,7 @@ import functools
 
 import libcst as cst
 
-from ddpify.analysis.ranks import RankSelection
+from ddpify.analysis.ranks import LEAD, MAIN, Ranks, RankSelection
 from ddpify.check import fixes
 from ddpify.check.rule import Import, Invalid, Rule, short
 from ddpify.check.writes import SAVE_FUNCTIONS, is_save_call, singleton_io
@@ -202,7 +202,7 @@ if __name__ == "__main__":
 
     def visit_If(self, node: cst.If) -> None:
         rank_tests = self.file.analysis.rank_tests
-        if rank_tests.selection(node.test) is not RankSelection.LOCAL_MAIN or self.file.analysis.single_node:
+        if not _once_per_node(rank_tests.ranks(node.test)) or self.file.analysis.single_node:
             return
         what = self._guarded_io(node.body)
         if not what:
@@ -226,11 +226,7 @@ if __name__ == "__main__":
         if not is_save_call(self, node) or not self.qualified(node) & SAVE_FUNCTIONS:
             return
         context = self.file.analysis.context
-        if (
-            context.selection(node) is not RankSelection.LOCAL_MAIN
-            or self.file.analysis.output.tagged_per_rank(node)
-            or self.file.analysis.single_node
-        ):
+        if not _once_per_node(context.ranks(node)) or self.file.analysis.output.tagged_per_rank(node) or self.file.analysis.single_node:
             return
         test = context.restriction(node)
         guard = self.parent(test) if test is not None else None
@@ -252,3 +248,11 @@ if __name__ == "__main__":
             if what and what != "print" and what not in found:
                 found.append(what)
         return found
+
+
+def _once_per_node(ranks: Ranks) -> bool:
+    """Once per node: not a flag that surely holds on the main rank and only maybe on the other
+    nodes' local rank 0, a local-rank test on one path and a global-rank test on another
+    (HybrIK's ``opt.log``, set per launcher)."""
+    surely_main_only = bool(ranks.must & MAIN) and not ranks.must & LEAD
+    return ranks.selection is RankSelection.LOCAL_MAIN and not surely_main_only

@@ -53,6 +53,7 @@ def plan(recording: Recording, facts: Facts) -> None:
             continue
         key, factory = _loader_target(recording, call, function)
         fact = _loader_fact(recording, facts, call, key)
+        fact.sampler_given = _sampler_given(recording, call)
         batch = keyword_value(call, "batch_size")
         if batch is None and len(call.args) > 1 and call.args[1].keyword is None and not call.args[1].star:
             batch = call.args[1].value
@@ -70,6 +71,29 @@ def plan(recording: Recording, facts: Facts) -> None:
     _resolve_loader_factories(recording, facts, factories)
     _collect_helper_loaders(recording, facts)
     _follow_loader_aliases(recording, facts)
+
+
+def _sampler_given(recording: Recording, call: cst.Call) -> bool:
+    """``sampler=`` holds something where the loader is built: not ``None``, nor a variable of
+    the same function whose last assignment above the call is ``None`` (``train_sampler =
+    None`` before ``DataLoader(..., sampler=train_sampler)``)."""
+    value = keyword_value(call, "sampler")
+    if value is None or _is_none(value):
+        return False
+    if not isinstance(value, cst.Name):
+        return True
+    source = recording.analysis.source
+    function, line = source.enclosing_function(call), source.line(call)
+    above = [
+        (source.line(s), v)
+        for s, v in source.assignments.get(value.value, [])
+        if source.enclosing_function(s) is function and source.line(s) < line
+    ]
+    return not above or not _is_none(max(above, key=lambda pair: pair[0])[1])
+
+
+def _is_none(value: cst.BaseExpression | None) -> bool:
+    return isinstance(value, cst.Name) and value.value == "None"
 
 
 def _loader_fact(recording: Recording, facts: Facts, call: cst.Call, key: str | None) -> LoaderFact:

@@ -16,7 +16,11 @@
 Seeds are recognised by name (``torch.manual_seed``, ``np.random.seed``, and any call named like
 a seed helper: ``set_seed``, ``seed_everything``, ``ddpify.seed``); "before" means earlier in
 the same function, at module level, or in a function that calls this one after seeding (one
-level): a documented approximation.
+level): a documented approximation. Code that runs after the converted script joins the
+process group needs none of this: ``ddpify.setup`` (also inside ``ddpify.distributed()``)
+starts every global RNG the script has not seeded from one seed drawn on rank 0, so such a
+split or dataset is the same on every rank, and the plain run draws exactly what the original
+did. Only draws at import time, before the group is joined, are rewritten or reported.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from ddpify.tree.cstutil import callee_name, code, keyword_value, of_types
 
 def plan(recording: Recording, facts: Facts) -> None:
     """Give unseeded ``random_split`` calls a generator; report unseeded synthetic datasets."""
-    seeds = _Seeds(recording)
+    seeds = _Seeds(recording, facts)
     torch = _module_name(recording, "torch")
     for call in recording.write_calls:
         if recording.qualified(call) & names.RANDOM_SPLIT:
@@ -47,8 +51,9 @@ def plan(recording: Recording, facts: Facts) -> None:
 class _Seeds:
     """The script's seed calls, by the generator they seed ("torch", "numpy", or both)."""
 
-    def __init__(self, recording: Recording) -> None:
+    def __init__(self, recording: Recording, facts: Facts) -> None:
         self.recording = recording
+        self.facts = facts
         self.calls: list[tuple[cst.Call, set[str]]] = []
         for call in recording.write_calls:
             kinds = self._kinds(call)
@@ -75,6 +80,8 @@ class _Seeds:
     def before(self, node: cst.CSTNode, kind: str) -> bool:
         """Whether a seed of ``kind`` runs before ``node`` (see the module's docstring)."""
         recording = self.recording
+        if self._after_setup(node):
+            return True
         line = statement_line(recording, node)
         function = recording.function_of(node)
         for seed in self.of_kind(kind):
@@ -86,6 +93,24 @@ class _Seeds:
             if owner is not None and owner is not function and self._calls(function, owner, before=line):
                 return True  # this code calls the seeding function first
         return False
+
+    def _after_setup(self, node: cst.CSTNode) -> bool:
+        """``node`` runs after the converted script's ``ddpify.setup()`` (the ``__main__`` block
+        inside ``ddpify.distributed()``, code after the imports when the setup goes there, or
+        where a converted script already calls them), which seeds the RNGs the script never
+        seeded alike on every rank."""
+        facts, recording = self.facts, self.recording
+        source = recording.analysis.source
+        setups = [*recording.setup_calls, *([facts.setup_after] if facts.setup_after is not None else [])]
+        if not recording.analysis.context.at_import_time(node):
+            return bool(setups) or facts.main_guard is not None
+        index = {id(statement): i for i, statement in enumerate(recording.module.body)}
+
+        def top(at: cst.CSTNode) -> int | None:
+            return next((index[id(a)] for a in [at, *source.ancestors(at)] if id(a) in index), None)
+
+        here = top(node)
+        return here is None or any((there := top(setup)) is not None and there < here for setup in setups)
 
     def _calls(self, caller: cst.FunctionDef | None, callee: cst.FunctionDef, *, after: int = 0, before: int = 1 << 30) -> bool:
         recording = self.recording

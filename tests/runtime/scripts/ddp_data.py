@@ -10,9 +10,11 @@ import contextlib
 import io
 import json
 import os
+import random
 import sys
 import warnings
 
+import numpy
 import torch
 from torch.utils.data import (
     BatchSampler,
@@ -82,6 +84,8 @@ def main() -> None:
         "is_distributed": ddpify.is_distributed(),
         "device": str(ddpify.device()),
     }
+    # Never seeded by the script: setup starts every rank from rank 0's draw (generated data).
+    rec["unseeded_after_setup"] = [random.random(), float(numpy.random.rand()), float(torch.rand(()))]
 
     # Identical on all ranks right after seeding (model init / generated data).
     ddpify.seed(torch.manual_seed, 0)
@@ -94,6 +98,7 @@ def main() -> None:
     first = [batch.tolist() for batch in auto]  # epoch 0, no set_epoch anywhere
     # Per-rank from here on: the first loader iteration switched to rank seeds.
     rec["rand_after_first_iter"] = torch.rand(4).tolist()
+    rec["unseeded_after_first_iter"] = [random.random(), float(numpy.random.rand())]
     second = [batch.tolist() for batch in auto]  # epoch 1, still no set_epoch
     rec["auto"] = [first, second]
     rec["explicit"] = epochs(explicit, 2, explicit=True)
