@@ -104,11 +104,8 @@ class DataFlow:
             spans.append((self.values.start(loop.body), self.values.end(loop.body)))
         for call in self.source.calls_by_callee.get("backward", []):  # update(agent, batch) called in such a loop
             function = self.source.enclosing_function(call)
-            if (
-                function is not None
-                and not self._loops_around(call)
-                and any(self._loops_around(c) for c, _ in self.values.callers(function))
-            ):
+            called_in_loops = function is not None and any(self._loops_around(c) for c, _ in self.values.callers(function))
+            if called_in_loops and function is not None and not self._loops_around(call):
                 spans.append((self.values.start(function), self.values.end(function)))
         return spans
 
@@ -156,9 +153,8 @@ class DataFlow:
         return found
 
     def _passed_parameter(self, function: cst.FunctionDef, param: cst.Param) -> list[BatchSource]:
-        """A generator passing on a parameter's batches that training takes (kind UNKNOWN):
-        the source is where the parameter's value comes from (a parameter of the function that
-        calls the generator, an attribute...), which this file does not show."""
+        """A generator passing on a parameter's batches that training takes (kind UNKNOWN): the source
+        is where the value comes from (the caller's parameter, an attribute...), not shown here."""
         flows = self._flows([(param.name, None)])
         consumers = self._consumers_of(flows)
         if not any(c.use is Use.TRAINING for c in consumers):
@@ -220,6 +216,8 @@ class DataFlow:
             start = self.values.start(loop)
             if loop in consumed or any(a <= start < b for a, b in spans) or not isinstance(loop, cst.For) or counts(self.source, loop.iter):
                 continue
+            if self.values.feeds_inner_loops(loop, inner=loader_inner):
+                continue  # `for dataset in tasks: loader = make_loader(dataset)`: its items are no batches
             consumer = self._loop(loop, Occurrence(loop.iter), None)
             origins = self.values.origins(loop.iter, inner=loader_inner)
             single = len(origins) == 1 and origins[0].known

@@ -118,6 +118,23 @@ class Values(CallGraph):
         return None
 
     # ------------------------------------------------------------------ backward
+    def feeds_inner_loops(self, loop: cst.For, *, inner: Step | None = None) -> bool:
+        """A loop inside ``loop`` iterates what a call builds from ``loop``'s items (``for dataset
+        in tasks: for x in make_loader(dataset)``): those items are no batches."""
+        names = {n.value for n in cstutil.of_types(loop.target, cst.Name)}
+        for nested in cstutil.of_types(loop.body, cst.For):
+            for origin in self.origins(nested.iter, inner=inner):
+                if isinstance(origin.node, cst.Call) and self._builds_from(origin.node, names):
+                    return True
+        return False
+
+    def _builds_from(self, call: cst.Call, names: set[str]) -> bool:
+        """``call`` is given one of ``names`` and is no tensor operation (``torch.chunk(x, 2)``
+        cuts a batch): a loader, a helper of the file or of the project."""
+        qualified = self.source.qualified(call.func)
+        library = any(q.startswith(("torch.", "numpy.", "builtins.")) and not q.startswith("torch.utils.data.") for q in qualified)
+        return not library and bool(names & {n.value for a in call.args for n in cstutil.of_types(a.value, cst.Name)})
+
     def origins(self, expression: cst.CSTNode, slot: Slot = None, *, inner: Step | None = None) -> tuple[Origin, ...]:
         """Where the value of ``expression`` may be made, following assignments, containers,
         parameters to their arguments and calls of the file's functions to their returns."""

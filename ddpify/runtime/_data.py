@@ -21,18 +21,18 @@ import torch
 from torch.utils.data import DataLoader, IterableDataset, RandomSampler, Sampler, SequentialSampler
 from torch.utils.data.distributed import DistributedSampler
 
-from . import _seed
+from . import _passes, _seed
 from ._batches import ShardedBatches, reiterable_batches
 from ._env import detect_env
-from ._guard import training_now
+from ._guard import call_site, training_now
 from ._process_group import is_main_process, rank, world_size
 
 __all__ = ["EpochDataLoader", "ShardedSampler", "ShardedBatchSampler", "distributed_loader", "set_epoch", "shard"]
 
 _DATALOADER_SIGNATURE = inspect.signature(DataLoader)
 
-# Messages already shown by this process: "once" must hold even where warning filters are
-# set to "always" (pytest, notebooks), and must not repeat for every loader.
+# Messages already shown by this process: "once" must hold even where warning filters say
+# "always" (pytest, notebooks), and must not repeat for every loader.
 _announced: set[str] = set()
 
 
@@ -45,8 +45,7 @@ def _warn_once(message: str) -> None:
 
 
 def _print_once(message: str) -> None:
-    """Print an informational line on rank 0 only, once per distinct message (to stderr so
-    it never mixes with what the script itself prints to stdout)."""
+    """An informational line on rank 0 only, once per message, on stderr (apart from the script's stdout)."""
     if message in _announced or not is_main_process():
         return
     _announced.add(message)
@@ -206,13 +205,14 @@ class EpochDataLoader(DataLoader):
 
     Forgetting ``sampler.set_epoch(epoch)`` is the classic DDP bug (every epoch sees the same
     order); here each ``iter()`` uses ``next_epoch`` and then increments it, and since all ranks
-    iterate the same number of times they agree on the epoch. The first iteration also switches
-    the RNGs to per-rank seeds (see ``_seed.switch_to_rank_seeds``).
+    iterate the same number of times they agree on the epoch; a loader the script rebuilds goes
+    on from the last one (``_passes``). The first iteration switches the RNGs to per-rank seeds.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.next_epoch = 0
+        self.rebuilt_as = _passes.key_of(call_site(), self.dataset)
+        self.next_epoch = _passes.next_pass(self.rebuilt_as, self.dataset)
 
     def __iter__(self) -> Any:
         targets: list[Any] = []
@@ -223,6 +223,7 @@ class EpochDataLoader(DataLoader):
         for target in targets:
             target.set_epoch(self.next_epoch)
         self.next_epoch += 1
+        _passes.record_pass(self.rebuilt_as, self.dataset, self.next_epoch)
         _seed.switch_to_rank_seeds()
         return super().__iter__()
 

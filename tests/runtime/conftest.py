@@ -4,6 +4,7 @@ ranks (launcher variables without a process group), and real torchrun launches."
 from __future__ import annotations
 
 import json
+import collections
 import os
 import signal
 import subprocess
@@ -22,7 +23,7 @@ if str(REPO_ROOT) not in sys.path:  # works without `pip install -e .` too
 
 import torch  # noqa: E402
 
-from ddpify.runtime import _data, _rng_records, _seed  # noqa: E402
+from ddpify.runtime import _data, _passes, _rng_records, _seed  # noqa: E402
 
 # Everything a launcher (or a previous test) may have put in the environment that would change
 # what detect_env() or setup() see.
@@ -56,6 +57,8 @@ def clean_runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(_seed, "_switched", False)
     monkeypatch.setattr(_seed, "_generators", {})
     monkeypatch.setattr(_data, "_announced", set())
+    monkeypatch.setattr(_passes, "_next", {})
+    monkeypatch.setattr(_passes, "_held", collections.OrderedDict())
     with torch.random.fork_rng(devices=[]):
         yield
 

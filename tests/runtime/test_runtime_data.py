@@ -9,6 +9,7 @@ import warnings
 import pytest
 import torch
 from torch.utils.data import (
+    TensorDataset,
     BatchSampler,
     DataLoader,
     IterableDataset,
@@ -253,6 +254,33 @@ def test_epoch_loader_auto_advances_and_set_epoch_overrides(as_rank):
     assert as_lists(loader) == epoch1
 
 
+def test_a_loader_rebuilt_each_epoch_goes_on_from_the_last_pass_over_its_dataset(as_rank):
+    """``for epoch ...: loader = DataLoader(ds, ...)`` with no set_epoch: each new loader's
+    DistributedSampler would start at epoch 0 and replay one order; it starts where the last
+    loader of the same line over the same dataset stopped. Another line or another dataset
+    keeps its own count; set_epoch wins."""
+    as_rank(0, 2)
+    reference = ddpify.distributed_loader(DATA, batch_size=2, shuffle=True)
+    orders = [as_lists(reference) for _ in range(3)]
+    fresh = []
+    for epoch in range(3):
+        rebuilt = ddpify.distributed_loader(DATA, batch_size=2, shuffle=True)
+        assert rebuilt.next_epoch == epoch
+        fresh.append(as_lists(rebuilt))
+    assert fresh == orders
+    weak = TensorDataset(torch.arange(20))  # a Dataset object: counted through a weak reference
+    assert [ddpify.distributed_loader(weak, batch_size=2, shuffle=True) for _ in range(2)][1].next_epoch == 0  # never read
+    for expected in (0, 1):  # one line, rebuilt
+        rebuilt_weak = ddpify.distributed_loader(weak, batch_size=2, shuffle=True)
+        assert rebuilt_weak.next_epoch == expected
+        list(rebuilt_weak)
+    other = list(range(100, 100 + len(DATA)))
+    assert ddpify.distributed_loader(other, batch_size=2, shuffle=True).next_epoch == 0
+    pinned = ddpify.distributed_loader(DATA, batch_size=2, shuffle=True)
+    ddpify.set_epoch(pinned, 0)
+    assert as_lists(pinned) == orders[0]
+
+
 # ------------------------------------------------------- shard: loaders built elsewhere
 
 
@@ -264,11 +292,9 @@ def test_shard_single_process_returns_the_loader_itself():
 
 @pytest.mark.parametrize("shuffle", [True, False])
 def test_shard_matches_distributed_loader(as_rank, shuffle):
-    def built(r: int) -> list:
-        return rank_views(as_rank, 2, lambda: ddpify.distributed_loader(DATA, batch_size=4, shuffle=shuffle), 2)[r]
-
+    views = rank_views(as_rank, 2, lambda: ddpify.distributed_loader(DATA, batch_size=4, shuffle=shuffle), 2)
     for r in range(2):
-        theirs = built(r)
+        theirs = views[r]
         as_rank(r, 2)
         ours = ddpify.shard(DataLoader(DATA, batch_size=4, shuffle=shuffle))
         assert isinstance(ours, EpochDataLoader) and ours.batch_size == 2
