@@ -35,6 +35,10 @@ MANUAL = {
  ("doctr/references/recognition/train.py", 501, "DDP006"): ("doctr/references/recognition/train.py", 590),
  # fp16 warning printed by every spawned rank: the every-rank output judged at 184
  ("HigherHRNet-Human-Pose-Estimation/tools/dist_train.py", 140, "DDP012"): ("HigherHRNet-Human-Pose-Estimation/tools/dist_train.py", 184),
+ # added at the 72f2016 re-run: DDP016 on `args, cfg = merge_config()` (merge_config -> get_args declares
+ # --local_rank, default 0, utils/common.py:20): the [major] local-rank-arg problem judged at 107 (set_device/device_ids
+ # from args.local_rank, which stays 0 under torchrun), reported on the line that parses the arguments
+ ("Ultra-Fast-Lane-Detection/train.py", 98, "DDP016"): ("Ultra-Fast-Lane-Detection/train.py", 107),
 }
 FP = {}
 def fp(f, lines, code, cls, why):
