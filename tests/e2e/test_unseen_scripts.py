@@ -198,6 +198,23 @@ def test_batches_sliced_by_a_range_loop_are_split_across_ranks(tmp_path: Path) -
 
 
 @pytest.mark.torchrun
+def test_batches_sliced_by_the_batch_number_from_unseeded_data_are_split_across_ranks(tmp_path: Path) -> None:
+    """``X[step * B:(step + 1) * B]`` in a loop over ``range(n // B)``, from data drawn in main()
+    with no seed at all: setup starts every rank from one seed, so the data agree, and each rank
+    takes its disjoint part of every batch (4 + 4 rows of the 8); the parameters end equal."""
+    script = _converted("sliced_by_batch_number", tmp_path)
+    assert "ddpify.batch_part(X[step * B:(step + 1) * B])" in script.read_text()
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    seen = [json.loads((tmp_path / f"rows_{rank}.json").read_text()) for rank in (0, 1)]
+    assert seen[0]["data"] == seen[1]["data"]
+    assert len(seen[0]["rows"]) == len(seen[1]["rows"]) == 16
+    for step in range(16):
+        assert len(seen[0]["rows"][step]) == len(seen[1]["rows"][step]) == 4
+        assert sorted(seen[0]["rows"][step] + seen[1]["rows"][step]) == list(range(step % 8 * 8, step % 8 * 8 + 8))
+    run.assert_params_equal()
+
+
+@pytest.mark.torchrun
 def test_an_iterator_class_of_the_script_is_cut_batch_by_batch(tmp_path: Path) -> None:
     """``BatchIterator`` reshuffles with the global RNG at every pass while dropout draws from it
     too: the iterator's own random state keeps both ranks on the same order (4 + 4 disjoint rows

@@ -1,5 +1,6 @@
 """Training batches the script slices itself from whole tensors, in a loop over
-``range(0, n, batch_size)`` (``x, y = X_train[i:i + bs], Y_train[i:i + bs]``): there is no
+``range(0, n, batch_size)`` (``x, y = X_train[i:i + bs], Y_train[i:i + bs]``) or over the
+batch numbers (``for step in range(n // bs): x = X[step * bs:(step + 1) * bs]``): there is no
 loader to give a sampler, and every rank would train on every row (no speed-up, and nothing said
 so). Each slice by the loop's index becomes ``ddpify.batch_part(X_train[i:i + bs])``: every
 rank takes its part of each batch, the same cut for every slice of the step (so ``x`` and ``y``
@@ -33,14 +34,17 @@ def plan(recording: Recording, facts: Facts) -> None:
     training = recording.analysis.training_functions
     for loop in source.of_types(cst.For):
         assert isinstance(loop, cst.For)
-        index = _range_index(source, loop)
-        if index is None or not _trains(source, loop, training):
+        found = _range_index(source, loop)
+        if found is None or not _trains(source, loop, training):
             continue
+        index, stepped = found
         function = source.enclosing_function(loop)
         slices = [
             s
             for s in source.of_types_in(loop.body, cst.Subscript)
-            if _sliced_by(s, index) and source.enclosing_function(s) is function and "batch_part" not in code(source.parent(s) or s)
+            if _sliced_by(s, index, stepped)
+            and source.enclosing_function(s) is function
+            and "batch_part" not in code(source.parent(s) or s)
         ]
         if not slices:
             continue
@@ -66,11 +70,12 @@ def plan(recording: Recording, facts: Facts) -> None:
         facts.cut_batches = True
 
 
-def _range_index(source: Source, loop: cst.For) -> str | None:
-    """``i`` of ``for i in range(start, stop, step)`` with a step (a batch size), else None."""
+def _range_index(source: Source, loop: cst.For) -> tuple[str, bool] | None:
+    """``i`` of ``for i in range(...)``, and whether the range has a step (a batch size: the
+    index is a row; without one it counts batches)."""
     if not isinstance(loop.target, cst.Name) or not isinstance(loop.iter, cst.Call) or not source.qualified(loop.iter) & _RANGE:
         return None
-    return loop.target.value if len(loop.iter.args) == 3 else None
+    return loop.target.value, len(loop.iter.args) == 3
 
 
 def _trains(source: Source, loop: cst.For, training: set[cst.FunctionDef]) -> bool:
@@ -97,12 +102,18 @@ def _shuffled(source: Source, function: cst.FunctionDef | None, sliced: set[str]
     return False
 
 
-def _sliced_by(node: cst.Subscript, index: str) -> bool:
-    """``X[i:i + bs]`` / ``X[i:]`` of a plain name or attribute, starting at the loop's index."""
+def _sliced_by(node: cst.Subscript, index: str, stepped: bool) -> bool:
+    """``X[i:i + bs]`` / ``X[i:]`` of a plain name or attribute, starting at the loop's index (a
+    row), or for a loop over batch numbers at a multiple of it (``X[step * bs:(step + 1) * bs]``)."""
     if not is_simple_reference(node.value) or len(node.slice) != 1:
         return False
     part = node.slice[0].slice
-    return isinstance(part, cst.Slice) and part.lower is not None and any(is_name(n, index) for n in _names(part.lower))
+    if not isinstance(part, cst.Slice) or part.lower is None:
+        return False
+    if stepped:
+        return any(is_name(n, index) for n in _names(part.lower))
+    products = [n for n in _names(part.lower) if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Multiply)]
+    return any(is_name(p.left, index) or is_name(p.right, index) for p in products)
 
 
 def _names(node: cst.CSTNode) -> list[cst.CSTNode]:
