@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -200,10 +202,7 @@ def _project_sources(root: Path) -> list[tuple[Path, str]]:
     """Every Python file under ``root`` (hidden and environment folders left out) with its text;
     a file is read again only when it changed."""
     found: list[tuple[Path, str]] = []
-    for file in sorted(root.rglob("*.py")):
-        parts = file.relative_to(root).parts[:-1]
-        if any(part.startswith(".") or part in _SKIPPED for part in parts):
-            continue
+    for file in _python_files(root):
         if len(found) >= IMPORTERS_LIMIT:
             return []
         try:
@@ -214,6 +213,17 @@ def _project_sources(root: Path) -> list[tuple[Path, str]]:
         if text is not None:
             found.append((file, text))
     return found
+
+
+def _python_files(root: Path) -> Iterator[Path]:
+    """The ``.py`` files under ``root`` in a stable order, never descending into hidden or
+    environment folders; a folder that vanishes or cannot be read while it is walked (another
+    process's temporary files) is skipped, not an error."""
+    for folder, subfolders, files in os.walk(root, onerror=lambda _error: None):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in _SKIPPED)
+        for name in sorted(files):
+            if name.endswith(".py"):
+                yield Path(folder, name)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -121,3 +121,26 @@ def test_a_changed_helper_is_read_again(tmp_path: Path) -> None:
     os.utime(helpers, ns=(1, 1))
     assert Project(lambda: text, script, DEPTH, summarise).helper(_call("writes_files()")).flag is None  # type: ignore[union-attr]
     assert project_digest(text, script) not in ("", before)
+
+
+def test_importers_skip_hidden_environment_and_vanishing_folders(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The walk for a module's importers never enters ``.git`` or a virtual environment, and a
+    folder that disappears while it is walked (another process's temporary files) is skipped
+    rather than an error that stops the check."""
+    from ddpify.analysis import project_files
+
+    (tmp_path / "setup.py").touch()
+    (tmp_path / "helper.py").write_text("x = 1\n", encoding="utf-8")
+    for folder in (".git", "venv", "src", "gone"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "user.py").write_text("import helper\n", encoding="utf-8")
+    real_scandir = os.scandir
+
+    def scandir(path):  # type: ignore[no-untyped-def]
+        if Path(path).name == "gone":
+            raise FileNotFoundError(path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    found = project_files.importers(tmp_path / "helper.py")
+    assert found == [tmp_path / "src" / "user.py"]

@@ -6,6 +6,7 @@ from ddpify.analysis.loggers import WHOLE
 from ddpify.check import fixes
 from ddpify.check.rule import Invalid, Rule, short
 from ddpify.convert import names, rewrites
+from ddpify.convert.writes import TQDM_WRITE
 from ddpify.tree.cstutil import code, is_simple_reference
 
 # What a console handler at its usual level (INFO) prints.
@@ -21,7 +22,8 @@ class PrintOnEveryRank(Rule):
     why = (
         "Each process prints, so logs repeat N times and tqdm bars overwrite one another "
         "(tqdm/tqdm#1294). Print on global rank 0 only, and disable progress bars on the other "
-        "ranks. Also reported: `logger.info(...)` (warning, error...) on a logger that a helper of "
+        "ranks. Also reported: `tqdm.write(s)` and `bar.write(s)` (a class method: it prints on every rank even where "
+        "the bar is disabled); `logger.info(...)` (warning, error...) on a logger that a helper of "
         "the project's own modules returns with a console handler attached on every rank "
         "(`logger, stats = initialize_exp(args)` whose `create_logger` adds a `logging.StreamHandler()` "
         "with no rank test around it or a per-rank level); a helper that attaches it on rank 0 only "
@@ -30,7 +32,10 @@ class PrintOnEveryRank(Rule):
         "on rank 0 only, or that the project file importing it hands in on rank 0 only) or after an early exit (also at every call of the function it is in), in the process "
         "that calls `mp.spawn` before the workers start, in a function that never runs (a script "
         "that joins its process group as it starts, so no module imports it, and never calls nor "
-        "names the function: a module-level function or a class/static method), `print` after `builtins.print` was replaced on "
+        "names the function: a module-level function or a class/static method; likewise a script with a `__main__` block "
+        "that no file of its project imports), output of a function whose decorator runs it on rank 0 only (`@rank_zero_only`, "
+        "`@master_only` of mmcv or of the project, read from its code), `print` after standard output was sent to "
+        "`os.devnull` on the other ranks (`sys.stdout = open(os.devnull, 'w')` under `if local_rank != 0:`), `print` after `builtins.print` was replaced on "
         "the other ranks (`setup_for_distributed(is_master)`, as DETR/DeiT/MAE do; a helper of the "
         "project's own modules that the file imports is read to see whether it replaces print, "
         "whatever its name, and a rank test such as `utils.is_main_process()` defined there counts as one), and lines that name "
@@ -185,6 +190,25 @@ for batch in tqdm(loader, disable=(dist.is_initialized() and dist.get_rank() != 
         Invalid(
             """\
 import torch.distributed as dist
+from tqdm import tqdm
+
+bar = tqdm(loader, disable=dist.get_rank() != 0)
+for batch in bar:
+    bar.write("resumed")  # tqdm.write: every rank, disabled bar or not
+""",
+            """\
+import torch.distributed as dist
+from tqdm import tqdm
+
+bar = tqdm(loader, disable=dist.get_rank() != 0)
+for batch in bar:
+    if not dist.is_initialized() or dist.get_rank() == 0:
+        bar.write("resumed")  # tqdm.write: every rank, disabled bar or not
+""",
+        ),
+        Invalid(
+            """\
+import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
@@ -213,7 +237,7 @@ if __name__ == "__main__":
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified(node)
-        printing = bool(qualified & names.PRINT)
+        printing = bool(qualified & names.PRINT) or self._tqdm_write(node, qualified)
         made_by = None if printing or qualified & names.TQDM else self._console_logger(node)
         if not printing and not qualified & names.TQDM and made_by is None:
             return
@@ -228,7 +252,9 @@ if __name__ == "__main__":
             )
             return
         if printing:
-            if output.print_silenced(node) or any(a.keyword is not None and a.keyword.value == "force" for a in node.args):
+            if (output.print_silenced(node) and qualified & names.PRINT) or any(
+                a.keyword is not None and a.keyword.value == "force" for a in node.args
+            ):
                 return  # rank 0 only already, or forced onto every rank by the script's own print
             guard = fixes.rank_zero_guard(self.file, node, self.parent)
             if guard is None:
@@ -241,6 +267,17 @@ if __name__ == "__main__":
         quiet = _quiet_progress_bar(node, f"({dist}.is_initialized() and {dist}.get_rank() != 0)")
         if quiet is not None:
             self.report(node, replacement=quiet, imports=imports)
+
+    def _tqdm_write(self, node: cst.Call, qualified: set[str]) -> bool:
+        """``tqdm.write(s)``, or ``bar.write(s)`` on a bar this file made (tqdm's class method:
+        it prints on every rank, even where the bar itself is disabled)."""
+        if qualified & TQDM_WRITE:
+            return True
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "write" and isinstance(func.value, cst.Name)):
+            return False
+        made = [v for _, v in self.file.analysis.source.assignments.get(func.value.value, []) if isinstance(v, cst.Call)]
+        return bool(made) and all(self.qualified(v) & names.TQDM for v in made)
 
     def _console_logger(self, node: cst.Call) -> str | None:
         """``logger.info(...)`` where this function bound ``logger`` (alone or in a tuple) to
