@@ -136,10 +136,12 @@ def _set_random_states(states: tuple[Any, ...]) -> None:
 def batch_part(batch: Any) -> Any:
     """This rank's part of one batch the script slices itself (``X[i:i + bs]`` in a loop over
     ``range(0, n, bs)``): rows cut as ``split_batch`` cuts them, the same cut for every tensor of
-    the step, so ``x`` and ``y`` stay paired. The whole batch with one process; the first call
-    switches the random streams to per-rank ones, as training data starting to flow does."""
+    the step, so ``x`` and ``y`` stay paired. The whole batch with one process, and in a pass that
+    does not train (gradients off, or every wrapped model in eval mode: the same loop run over
+    the test split), so every rank evaluates what one process would and its metrics stay whole;
+    the first cut switches the random streams to per-rank ones, as training data flowing does."""
     world = world_size()
-    if world <= 1:
+    if world <= 1 or not training_now():
         return batch
     _seed.switch_to_rank_seeds()
     return split_batch(batch, world, rank())

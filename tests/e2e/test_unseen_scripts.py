@@ -201,16 +201,19 @@ def test_batches_sliced_by_a_range_loop_are_split_across_ranks(tmp_path: Path) -
 def test_batches_sliced_by_the_batch_number_from_unseeded_data_are_split_across_ranks(tmp_path: Path) -> None:
     """``X[step * B:(step + 1) * B]`` in a loop over ``range(n // B)``, from data drawn in main()
     with no seed at all: setup starts every rank from one seed, so the data agree, and each rank
-    takes its disjoint part of every batch (4 + 4 rows of the 8); the parameters end equal."""
+    takes its disjoint part of every training batch (4 + 4 rows of the 8); the same loop run for
+    the test pass (no gradients, eval mode) gives every rank the whole batch, as one process
+    evaluates; the parameters end equal."""
     script = _converted("sliced_by_batch_number", tmp_path)
     assert "ddpify.batch_part(X[step * B:(step + 1) * B])" in script.read_text()
     run = run_script(script, cwd=tmp_path).assert_ok()
     seen = [json.loads((tmp_path / f"rows_{rank}.json").read_text()) for rank in (0, 1)]
     assert seen[0]["data"] == seen[1]["data"]
-    assert len(seen[0]["rows"]) == len(seen[1]["rows"]) == 16
+    assert len(seen[0]["train"]) == len(seen[1]["train"]) == 16
     for step in range(16):
-        assert len(seen[0]["rows"][step]) == len(seen[1]["rows"][step]) == 4
-        assert sorted(seen[0]["rows"][step] + seen[1]["rows"][step]) == list(range(step % 8 * 8, step % 8 * 8 + 8))
+        assert len(seen[0]["train"][step]) == len(seen[1]["train"][step]) == 4
+        assert sorted(seen[0]["train"][step] + seen[1]["train"][step]) == list(range(step % 8 * 8, step % 8 * 8 + 8))
+        assert seen[0]["test"][step] == seen[1]["test"][step] == list(range(step % 8 * 8, step % 8 * 8 + 8))
     run.assert_params_equal()
 
 

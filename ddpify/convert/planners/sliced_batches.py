@@ -4,7 +4,9 @@ batch numbers (``for step in range(n // bs): x = X[step * bs:(step + 1) * bs]``)
 loader to give a sampler, and every rank would train on every row (no speed-up, and nothing said
 so). Each slice by the loop's index becomes ``ddpify.batch_part(X_train[i:i + bs])``: every
 rank takes its part of each batch, the same cut for every slice of the step (so ``x`` and ``y``
-stay paired), and the steps and the global batch stay those of one process. The parts are
+stay paired), and the steps and the global batch stay those of one process; a pass that does
+not train (the same loop run for the test split, under no_grad or in eval mode) takes the whole
+batch on every rank, so its metrics are the one-process ones. The parts are
 disjoint where the data agree across ranks (generated under ``ddpify.seed``, read from files);
 an order the function reshuffles (``np.random.shuffle(order)``) differs per rank once training
 runs, so such a loop is left as it was and reported with the fix.
@@ -63,7 +65,8 @@ def plan(recording: Recording, facts: Facts) -> None:
             continue
         what = (
             f"batches sliced from {names} by the loop over {index} (line {recording.line(loop)}): each rank takes its part of "
-            f"every batch, {RT}.batch_part(...) (the one-process batch split across the ranks, the same cut for each slice)"
+            f"every training batch, {RT}.batch_part(...) (the one-process batch split across the ranks, the same cut for each "
+            "slice; a pass that does not train takes the whole batch)"
         )
         for piece in slices:
             facts.node_rewrites[piece] = NodeRewrite(_part, what)
