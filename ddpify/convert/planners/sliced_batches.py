@@ -21,9 +21,10 @@ import libcst as cst
 from ddpify import snippets
 from ddpify.analysis.source import Source
 from ddpify.convert.fact_types import Facts, NodeRewrite, item
+from ddpify.convert.planners.batch_lengths import SHAPE_CALLS
 from ddpify.convert.record import Recording
 from ddpify.convert.rewrites import RT
-from ddpify.tree.cstutil import code, is_method_call, is_name, is_simple_reference
+from ddpify.tree.cstutil import attribute_name, code, is_method_call, is_name, is_simple_reference
 
 _RANGE = frozenset({"builtins.range"})
 _SHUFFLES = frozenset({"shuffle", "permutation", "randperm", "sample"})
@@ -71,6 +72,17 @@ def plan(recording: Recording, facts: Facts) -> None:
         for piece in slices:
             facts.node_rewrites[piece] = NodeRewrite(_part, what)
         facts.cut_batches = True
+        size = _batch_size(loop, slices[0], index, stepped)
+        used = _size_used(source, loop, size, slices) if size is not None else None
+        if used is not None:
+            facts.manual.append(
+                item(
+                    recording.line(used),
+                    f"{size} is the batch length here too (a loss divided by it, a tensor of its size), but each rank now "
+                    f"holds only its part of the batch ({size} // world_size rows): this line still counts {size}",
+                    "use the length of the rank's own batch there (len(x), x.size(0)): then the averaged gradient is the one-process one",
+                )
+            )
 
 
 def _range_index(source: Source, loop: cst.For) -> tuple[str, bool] | None:
@@ -117,6 +129,36 @@ def _sliced_by(node: cst.Subscript, index: str, stepped: bool) -> bool:
         return any(is_name(n, index) for n in _names(part.lower))
     products = [n for n in _names(part.lower) if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Multiply)]
     return any(is_name(p.left, index) or is_name(p.right, index) for p in products)
+
+
+def _batch_size(loop: cst.For, piece: cst.Subscript, index: str, stepped: bool) -> str | None:
+    """The name of the batch size: the range's step, or what the index is multiplied by."""
+    if stepped:
+        step = loop.iter.args[2].value if isinstance(loop.iter, cst.Call) else None
+        return step.value if isinstance(step, cst.Name) else None
+    part = piece.slice[0].slice
+    lower = part.lower if isinstance(part, cst.Slice) else None
+    for node in _names(lower) if lower is not None else []:
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+            other = node.right if is_name(node.left, index) else node.left if is_name(node.right, index) else None
+            if isinstance(other, cst.Name):
+                return other.value
+    return None
+
+
+def _size_used(source: Source, loop: cst.For, size: str, slices: list[cst.Subscript]) -> cst.CSTNode | None:
+    """A read of ``size`` in the loop's body, outside the slices, as the length of a batch: a
+    loss divided by it, a tensor of its size (not a bound test such as ``i + B > n``)."""
+    for name in source.of_types_in(loop.body, cst.Name):
+        if name.value != size or any(a is s for a in source.ancestors(name) for s in slices):
+            continue
+        parent = source.parent(name)
+        if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Divide, cst.FloorDivide, cst.Multiply)):
+            return name  # a loss or a count scaled by the batch length
+        call = source.parent(parent) if isinstance(parent, cst.Arg) and parent.value is name else None
+        if isinstance(call, cst.Call) and (attribute_name(call.func) or code(call.func)).rsplit(".", 1)[-1] in SHAPE_CALLS:
+            return name  # torch.ones(B, 1), x.view(B, -1)
+    return None
 
 
 def _names(node: cst.CSTNode) -> list[cst.CSTNode]:
