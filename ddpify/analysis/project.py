@@ -158,7 +158,7 @@ class Project:
     def helper(self, call: cst.Call) -> Helper | None:
         """The helper ``call`` runs (``Helper()`` for a function that does none of these
         things), or None: not a project function, or one it cannot read."""
-        if not self._bindings or not is_simple_reference(call.func):
+        if not (self._bindings or self._star_files) or not is_simple_reference(call.func):
             return None
         return self.named(code(call.func))
 
@@ -179,7 +179,19 @@ class Project:
             if file is None or len(rest) != 1:
                 return None
             return module_helpers(file, self.depth, self._summarise).get(rest[0])
+        if len(parts) == 1:  # `from utils import *` then `prepare_folders(args)`
+            found = (module_helpers(f, self.depth, self._summarise).get(dotted) for f in self._star_files)
+            return next((helper for helper in found if helper is not None), None)
         return None
+
+    @functools.cached_property
+    def _star_files(self) -> list[Path]:
+        """The project modules this file star-imports, last import first (it wins a clash)."""
+        importer = Path(self._path) if self._path else None
+        if self.depth <= 0 or importer is None or not importer.is_file():
+            return []
+        found = (project_files.module_file(module, level, importer) for module, level in project_files.star_imports(self._text()))
+        return [f for f in reversed(list(found)) if f is not None and f.is_file()]
 
 
 def module_helpers(file: Path, depth: int, summarise: Summarise) -> dict[str, Helper]:

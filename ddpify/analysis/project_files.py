@@ -59,6 +59,11 @@ def imports(text: str) -> list[Import]:
     return found
 
 
+def star_imports(text: str) -> list[tuple[str, int]]:
+    """``from module import *`` statements, in source order: (module, level)."""
+    return [(m.group(2), len(m.group(1))) for m in _FROM.finditer(text) if m.group(3).strip("() \t") == "*"]
+
+
 def _aliases(text: str) -> list[tuple[str, str | None]]:
     parts = (" ".join(p.split()) for p in text.replace("\\", " ").split(","))
     matches = (_ALIAS.match(p) for p in parts if p)
@@ -137,6 +142,10 @@ def submodule(package: Path, name: str) -> Path | None:
 def imported_files(text: str, importer: Path) -> list[Path]:
     """The project files ``text`` (the source of ``importer``) imports, once each."""
     found: dict[Path, None] = {}
+    for module, level in star_imports(text):
+        target = module_file(module, level, importer)
+        if target is not None and target.is_file():
+            found[target] = None
     for item in imports(text):
         target = module_file(item.module, item.level, importer)
         if target is None:

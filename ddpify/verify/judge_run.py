@@ -23,13 +23,37 @@ def _first_error(records: Records) -> str:
     return ""
 
 
+# What PyTorch's gloo teardown prints when it aborts a process after the script is done (a
+# peer closed its connections while messages were in flight): no error of the script's.
+_TEARDOWN_ABORT = "terminate called without an active exception"
+# The launcher's own summary lines around a failure: never the cause.
+_BANNER = re.compile(r"^\s*([=\-]+|.*(Root Cause|Failures:|<NO_OTHER_FAILURES>|error_file|To enable traceback|traceback\s*:).*)?\s*$")
+
+
+def _cause(tail: list[str]) -> str:
+    """The last line of the output that says what failed: an error or the teardown abort, else
+    the last line that is not the launcher's banner."""
+    meaningful = [line.strip() for line in tail if not _BANNER.match(line)]
+    telling = [line for line in meaningful if "Error" in line or "Exception" in line or _TEARDOWN_ABORT in line]
+    return (telling or meaningful or ["no output"])[-1]
+
+
 def run(records: Records, outcome: Outcome) -> Row:
     missing = [r for r in range(outcome.nproc) if r not in records.started()]
     if outcome.timed_out:
         return Row("run", FAIL, f"killed after {outcome.timeout:.0f} s without progress (see the hang row)")
+    everyone_ended = not missing and set(records.ended()) == set(range(outcome.nproc))
+    failed = any(records.of(rank, "error") for rank in records.ranks)
+    if outcome.returncode != 0 and everyone_ended and not failed and _TEARDOWN_ABORT in outcome.output_tail:
+        return Row(
+            "run",
+            PASS,
+            f"every rank ran to its end; then PyTorch's gloo teardown aborted a process ({_TEARDOWN_ABORT}, exit code "
+            f"{outcome.returncode}): not the script's doing",
+        )
     if outcome.returncode != 0 or missing:
         tail = outcome.output_tail.strip().splitlines()
-        error = _first_error(records) or (tail[-1] if tail else "no output")
+        error = _first_error(records) or _cause(tail)
         started = f"; ranks {missing} never started" if missing else ""
         return Row("run", FAIL, f"exit code {outcome.returncode}{started}; {error}")
     stopped = [e["step"] for r in records.ranks for e in records.of(r, "stop")]

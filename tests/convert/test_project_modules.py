@@ -157,19 +157,19 @@ def describe(config):
 
 
 @pytest.mark.parametrize(
-    ("call", "ordered"),
+    ("call", "ordered", "spelling"),
     [
-        ("prepare_dirs(config)", True),  # exists-then-makedirs: rank 0 first, the others find them
-        ("prepare_and_sync(config)", False),  # a collective: rank 0 alone in it would hang
-        ("print(describe(config))", False),
+        ("prepare_dirs(config)", True, "from dirs import describe, prepare_and_sync, prepare_dirs"),  # rank 0 first
+        ("prepare_and_sync(config)", False, "from dirs import describe, prepare_and_sync, prepare_dirs"),  # would hang
+        ("print(describe(config))", False, "from dirs import describe, prepare_and_sync, prepare_dirs"),
+        ("prepare_dirs(config)", True, "from dirs import *"),  # a star import of the project module (LDAM's utils)
+        ("prepare_and_sync(config)", False, "from dirs import *"),
     ],
 )
-def test_a_project_helper_that_creates_directories_runs_on_rank_zero_first(tmp_path: Path, call: str, ordered: bool) -> None:
+def test_a_project_helper_that_creates_directories_runs_on_rank_zero_first(tmp_path: Path, call: str, ordered: bool, spelling: str) -> None:
     (tmp_path / "dirs.py").write_text(_DIRS, encoding="utf-8")
     script = tmp_path / "train.py"
-    text = _SCRIPT.format(name="CSVLogger", arguments="", after="").replace(
-        "from loggers import CSVLogger\n", "from dirs import describe, prepare_and_sync, prepare_dirs\n"
-    )
+    text = _SCRIPT.format(name="CSVLogger", arguments="", after="").replace("from loggers import CSVLogger\n", spelling + "\n")
     text = text.replace("log = CSVLogger()\n", f'config = {{"data_dir": "d", "ckpt_dir": "c"}}\n{call}\n')
     script.write_text(text, encoding="utf-8")
     result = convert_source(text, filename=str(script))

@@ -244,3 +244,23 @@ def test_a_subset_sampler_is_covered_by_its_own_order() -> None:
     assert row.status == PASS and "cover all 4" in row.evidence
     short = judge_data.shards(records(r0=[subset, one_pass([6])], r1=[subset, one_pass([2])]))
     assert "2 of 4 indices read by no rank" in short.evidence
+
+
+def test_gloo_teardown_abort_after_every_rank_ended_is_no_failure_of_the_script() -> None:
+    """PyTorch's gloo teardown sometimes aborts a process after the script is done ("terminate
+    called without an active exception"): every rank wrote its end and none raised, so the run
+    row passes and says so; a rank that never ended or raised keeps it failed, and the evidence
+    names the cause, not the launcher's banner."""
+    abort = "epoch 1 done\nterminate called without an active exception\n=====================\nRoot Cause (first observed failure):\n====="
+    ended = records(r0=[{"e": "end"}], r1=[{"e": "end"}])
+    row = judge_run.run(ended, outcome(returncode=1, output_tail=abort))
+    assert row.status == PASS and "teardown aborted" in row.evidence
+    one_ended = records(r0=[{"e": "end"}])
+    row = judge_run.run(one_ended, outcome(returncode=1, output_tail=abort))
+    assert row.status == FAIL and row.evidence.endswith(abort.splitlines()[1])
+    raised = records(
+        r0=[{"e": "end"}], r1=[{"e": "error", "type": "ValueError", "message": "bad", "at": "t.py:3"}, {"e": "end"}]
+    )
+    assert judge_run.run(raised, outcome(returncode=1, output_tail=abort)).status == FAIL
+    crash = "Traceback (most recent call last):\nValueError: bad shape\n=====\nFailures:\n  <NO_OTHER_FAILURES>\n====="
+    assert judge_run.run(records(), outcome(returncode=1, output_tail=crash)).evidence.endswith("ValueError: bad shape")
