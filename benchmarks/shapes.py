@@ -14,7 +14,10 @@ walks explode before the analyses became per-function fixpoints (issue 22):
 - ``hierarchy``: a deep class hierarchy whose methods call ``super()`` and each other;
 - ``nested``: classes whose methods each define a function of the same name (``inner``),
   called by that name under a rank test read from an options dict (a local name: it matches
-  its own scope's function only), and whose same-named methods call each other.
+  its own scope's function only), and whose same-named methods call each other;
+- ``decorated``: classes whose same-named methods call each other through attributes, each
+  method behind a rank decorator of the file (``@main_only``, read from its code) and each
+  class setting a rank flag on the options it is handed (``opt.log``) that guards a print.
 
     python benchmarks/shapes.py SHAPE SIZE        # prints the program
 """
@@ -135,7 +138,35 @@ class Runner{i}:
     return "".join(units) + "\n\ndef entry(x):\n    return Runner0().run(x)\n"
 
 
-SHAPES = {"methods": _methods, "chain": _chain, "lattice": _lattice, "recursion": _recursion, "hierarchy": _hierarchy, "nested": _nested}
+def _decorated(size: int) -> str:
+    units = [
+        "\ndef main_only(func):\n    def wrapper(*args, **kwargs):\n        if os.environ.get(\"RANK\", \"0\") == \"0\":\n"
+        "            return func(*args, **kwargs)\n    return wrapper\n"
+    ]
+    for i in range(size):
+        other = (i + 1) % size
+        units.append(f'''
+class Logger{i}:
+    def __init__(self, inner=None):
+        self.inner = inner or Logger{other}.__new__(Logger{other})
+
+    def setup(self, opt):
+        if os.environ.get("RANK", "0") == "0":
+            opt.log = True
+        else:
+            opt.log = False
+        return self.inner.setup(opt)
+
+    @main_only
+    def log(self, x, opt):
+        if opt.log:
+            print("log {i}")
+        return self.inner.log(x, opt) + self.inner.setup(opt)
+''')
+    return "".join(units) + "\n\ndef entry(x):\n    return Logger0().log(x, None)\n"
+
+
+SHAPES = {"decorated": _decorated, "methods": _methods, "chain": _chain, "lattice": _lattice, "recursion": _recursion, "hierarchy": _hierarchy, "nested": _nested}
 
 
 def program(shape: str, size: int) -> str:

@@ -81,6 +81,7 @@ class Context:
         self._indexes: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}
         self._scanning: set[cst.CSTNode] = set()
         self._decorators: dict[cst.FunctionDef, Ranks | None] = {}
+        self._decorations: dict[cst.FunctionDef, Ranks] = {}
 
     # ---------------------------------------------------------------- the answers
     def of(self, node: cst.CSTNode) -> Execution:
@@ -267,9 +268,9 @@ class Context:
         found = NOWHERE
         if isinstance(key, cst.FunctionDef):
             if key in self.source.spawned:
-                return decorated_ranks(self.source, self.decorator, key)
+                return self._decorated(key)
             if not self._callers.called(key):
-                return at(key) & decorated_ranks(self.source, self.decorator, key)
+                return at(key) & self._decorated(key)
             name = self._callers.method_name(key)
             if name is not None:
                 found = where(name)
@@ -277,7 +278,14 @@ class Context:
             if found == EVERY:
                 break
             found = found | at(site)
-        return found & decorated_ranks(self.source, self.decorator, key) if isinstance(key, cst.FunctionDef) else found
+        return found & self._decorated(key) if isinstance(key, cst.FunctionDef) else found
+
+    def _decorated(self, function: cst.FunctionDef) -> Ranks:
+        """Where ``function``'s decorators let it run, judged once per function (the fixpoint
+        asks at every pass)."""
+        if function not in self._decorations:
+            self._decorations[function] = decorated_ranks(self.source, self.decorator, function)
+        return self._decorations[function]
 
     def decorator(self, function: cst.FunctionDef) -> Ranks | None:
         """Where ``function``, used as a decorator, lets what it wraps run (None: anywhere)."""

@@ -94,6 +94,11 @@ class _Seeds:
                 return True  # this code calls the seeding function first
         return False
 
+    @functools.cached_property
+    def _top_index(self) -> dict[int, int]:
+        """Each module-level statement's position, by identity."""
+        return {id(statement): i for i, statement in enumerate(self.recording.module.body)}
+
     def _after_setup(self, node: cst.CSTNode) -> bool:
         """``node`` runs after the converted script's ``ddpify.setup()`` (the ``__main__`` block
         inside ``ddpify.distributed()``, code after the imports when the setup goes there, or
@@ -104,7 +109,7 @@ class _Seeds:
         setups = [*recording.setup_calls, *([facts.setup_after] if facts.setup_after is not None else [])]
         if not recording.analysis.context.at_import_time(node):
             return bool(setups) or facts.main_guard is not None
-        index = {id(statement): i for i, statement in enumerate(recording.module.body)}
+        index = self._top_index
 
         def top(at: cst.CSTNode) -> int | None:
             return next((index[id(a)] for a in [at, *source.ancestors(at)] if id(a) in index), None)
