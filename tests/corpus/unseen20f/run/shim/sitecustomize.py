@@ -1,0 +1,30 @@
+"""unseen20e shims (copied from unseen20d, plus CORPUS_OLD_YAML), then the corpus check shim (tests/corpus/run/shim/sitecustomize.py, which this one shadows).
+
+CORPUS_OLD_YAML=1: yaml.load without a Loader works as in PyYAML 5 (FullLoader).
+
+CORPUS_FAKE_CUDA=1: `.cuda()` on tensors and modules returns them unchanged (the scripts call .cuda() unconditionally;
+this machine has no GPU). torch.cuda.is_available() stays False, so converted scripts pick gloo/CPU. The judge grades
+every `.cuda()` item by reading the converted code, not by this run.
+"""
+import os
+
+if os.environ.get("CORPUS_FAKE_CUDA") == "1":
+    import torch
+
+    torch.Tensor.cuda = lambda self, *a, **k: self
+    torch.nn.Module.cuda = lambda self, *a, **k: self
+
+if os.environ.get("CORPUS_OLD_YAML") == "1":
+    # PyYAML < 6 behaviour: yaml.load(f) without Loader= (the scripts' own call) loads with FullLoader, as 5.x did.
+    import yaml
+
+    _yaml_load = yaml.load
+
+    def _load(stream, Loader=None, **k):
+        return _yaml_load(stream, Loader=Loader or yaml.FullLoader, **k)
+
+    yaml.load = _load
+
+_check = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "run", "shim", "sitecustomize.py")
+with open(_check) as _f:
+    exec(compile(_f.read(), os.path.abspath(_check), "exec"))
