@@ -8,7 +8,8 @@ entering the file's own functions that receive a marked value (each function onc
 marked parameters; their own loops over other data are runs of their own, not entered).
 Branches whose test a known key decides (``if phase == "train":`` for the ``"train"`` loader)
 are skipped. Also here: the APIs that make and pass on batches (``DataLoader``, ``tqdm``,
-``enumerate``, random index sampling), shared by the data-flow module.
+``enumerate``), shared by the data-flow module. A batch handed to a function or method of
+the project's own modules that trains (``steps.disc_step(real, z)``) reaches a training step.
 """
 
 from __future__ import annotations
@@ -48,20 +49,6 @@ WRAPPERS = TQDM | {
     "ddpify.runtime.shard",
     "ddpify.runtime.unsharded",
 }
-# Random index sampling: a batch source where the result selects data (``data[ix]``).
-RANDOM = frozenset(
-    {
-        "torch.randint",
-        "torch.randperm",
-        "numpy.random.randint",
-        "numpy.random.choice",
-        "numpy.random.permutation",
-        "random.sample",
-        "random.choices",
-        "random.randint",
-        "random.randrange",
-    }
-)
 SET_GRAD = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"})
 Constants = Mapping[str, str | int]
 
@@ -300,6 +287,8 @@ class _Walk:
                 receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
                 if marked or (receiver is not None and self.reads(receiver)):
                     self.backward = call
+            elif self.backward is None and marked and not values.callees(call) and _project_step(self.batches.source, call):
+                self.backward = call
             for function, implicit in values.callees(call) if marked else ():
                 params = frozenset(p.name.value for a in marked if (p := values.parameter(call, function, implicit, a)) is not None)
                 if params:
@@ -446,6 +435,13 @@ def static_truth(test: cst.BaseExpression, constants: Constants) -> bool | None:
         if None not in options:
             return (value in options) == isinstance(operator, cst.In)
     return None
+
+
+def _project_step(source: Source, call: cst.Call) -> bool:
+    """``steps.disc_step(real, z)``, ``utils.train_step(model, batch, opt)``: a function or a
+    method of the project's own modules that trains (``Helper.trains``) is handed the batch."""
+    helper = source.project_call(call)
+    return helper is not None and helper.trains
 
 
 def _is_backward(call: cst.Call) -> bool:

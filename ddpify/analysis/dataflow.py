@@ -21,7 +21,6 @@ import libcst as cst
 
 from ddpify.analysis.batches import (
     DATALOADERS,
-    RANDOM,
     Batches,
     Constants,
     Reach,
@@ -33,7 +32,7 @@ from ddpify.analysis.batches import (
 )
 from ddpify.analysis.handouts import handing_out
 from ddpify.analysis.source import Source
-from ddpify.analysis.sources import BatchSource, Consumer, Kind, Role, Use
+from ddpify.analysis.sources import RANDOM, BatchSource, Consumer, Kind, Role, Use
 from ddpify.analysis.values import ANY, Edge, Occurrence, Slot, Values, comprehension_keys, held_spelling, spelling
 from ddpify.tree import cstutil
 

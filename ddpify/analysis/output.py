@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
 from ddpify.analysis.context import Context
+from ddpify.analysis.module_facts import through_calls
 from ddpify.analysis.ranks import MAIN, REST, SOLO, constant
 from ddpify.analysis.source import Source
 from ddpify.tree import cstutil
@@ -166,3 +168,24 @@ class Output:
         if depth < 2 and callers and not any(self._after(point, direct, c, depth + 1) for c in callers):
             return False  # every call of node's function comes before the override
         return True
+
+
+# What a call is named (the last part of its callee) when it prints, logs or writes a file: a
+# project helper with none of these, itself or through what it calls, is quiet on every rank.
+_OUTPUT_CALLEES = frozenset(
+    """print pprint open write writelines write_text write_bytes save savefig imsave imwrite save_image
+    dump dumps_to to_csv savetxt savez show imshow info warning warn debug error exception critical log
+    add_scalar add_scalars add_image add_images add_figure add_histogram add_text makedirs mkdir""".split()
+)
+
+
+def output_functions(source: Source, functions: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
+    """Those of ``functions`` that print, log or write a file (a call named like one, in
+    their body), themselves or through the module's own functions or the project helpers
+    they call (``Helper.outputs``)."""
+
+    def answer(function: cst.FunctionDef, called: Callable[[cst.Call], bool | None]) -> bool | None:
+        calls = source.of_types_in(function, cst.Call)
+        return any(cstutil.callee_name(c) in _OUTPUT_CALLEES or called(c) for c in calls) or None
+
+    return set(through_calls(source, functions, answer, lambda helper: helper.outputs or None))

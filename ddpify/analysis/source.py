@@ -18,7 +18,7 @@ from ddpify.analysis.budget import Budget
 from ddpify.tree import cstutil
 
 if TYPE_CHECKING:
-    from ddpify.analysis.project import Project
+    from ddpify.analysis.project import Helper, Project
 
 Scope = cst.Module | cst.FunctionDef
 N = TypeVar("N", bound=cst.CSTNode)
@@ -240,6 +240,25 @@ class Source:
         from ddpify.analysis.project import Project
 
         return Project(lambda: "", None, 0, lambda module, path, depth: {})
+
+    def project_call(self, call: cst.Call) -> Helper | None:
+        """The project helper ``call`` runs: a function of a project module
+        (``utils.train_step(...)``), a class's construction (``Trainer(...)``, as
+        ``Trainer.__init__``), or a method of an object this file only ever builds from one
+        project class (``steps = GanSteps(...)``; ``steps.disc_step(x)`` runs
+        ``GanSteps.disc_step``). None: not the project's, or not readable."""
+        project = self.project
+        func = call.func
+        if not cstutil.is_simple_reference(func):
+            return None
+        found = project.helper(call) or project.named(f"{cstutil.code(func)}.__init__")
+        if found is not None or not isinstance(func, cst.Attribute):
+            return found
+        bound = self.assignments.get(cstutil.code(func.value), [])
+        classes = {cstutil.code(v.func) for _, v in bound if isinstance(v, cst.Call) and cstutil.is_simple_reference(v.func)}
+        if len(classes) != 1 or not all(isinstance(v, cst.Call) for _, v in bound):
+            return None
+        return project.named(f"{classes.pop()}.{func.attr.value}")
 
     @functools.cached_property
     def process_starts(self) -> list[cst.Call]:

@@ -9,6 +9,21 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+# Random index sampling: a batch source where the result selects data (``data[ix]``).
+RANDOM = frozenset(
+    {
+        "torch.randint",
+        "torch.randperm",
+        "numpy.random.randint",
+        "numpy.random.choice",
+        "numpy.random.permutation",
+        "random.sample",
+        "random.choices",
+        "random.randint",
+        "random.randrange",
+    }
+)
+
 
 class Kind(enum.Enum):
     DATALOADER = "dataloader"

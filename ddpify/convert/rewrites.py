@@ -63,6 +63,22 @@ def has_keyword(call: cst.Call, name: str) -> bool:
     return any(a.keyword is not None and a.keyword.value == name for a in call.args)
 
 
+def appended(call: cst.Call, *added: cst.Arg) -> list[cst.Arg]:
+    """``call``'s arguments and then ``added``, laid out as the call was: on the line of its
+    last argument, with the line break or trailing comma that ended it after them
+    (``drop_last=True\n)`` -> ``drop_last=True, per_process_batch=True\n)``)."""
+    args, extra = list(call.args), list(added)
+    if args and extra:
+        last = args[-1]
+        if isinstance(last.comma, cst.Comma):  # `b,\n)`: the trailing comma moves to the end
+            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            extra[-1] = extra[-1].with_changes(comma=last.comma)
+        else:
+            args[-1] = last.with_changes(whitespace_after_arg=cst.SimpleWhitespace(""))
+            extra[-1] = extra[-1].with_changes(whitespace_after_arg=last.whitespace_after_arg)
+    return fix_commas(args + extra)
+
+
 def fix_commas(args: list[cst.Arg]) -> list[cst.Arg]:
     """Commas between arguments, keeping the caller's own comma whitespace where it exists."""
     fixed: list[cst.Arg] = []
@@ -102,12 +118,12 @@ def is_cuda_literal(value: cst.BaseExpression, *, allow_int: bool) -> bool:
 # ---------------------------------------------------------------- data
 def distributed_loader(call: cst.Call, *, per_process_batch: bool, only_when_training: bool = False) -> cst.Call:
     """``DataLoader(...)`` → ``ddpify.distributed_loader(...)``, same arguments."""
-    args = list(call.args)
+    added = []
     if per_process_batch and not has_keyword(call, "per_process_batch"):
-        args.append(keyword("per_process_batch", snippets.expression("per_process_batch")))
+        added.append(keyword("per_process_batch", snippets.expression("per_process_batch")))
     if only_when_training and not has_keyword(call, "only_when_training"):
-        args.append(keyword("only_when_training", cst.Name("True")))
-    return call.with_changes(func=snippets.expression("distributed_loader", rt=RT), args=fix_commas(args))
+        added.append(keyword("only_when_training", cst.Name("True")))
+    return call.with_changes(func=snippets.expression("distributed_loader", rt=RT), args=appended(call, *added))
 
 
 def chosen(test: cst.BaseExpression, when: cst.BaseExpression, otherwise: cst.BaseExpression) -> cst.IfExp:
@@ -117,7 +133,7 @@ def chosen(test: cst.BaseExpression, when: cst.BaseExpression, otherwise: cst.Ba
 
 def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
     """``call`` with one more keyword argument (``generator=ddpify.rank_generator()``)."""
-    return call.with_changes(args=fix_commas([*call.args, keyword(name, value)]))
+    return call.with_changes(args=appended(call, keyword(name, value)))
 
 
 def sharded(loader: str, *, per_process_batch: bool, only_when_training: bool = False) -> cst.BaseStatement:
@@ -132,7 +148,7 @@ def sharded(loader: str, *, per_process_batch: bool, only_when_training: bool = 
     call = assign.value
     assert isinstance(call, cst.Call)
     flag = keyword("per_process_batch", snippets.expression("per_process_batch"))
-    return statement.with_changes(body=[assign.with_changes(value=call.with_changes(args=fix_commas([*call.args, flag])))])
+    return statement.with_changes(body=[assign.with_changes(value=call.with_changes(args=appended(call, flag)))])
 
 
 def with_set_epoch(loop: cst.For, loaders: list[str]) -> cst.For:
@@ -211,7 +227,7 @@ def rank_zero_save(call: cst.Call, *, wait: bool = True) -> cst.Call:
     saved = call.with_changes(func=snippets.expression("save", rt=RT))
     if wait or has_keyword(call, "wait"):
         return saved
-    return saved.with_changes(args=fix_commas([*call.args, keyword("wait", snippets.expression("no_wait"))]))
+    return saved.with_changes(args=appended(call, keyword("wait", snippets.expression("no_wait"))))
 
 
 def with_map_location(call: cst.Call) -> cst.Call | None:
@@ -219,7 +235,7 @@ def with_map_location(call: cst.Call) -> cst.Call | None:
     if len(call.args) >= 2 or has_keyword(call, "map_location") or any(a.star for a in call.args):
         return None
     location = keyword("map_location", snippets.expression("map_location", rt=RT))
-    return call.with_changes(args=fix_commas([*call.args, location]))
+    return call.with_changes(args=appended(call, location))
 
 
 def rank_zero_print(call: cst.Call) -> cst.Call:
@@ -351,4 +367,4 @@ def makedirs_exist_ok(call: cst.Call) -> cst.Call | None:
         return None  # `from os import mkdir`: no makedirs in scope to switch to
     if isinstance(func, cst.Attribute) and func.attr.value == "mkdir":
         func = func.with_changes(attr=cst.Name("makedirs"))
-    return call.with_changes(func=func, args=fix_commas([*call.args, keyword("exist_ok", cst.Name("True"))]))
+    return call.with_changes(func=func, args=appended(call, keyword("exist_ok", cst.Name("True"))))

@@ -44,28 +44,32 @@ def run(records: Records, outcome: Outcome) -> Row:
         return Row("run", FAIL, f"killed after {outcome.timeout:.0f} s without progress (see the hang row)")
     everyone_ended = not missing and set(records.ended()) == set(range(outcome.nproc))
     failed = any(records.of(rank, "error") for rank in records.ranks)
-    if outcome.returncode != 0 and everyone_ended and not failed and _TEARDOWN_ABORT in outcome.output_tail:
-        return Row(
-            "run",
-            PASS,
-            f"every rank ran to its end; then PyTorch's gloo teardown aborted a process ({_TEARDOWN_ABORT}, exit code "
-            f"{outcome.returncode}): not the script's doing",
-        )
-    if outcome.returncode != 0 or missing:
+    torn_down = outcome.returncode != 0 and everyone_ended and not failed and _TEARDOWN_ABORT in outcome.output_tail
+    if (outcome.returncode != 0 and not torn_down) or missing:
         tail = outcome.output_tail.strip().splitlines()
         error = _first_error(records) or _cause(tail)
         started = f"; ranks {missing} never started" if missing else ""
         return Row("run", FAIL, f"exit code {outcome.returncode}{started}; {error}")
+    note = (
+        f"; then PyTorch's gloo teardown aborted a process ({_TEARDOWN_ABORT}, exit code {outcome.returncode}): not the script's doing"
+        if torn_down
+        else ""
+    )
+    return Row("run", PASS, _ran(records, outcome, "every rank ran to its end on" if torn_down else "exit 0 on") + note)
+
+
+def _ran(records: Records, outcome: Outcome, ended: str) -> str:
+    """How far a run that raised nothing went: stopped by ``--steps``, or its steps per rank."""
     stopped = [e["step"] for r in records.ranks for e in records.of(r, "stop")]
     if stopped:
         main = records.main_optimizer(records.ranks[0])
         if main:
-            return Row("run", PASS, f"stopped on every rank after {stopped[0]} steps of {main} (--steps {outcome.steps})")
-        return Row("run", PASS, f"stopped after {stopped[0]} optimizer steps on every rank (--steps {outcome.steps})")
+            return f"stopped on every rank after {stopped[0]} steps of {main} (--steps {outcome.steps})"
+        return f"stopped after {stopped[0]} optimizer steps on every rank (--steps {outcome.steps})"
     counts = {rank: records.count_steps(rank) for rank in records.ranks}
     if len(set(counts.values())) == 1:
-        return Row("run", PASS, f"exit 0 on {outcome.nproc} ranks, {counts[records.ranks[0]]} each")
-    return Row("run", PASS, f"exit 0 on {outcome.nproc} ranks; " + "; ".join(f"rank {r}: {c}" for r, c in counts.items()))
+        return f"{ended} {outcome.nproc} ranks, {counts[records.ranks[0]]} each"
+    return f"{ended} {outcome.nproc} ranks; " + "; ".join(f"rank {r}: {c}" for r, c in counts.items())
 
 
 def checkpoints(records: Records) -> Row:

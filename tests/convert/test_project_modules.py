@@ -119,6 +119,25 @@ def test_a_value_read_off_the_rank_zero_object_keeps_it_on_every_rank(tmp_path: 
     assert any("log.filename" in m.why for m in result.manual), result.manual
 
 
+@pytest.mark.parametrize(
+    ("after", "kept"),
+    [
+        ('saved = log.filename\nprint("%s, %d" % (saved, 1))', True),  # formatted on every rank: no string there
+        ('saved = log.filename\nline = "{} {}".format(*[saved, 1])', True),
+        ('saved = log.filename\nmeta = {"file": saved}', False),  # stored as it is: the no-op object pickles
+        ('saved = log.filename\nmeta = [saved, 1]', False),
+    ],
+)
+def test_a_value_formatted_on_every_rank_keeps_the_object_there(tmp_path: Path, after: str, kept: bool) -> None:
+    """GAN_stability's ``'%.4f' % (logger.get_last(...), ...)``: an element of a tuple that is
+    formatted is computed with, not stored."""
+    (tmp_path / "loggers.py").write_text(_LOGGERS, encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(_SCRIPT.format(name="CSVLogger", arguments='fieldnames=["epoch"], filename="run.csv"', after=after), encoding="utf-8")
+    result = convert_source(script.read_text(encoding="utf-8"), filename=str(script))
+    assert ("ddpify.rank_zero(CSVLogger)" not in result.output) is kept
+
+
 def test_without_a_path_the_project_is_not_read() -> None:
     result = convert_source(textwrap.dedent(_SCRIPT.format(name="CSVLogger", arguments='fieldnames=["epoch"]', after="")))
     assert "ddpify.rank_zero(CSVLogger)" not in result.output

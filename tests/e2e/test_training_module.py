@@ -70,3 +70,34 @@ def test_model_handed_to_a_training_function_of_a_sibling_module(tmp_path: Path)
     run.assert_params_equal()
     plain = run_script(tmp_path / "run_ddp.py", nproc=None, cwd=tmp_path)
     plain.assert_ok()  # still one process, like the original
+
+
+GAN_STEPS = Path(__file__).resolve().parent / "data" / "gan_steps_project"
+
+
+@pytest.mark.torchrun
+def test_training_steps_of_a_sibling_class_train_both_models_as_ddp(tmp_path: Path) -> None:
+    """GAN_stability's shape: the script builds both models, gets their optimizers from a
+    helper of one sibling module (``g_opt, d_opt = build_optimizers(G, D, lr)``), hands all
+    four to a steps class of another (``steps = GanSteps(...)``) and feeds it the batches of
+    its own loop (``steps.discriminator_step(real, z)``). Both models are wrapped where
+    DataParallel was, the loader is sharded and reshuffled (its per-process batch kept, since
+    ``z`` is sized by the batch variable), and the run ends with equal parameters."""
+    for name in ("train.py", "steps.py", "builders.py"):
+        shutil.copy(GAN_STEPS / name, tmp_path / name)
+    converted = subprocess.run(
+        [sys.executable, "-m", "ddpify", "train.py", "-o", "train_ddp.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert converted.returncode == 0, converted.stderr
+    output = (tmp_path / "train_ddp.py").read_text()
+    assert "generator = ddpify.prepare_model(generator)" in output and "discriminator = ddpify.prepare_model(discriminator)" in output
+    assert "DataParallel" not in output and "the DDP model" not in converted.stderr
+    run = run_script(tmp_path / "train_ddp.py", cwd=tmp_path).assert_ok()
+    loader = run.loader_seq(64)
+    for epoch in (0, 1):
+        run.assert_disjoint_cover(loader, epoch, dataset_len=64)
+    run.assert_reshuffled(loader)
+    run.assert_only_rank0_saves()
+    run.assert_no_module_keys()
+    run.assert_params_equal()
+    run_script(tmp_path / "train_ddp.py", ["--epochs", "1"], nproc=None, cwd=tmp_path).assert_ok()

@@ -255,6 +255,9 @@ def test_gloo_teardown_abort_after_every_rank_ended_is_no_failure_of_the_script(
     ended = records(r0=[{"e": "end"}], r1=[{"e": "end"}])
     row = judge_run.run(ended, outcome(returncode=1, output_tail=abort))
     assert row.status == PASS and "teardown aborted" in row.evidence
+    stopped = records(r0=[{"e": "stop", "step": 40}, {"e": "end"}], r1=[{"e": "stop", "step": 40}, {"e": "end"}])
+    row = judge_run.run(stopped, outcome(returncode=1, output_tail=abort, steps=40))
+    assert row.status == PASS and row.evidence.startswith("stopped after 40 optimizer steps on every rank (--steps 40); then")
     one_ended = records(r0=[{"e": "end"}])
     row = judge_run.run(one_ended, outcome(returncode=1, output_tail=abort))
     assert row.status == FAIL and row.evidence.endswith(abort.splitlines()[1])

@@ -122,7 +122,7 @@ def test_the_converted_examples_pass(tmp_path: Path, script: str, args: tuple[st
     assert code == 0, table
     assert {key for key, row in rows.items() if row["status"] == "PASS"} == KEPT, table
     if options:
-        assert rows["run"]["evidence"] == "stopped after 40 optimizer steps on every rank (--steps 40)"
+        assert rows["run"]["evidence"].startswith("stopped after 40 optimizer steps on every rank (--steps 40)")  # gloo may abort after
         assert "2 epochs, the last one stopped early, shards of 512+512, disjoint, cover all 1024" in rows["shards"]["evidence"]
     if script.endswith("train.py"):
         assert "(converted by ddpify first)" in table

@@ -205,4 +205,4 @@ def _maps(call: cst.Call) -> bool:
 
 def _with_cpu_location(call: cst.Call) -> cst.Call:
     location = rewrites.keyword("map_location", cst.SimpleString('"cpu"'))
-    return call.with_changes(args=rewrites.fix_commas([*call.args, location]))
+    return call.with_changes(args=rewrites.appended(call, location))

@@ -51,10 +51,13 @@ SHAPE_CALLS = frozenset(
         "IntTensor",
         "ByteTensor",
         "BoolTensor",
+        "sample",
+        "rsample",
     }
 )
-# Calls whose other arguments are values: the size is the tuple (or ``size=``).
-_SIZE_ONLY_IN_A_SEQUENCE = frozenset({"randint", "normal", "full"})
+# Calls whose other arguments are values: the size is the tuple (or ``size=``); a
+# distribution's ``sample((batch_size,))`` takes a shape, ``random.sample(xs, k)`` a count.
+_SIZE_ONLY_IN_A_SEQUENCE = frozenset({"randint", "normal", "full", "sample", "rsample"})
 # what a batch size is called where the loader's own argument is out of sight
 _BATCH_SIZE_NAME = re.compile(r"(train_|per_device_|local_)?(batch_?size|bs)", re.IGNORECASE)
 # What may stand between the variable and the call's argument list: ``(batch_size, 1)``,
@@ -128,7 +131,7 @@ def _sizes_a_tensor(recording: Recording, node: cst.CSTNode) -> bool:
     sequence = False
     while isinstance(parent, _THROUGH):
         if isinstance(parent, cst.Arg) and parent.keyword is not None:
-            if parent.keyword.value not in ("size", "shape"):
+            if parent.keyword.value not in ("size", "shape", "sample_shape"):
                 return False
             sequence = True
         sequence = sequence or isinstance(parent, (cst.Tuple, cst.List))

@@ -55,6 +55,8 @@ def report(recording: Recording, facts: Facts) -> None:
             if not unwrapped and (names.TRAINER_NAME.search(helper) or _gets_an_optimizer(recording, call)):
                 _placed_for_the_other_file(recording, facts, call, helper)
                 _report_data_elsewhere(recording, facts, call, helper)
+            if _quiet(recording, call):
+                continue
             facts.manual.append(
                 ManualItem(
                     recording.line(call),
@@ -67,6 +69,14 @@ def report(recording: Recording, facts: Facts) -> None:
                 )
             )
     _report_side_effect_helpers(recording, facts, reported, handled)
+
+
+def _quiet(recording: Recording, call: cst.Call) -> bool:
+    """The project's code ``call`` runs is read, and it neither prints, logs nor writes
+    (``Helper.outputs``): running it on every rank repeats nothing. A model member it reaches
+    past the wrapper is the runtime's to catch (``ddpify.runtime``'s guard names the bypass)."""
+    helper = recording.analysis.source.project_call(call)
+    return helper is not None and not helper.outputs
 
 
 def _report_data_elsewhere(recording: Recording, facts: Facts, call: cst.Call, helper: str) -> None:

@@ -54,23 +54,39 @@ def plan_trained(recording: Recording, facts: Facts) -> None:
 
 
 def optimizer_builders(recording: Recording) -> list[tuple[cst.Call, cst.Name]]:
-    """``optimizer = build_optimizer(model, args)`` and later ``optimizer.step()`` (a target
-    named like an optimizer): the parameters reach the optimizer inside the helper, so the
-    arguments used like modules elsewhere (called, or given ``.train()``, ``.to()``,
-    ``.parameters()``...) are trained models; ``args`` is not. So are the owners of the
-    parameters it is given (``make_optimizer(cfg, model.parameters())``)."""
+    """``optimizer = build_optimizer(model, args)`` and later ``optimizer.step()``, or
+    ``g_opt, d_opt = build_optimizers(gen, disc, cfg)`` handed to a project class that steps
+    them (``GanSteps(gen, disc, g_opt, d_opt)``; a target named like an optimizer): the
+    parameters reach the optimizer inside the helper, so the arguments used like modules
+    elsewhere (called, given ``.train()``, ``.to()``, ``.parameters()``..., or to
+    ``DataParallel``) are trained models; ``args`` is not. So are the owners of the parameters it is given
+    (``make_optimizer(cfg, model.parameters())``)."""
     found: list[tuple[cst.Call, cst.Name]] = []
+    stepped = recording.stepped | _given_to_project_training(recording)
+    models = recording.module_like | {code(m) for m in recording.parallel_models}
     for assign, _ in recording.call_assignments:
         call = assign.value
         assert isinstance(call, cst.Call)
-        target = code(assign.targets[0].target) if len(assign.targets) == 1 else ""
-        if target not in recording.stepped or not names.OPTIMIZER_VARIABLE.search(target) or call in recording.optimizer_calls:
+        made = [code(t) for t in targets(assign)] if len(assign.targets) == 1 else []
+        if call in recording.optimizer_calls or not any(t in stepped and names.OPTIMIZER_VARIABLE.search(t) for t in made):
             continue
         for argument in (a.value for a in call.args):
             if isinstance(argument, cst.Call) and attribute_name(argument.func) in ("parameters", "named_parameters"):
                 argument = argument.func.value  # type: ignore[attr-defined]
-            if isinstance(argument, cst.Name) and argument.value in recording.module_like:
+            if isinstance(argument, cst.Name) and argument.value in models:
                 found.append((call, argument))
+    return found
+
+
+def _given_to_project_training(recording: Recording) -> set[str]:
+    """The references handed to a function or class of the project that trains
+    (``Helper.trains``): an optimizer given to it is stepped there."""
+    source = recording.analysis.source
+    found: set[str] = set()
+    for call in recording.reference_calls:
+        helper = source.project_call(call)
+        if helper is not None and helper.trains:
+            found.update(code(a.value) for a in call.args if is_simple_reference(a.value))
     return found
 
 

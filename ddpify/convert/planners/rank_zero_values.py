@@ -189,7 +189,11 @@ def _stored(recording: Recording, node: cst.CSTNode) -> bool:
     """An element of a dict, list or tuple (``{"recon": self.win}`` kept in a checkpoint):
     kept as it is, not computed with (the no-op object pickles)."""
     parent = recording.parent(node)
-    return isinstance(parent, cst.DictElement) and parent.value is node or isinstance(parent, cst.Element)
+    if not (isinstance(parent, cst.DictElement) and parent.value is node or isinstance(parent, cst.Element)):
+        return False
+    container = recording.parent(parent)  # not `"%.4f" % (epoch, loss)`, `f(*[loss])`: computed with
+    holder = recording.parent(container) if container is not None else None
+    return not isinstance(holder, cst.BinaryOperation) and not (isinstance(holder, cst.Arg) and holder.star)
 
 
 def _bound_by(recording: Recording, node: cst.CSTNode) -> bool:

@@ -1,0 +1,48 @@
+"""A loader's batch-size variable that also sizes a tensor in the training loop keeps the loader
+at the per-process batch (``planners/batch_lengths.py``): the latent noise of a GAN drawn from a
+distribution (``zdist.sample((batch_size,))``) is such a size; a count of draws is not."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from ddpify.api import convert_source
+
+_SCRIPT = """\
+import random
+
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+batch_size = 8
+zdist = torch.distributions.Normal(torch.zeros(4), torch.ones(4))
+loader = DataLoader(TensorDataset(torch.randn(64, 4)), batch_size=batch_size, shuffle=True)
+model = nn.Linear(4, 4)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for (x,) in loader:
+        {use}
+        loss = (model(x) - z).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("use", "sizes"),
+    [
+        ("z = zdist.sample((batch_size,))", True),
+        ("z = zdist.rsample(sample_shape=(batch_size,))", True),
+        ("z = zdist.sample([batch_size])", True),
+        ("z = torch.ones(batch_size, 4)", True),
+        ("z = x[random.sample(range(x.size(0)), batch_size // 8)]", False),
+        ("z = x * batch_size", False),
+    ],
+)
+def test_a_batch_size_that_sizes_a_tensor_keeps_the_per_process_batch(use: str, sizes: bool) -> None:
+    result = convert_source(textwrap.dedent(_SCRIPT.replace("{use}", use)))
+    assert ("per_process_batch=True" in result.output) is sizes
+    assert "ddpify.distributed_loader(" in result.output
