@@ -119,7 +119,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.flag_setters import flag_setters
     from ddpify.analysis.launch_args import local_rank_declarers
     from ddpify.analysis.loggers import directory_makers, file_writer_classes, module_console_loggers
-    from ddpify.analysis.output import output_functions
+    from ddpify.analysis.output import writing_functions
     from ddpify.analysis.prefix import names_prefix
     from ddpify.analysis.project import Helper
     from ddpify.analysis.seeding import module_draws, seeding
@@ -137,7 +137,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     distributed = distributed_functions(source, every)
     joining = joining_functions(source, every)
     flags = flag_setters(source, rank_tests.where, rank_tests.combine, tops)
-    outputs = output_functions(source, every)
+    writes = writing_functions(source, every)
     helpers: dict[str, Helper] = {}
     for name, functions in source.functions.items():
         top = [f for f in functions if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
@@ -165,12 +165,12 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             strips_prefix=names_prefix(function),
             decorates=analysis.context.decorator(function),
             sets_flags=flags.get(function, ()),
-            outputs=function in outputs,
+            writes=function in writes,
         )
     for function in training:  # a training step of a class: `Trainer.do_pass`; building it lets it run
         owner = source.enclosing_class(function)
         if owner is not None and source.enclosing_function(function) is None:
-            helpers.setdefault(f"{owner.name.value}.{function.name.value}", Helper(trains=True, outputs=function in outputs))
+            helpers.setdefault(f"{owner.name.value}.{function.name.value}", Helper(trains=True, writes=function in writes))
             built = f"{owner.name.value}.__init__"
             helpers[built] = dataclasses.replace(helpers.get(built, Helper()), trains=True)
     for name, families in draws.items():  # a class: `Model.__init__`
@@ -178,11 +178,11 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             helpers[name] = dataclasses.replace(helpers.get(name, Helper()), draws=families)
     for name, unused in _unused_submodules(source, tops).items():
         helpers[name] = dataclasses.replace(helpers.get(name, Helper()), unused_submodules=unused)
-    for function in outputs:  # a class one of whose methods prints or writes: `Logger.__init__`
+    for function in writes:  # a class one of whose methods writes: `Logger.__init__`
         owner = source.enclosing_class(function)
         if owner is not None and source.enclosing_class(owner) is None and source.enclosing_function(owner) is None:
             key = f"{owner.name.value}.__init__"
-            helpers[key] = dataclasses.replace(helpers.get(key, Helper()), outputs=True)
+            helpers[key] = dataclasses.replace(helpers.get(key, Helper()), writes=True)
     for name in distributed_classes(source, distributed):
         key = f"{name}.__init__"
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), distributed=True)

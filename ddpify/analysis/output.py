@@ -170,22 +170,23 @@ class Output:
         return True
 
 
-# What a call is named (the last part of its callee) when it prints, logs or writes a file: a
-# project helper with none of these, itself or through what it calls, is quiet on every rank.
-_OUTPUT_CALLEES = frozenset(
-    """print pprint open write writelines write_text write_bytes save savefig imsave imwrite save_image
-    dump dumps_to to_csv savetxt savez show imshow info warning warn debug error exception critical log
-    add_scalar add_scalars add_image add_images add_figure add_histogram add_text makedirs mkdir""".split()
+# What a call is named (the last part of its callee) when it writes a file, an image, a
+# tensorboard event or to the terminal other than through ``print`` and ``logging`` (which a
+# converted script shows on rank 0 only: ``ddpify.runtime``'s setup): a project helper with none
+# of these, itself or through what it calls, repeats nothing when every rank runs it.
+_WRITE_CALLEES = frozenset(
+    """open write writelines write_text write_bytes save savefig imsave imwrite save_image dump to_csv
+    savetxt savez show add_scalar add_scalars add_image add_images add_figure add_histogram add_text
+    makedirs mkdir rmtree copyfile copytree""".split()
 )
 
 
-def output_functions(source: Source, functions: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
-    """Those of ``functions`` that print, log or write a file (a call named like one, in
-    their body), themselves or through the module's own functions or the project helpers
-    they call (``Helper.outputs``)."""
+def writing_functions(source: Source, functions: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
+    """Those of ``functions`` that write (a call named like one, in their body), themselves
+    or through the module's own functions or the project helpers they call (``Helper.writes``)."""
 
     def answer(function: cst.FunctionDef, called: Callable[[cst.Call], bool | None]) -> bool | None:
         calls = source.of_types_in(function, cst.Call)
-        return any(cstutil.callee_name(c) in _OUTPUT_CALLEES or called(c) for c in calls) or None
+        return any(cstutil.callee_name(c) in _WRITE_CALLEES or called(c) for c in calls) or None
 
-    return set(through_calls(source, functions, answer, lambda helper: helper.outputs or None))
+    return set(through_calls(source, functions, answer, lambda helper: helper.writes or None))

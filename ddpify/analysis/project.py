@@ -74,9 +74,10 @@ class Helper:
     wrapper's ``module.`` prefix (``fix_legacy_dict(d)`` that drops it from what it returns); ``decorates``, a decorator
     that runs the function it wraps on these ranks only (``@master_only``:
     ``ddpify.analysis.decorators``); ``sets_flags``, the rank flags it sets on the objects it
-    is handed (``opt.log`` after ``init_dist(opt)``: ``ddpify.analysis.flag_setters``); ``outputs``, it
-    prints, logs or writes a file, itself or through what it calls, and for a class one of its
-    methods does (``ddpify.analysis.output.output_functions``). Methods are looked up as ``Class.method``."""
+    is handed (``opt.log`` after ``init_dist(opt)``: ``ddpify.analysis.flag_setters``); ``writes``, it
+    writes a file, an image, an event or to the terminal other than through print and logging,
+    itself or through what it calls, and for a class one of its methods does
+    (``ddpify.analysis.output.writing_functions``). Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
     number: Number | None = None
@@ -100,7 +101,7 @@ class Helper:
     strips_prefix: bool = False
     decorates: Ranks | None = None
     sets_flags: SetFlags = ()
-    outputs: bool = False
+    writes: bool = False
 
 
 # Where the calls of ``callee`` in one project file pass its parameter (name, position) an

@@ -7,6 +7,7 @@ script run with plain ``python`` behaves exactly like the original.
 from __future__ import annotations
 
 import atexit
+import builtins
 import contextlib
 import os
 import random
@@ -38,6 +39,8 @@ __all__ = [
 ]
 
 TIMEOUT_ENV_VAR = "DDPIFY_INIT_TIMEOUT"
+# Set to 1 to keep ``print`` on every rank (``_print_on_rank_zero``), e.g. to debug one rank.
+PRINT_ENV_VAR = "DDPIFY_PRINT_ALL_RANKS"
 
 _atexit_registered = False
 
@@ -104,11 +107,31 @@ def setup(timeout_s: Optional[float] = None) -> None:
         **kwargs,
     )
     _share_unseeded_rngs(env.rank)
+    _print_on_rank_zero(env.rank)
     if not _atexit_registered:
         # Scripts that never call teardown() still exit cleanly (and without NCCL warnings).
         atexit.register(_teardown_at_exit)
         _arrival.defer_exit_marker()
         _atexit_registered = True
+
+
+def _print_on_rank_zero(rank: int) -> None:
+    """On the ranks other than 0, ``print`` to the terminal (stdout or stderr) prints nothing:
+    the lines of every module -- the script's, its project's (``networks.py`` printing a model's
+    size), a library's -- appear once per job, as the one-process original printed them;
+    ``ddpify.print`` is the explicit spelling of the same. ``print(..., file=f)`` into any other
+    file still writes. Errors still reach stderr through their tracebacks; DDPIFY_PRINT_ALL_RANKS=1
+    keeps every rank's prints (to debug one rank)."""
+    if rank == 0 or os.environ.get(PRINT_ENV_VAR) == "1":
+        return
+    terminal = builtins.print
+
+    def print_elsewhere(*args: Any, **kwargs: Any) -> None:
+        stream = kwargs.get("file")
+        if stream is not None and stream not in (sys.stdout, sys.stderr):
+            terminal(*args, **kwargs)
+
+    builtins.print = print_elsewhere
 
 
 def _share_unseeded_rngs(rank: int) -> None:

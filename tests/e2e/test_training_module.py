@@ -82,7 +82,8 @@ def test_training_steps_of_a_sibling_class_train_both_models_as_ddp(tmp_path: Pa
     four to a steps class of another (``steps = GanSteps(...)``) and feeds it the batches of
     its own loop (``steps.discriminator_step(real, z)``). Both models are wrapped where
     DataParallel was, the loader is sharded and reshuffled (its per-process batch kept, since
-    ``z`` is sized by the batch variable), and the run ends with equal parameters."""
+    ``z`` is sized by the batch variable), the run ends with equal parameters, and the print in
+    the project's ``builders.py`` shows once."""
     for name in ("train.py", "steps.py", "builders.py"):
         shutil.copy(GAN_STEPS / name, tmp_path / name)
     converted = subprocess.run(
@@ -93,6 +94,8 @@ def test_training_steps_of_a_sibling_class_train_both_models_as_ddp(tmp_path: Pa
     assert "generator = ddpify.prepare_model(generator)" in output and "discriminator = ddpify.prepare_model(discriminator)" in output
     assert "DataParallel" not in output and "the DDP model" not in converted.stderr
     run = run_script(tmp_path / "train_ddp.py", cwd=tmp_path).assert_ok()
+    assert run.stdout.count("optimizers built: Adam, lr") == 1  # a print of a project module: rank 0's only
+    assert run.stdout.count("epoch 1 d_loss") == 1
     loader = run.loader_seq(64)
     for epoch in (0, 1):
         run.assert_disjoint_cover(loader, epoch, dataset_len=64)

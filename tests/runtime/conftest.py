@@ -3,6 +3,7 @@ ranks (launcher variables without a process group), and real torchrun launches."
 
 from __future__ import annotations
 
+import builtins
 import json
 import collections
 import os
@@ -49,8 +50,9 @@ LAUNCHER_VARS = (
 
 @pytest.fixture(autouse=True)
 def clean_runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Single process, fresh ddpify seed/announcement state, and the global RNG restored, so
-    tests cannot leak into each other whatever order xdist runs them in."""
+    """Single process, fresh ddpify seed/announcement state, the global RNG and ``print``
+    (``setup()`` on a rank other than 0 silences it) restored, so tests cannot leak into each
+    other whatever order xdist runs them in."""
     for name in LAUNCHER_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(_rng_records, "records", [])
@@ -59,6 +61,7 @@ def clean_runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(_data, "_announced", set())
     monkeypatch.setattr(_passes, "_next", {})
     monkeypatch.setattr(_passes, "_held", collections.OrderedDict())
+    monkeypatch.setattr(builtins, "print", builtins.print)
     with torch.random.fork_rng(devices=[]):
         yield
 

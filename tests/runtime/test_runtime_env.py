@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import io
 import sys
 from datetime import timedelta
 
@@ -152,6 +153,25 @@ def test_setup_cuda_binds_local_gpu_and_keeps_cpu_collectives(monkeypatch, as_ra
     assert fake.set_device_calls == [1]
     assert fake.init_calls[0]["backend"] == "cpu:gloo,cuda:nccl"
     assert ddpify.device() == torch.device("cuda", 1)
+
+
+@pytest.mark.parametrize(("rank", "all_ranks", "shown"), [(0, "", True), (1, "", False), (1, "1", True)])
+def test_print_to_the_terminal_shows_on_rank_zero_only(monkeypatch, as_rank, capsys, rank, all_ranks, shown):
+    """Every module's ``print`` (a project module's, a library's), not only the script's
+    ``ddpify.print``: once per job, as the one-process original printed; a print into a file
+    still writes on every rank, and DDPIFY_PRINT_ALL_RANKS=1 keeps every rank's."""
+    FakeGroup(monkeypatch)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv("DDPIFY_PRINT_ALL_RANKS", all_ranks)
+    as_rank(rank, 2)
+    ddpify.setup()
+    log = io.StringIO()
+    print("to the terminal")
+    print("to stderr", file=sys.stderr)
+    print("to a file", file=log)
+    captured = capsys.readouterr()
+    assert ("to the terminal" in captured.out) is shown and ("to stderr" in captured.err) is shown
+    assert log.getvalue() == "to a file\n"
 
 
 def test_setup_timeout_from_argument_and_env(monkeypatch, as_rank):

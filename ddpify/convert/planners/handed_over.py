@@ -61,22 +61,23 @@ def report(recording: Recording, facts: Facts) -> None:
                 ManualItem(
                     recording.line(call),
                     f"{helper}() (another file) runs on every rank with {', '.join(handed)}: "
-                    "prints or writes inside it happen once per rank",
+                    "the files, images or logs it writes are written once per rank",
                     _handed_over_todo(handed)
                     if not unwrapped
-                    else f"it gets ddpify.unwrap(...), so it runs no DDP forward: if it only samples, prints or writes, put the "
-                    f"statement of {helper}() under `if ddpify.is_main_process():`, else guard its prints and writes inside it",
+                    else f"it gets ddpify.unwrap(...), so it runs no DDP forward: if it only samples or writes, put the "
+                    f"statement of {helper}() under `if ddpify.is_main_process():`, else guard its writes inside it",
                 )
             )
     _report_side_effect_helpers(recording, facts, reported, handled)
 
 
 def _quiet(recording: Recording, call: cst.Call) -> bool:
-    """The project's code ``call`` runs is read, and it neither prints, logs nor writes
-    (``Helper.outputs``): running it on every rank repeats nothing. A model member it reaches
-    past the wrapper is the runtime's to catch (``ddpify.runtime``'s guard names the bypass)."""
+    """The project's code ``call`` runs is read, and it writes nothing (``Helper.writes``; its
+    prints and log lines show on rank 0 only in a converted script): running it on every rank
+    repeats nothing. A model member it reaches past the wrapper is the runtime's to catch
+    (``ddpify.runtime``'s guard names the bypass)."""
     helper = recording.analysis.source.project_call(call)
-    return helper is not None and not helper.outputs
+    return helper is not None and not helper.writes
 
 
 def _report_data_elsewhere(recording: Recording, facts: Facts, call: cst.Call, helper: str) -> None:
@@ -101,9 +102,10 @@ def _report_data_elsewhere(recording: Recording, facts: Facts, call: cst.Call, h
 
 def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: set[str], handled: set[cst.Call]) -> None:
     """``setup_logging(config)``, ``plot_images(sampled)``: a statement that only calls a
-    function of another project file runs it on every rank, and whatever it prints, plots or
-    writes happens once per rank; its body is invisible, so it is reported once per function,
-    not guarded (it may also do work every rank needs). Only modules that are local (a relative
+    function of another project file runs it on every rank, and whatever it plots or writes
+    happens once per rank (prints show on rank 0 only: the runtime's setup); a body ddpify cannot
+    read, or one that writes, is reported once per function, not guarded (it may also do work
+    every rank needs). Only modules that are local (a relative
     import, or a top-level module neither standard nor installed: ``rank_zero.imported_from_local_module``)
     count, so an installed library's ``sns.set()`` is not taken for the project's. Not reported: seeding helpers (every
     rank must seed), calls given a model (they change or run it: ``init_weights(model)``, or
@@ -134,17 +136,18 @@ def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: se
             continue  # read_data(opt), adjust_learning_rate(optimizer, 0.8): every rank needs what it does
         if any(code(a.value) in models or code(a.value) in loaders for a in call.args) or _rewritten(recording, facts, call):
             continue
-        project = recording.analysis.source.project.helper(call)
-        if project is not None and project.trains:
-            continue  # train(config, model, ...): it trains (converted alongside), every rank must run it
+        project = recording.analysis.source.project_call(call)
+        if project is not None and (project.trains or not project.writes):
+            continue  # it trains (every rank must run it), or it writes nothing (its prints show on rank 0 only)
         reported.add(helper)
         what = "is called for its side effects" if path is None else f"is given the path {path}"
+        seen = "its code writes files" if project is not None else "ddpify cannot see its body"
         facts.manual.append(
             ManualItem(
                 recording.line(call),
-                f"{helper}() (another file) {what} on every rank: ddpify cannot see its body, "
-                "so whatever it prints, plots or writes now happens once per rank",
-                "if it only prints, plots or writes files (no collective, no forward of the DDP model, nothing the other "
+                f"{helper}() (another file) {what} on every rank: {seen}, so whatever it plots or writes now happens once "
+                "per rank (its prints show on rank 0 only)",
+                "if it only plots or writes files (no collective, no forward of the DDP model, nothing the other "
                 f"ranks need), {_on_rank_zero(call, kept)}; if the other ranks read what it writes, call ddpify.barrier() after it",
             )
         )
@@ -299,7 +302,7 @@ def _converted_loaders(recording: Recording) -> set[str]:
 
 def _handed_over_todo(handed: list[str]) -> str:
     """What to do about a function of another file given ``handed`` (see _handed_over)."""
-    todo = "guard its prints and writes inside it (if ddpify.is_main_process():)"
+    todo = "guard its writes inside it (if ddpify.is_main_process():)"
     wrapped = [h.removesuffix(" (the DDP model)") for h in handed if h.endswith("(the DDP model)")]
     if wrapped:
         model = wrapped[0]
