@@ -27,6 +27,7 @@ def convert_source(
     standalone: bool = False,
     annotate: bool = False,
     trains_elsewhere: bool = False,
+    models_from_caller: bool = False,
 ) -> ConversionResult:
     """Rewrite a single-GPU training script for DDP.
 
@@ -37,7 +38,8 @@ def convert_source(
     item that needs a human above its statement as a ``# ddpify:`` comment. ``trains_elsewhere``:
     the script's training is done by modules converted alongside it (``ddpify.companions``), so
     a script with no training code of its own is converted all the same (its process group,
-    prints, seeds and writes).
+    prints, seeds and writes). ``models_from_caller``: this is a module converted alongside a
+    script that wraps the models it hands to it (``Facts.models_from_caller``).
     """
     if standalone or embedding.is_standalone(source):
         plain = convert_source(
@@ -46,6 +48,7 @@ def convert_source(
             filename=filename,
             annotate=annotate,
             trains_elsewhere=trains_elsewhere,
+            models_from_caller=models_from_caller,
         )
         return dataclasses.replace(plain, source=source, output=embedding.embed(plain.output))
     module = parse(source, filename)  # refuse broken input even when there is nothing to do
@@ -54,7 +57,7 @@ def convert_source(
     wrapper = FastMetadata(module)
     try:
         facts = collect_facts(
-            wrapper, Analysis(wrapper, filename), trains_elsewhere=trains_elsewhere
+            wrapper, Analysis(wrapper, filename), trains_elsewhere=trains_elsewhere, models_from_caller=models_from_caller
         )  # the project's modules beside it are read
         if not facts.has_training_code and not facts.trained_elsewhere and not trains_elsewhere:
             return ConversionResult(source, source, already_converted=facts.already_converted)
@@ -81,6 +84,7 @@ def convert_source(
         manual=tuple(sorted(set(transformer.manual))),
         already_converted=facts.already_converted,
         trained_elsewhere=bool(facts.trained_elsewhere),
+        wraps_for_modules=bool(facts.wrapped_for_modules),
     )
 
 

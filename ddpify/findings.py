@@ -27,7 +27,9 @@ class ConversionResult:
     """The converted source plus the report about it. ``already_converted``: the input imports
     ``ddpify.runtime`` (a converted script), so an unchanged output means "done before", not
     "no training code". ``trained_elsewhere``: the script trains nothing itself and hands a
-    model it builds to a training function of another file (``ddpify.companions`` converts it)."""
+    model it builds to a training function of another file (``ddpify.companions`` converts it).
+    ``wraps_for_modules``: the script wraps models and hands them to a trainer of another file
+    that trains them on data of its own (that module is converted alongside, told so)."""
 
     source: str
     output: str
@@ -35,6 +37,7 @@ class ConversionResult:
     manual: tuple[ManualItem, ...] = field(default=())
     already_converted: bool = False
     trained_elsewhere: bool = False
+    wraps_for_modules: bool = False
 
     @property
     def changed(self) -> bool:

@@ -193,7 +193,8 @@ def _convert_one(src: str, output: Path | None, options: _Options) -> None:
     )
     target = None if options.show_diff else src if options.in_place else str(output) if output is not None else STDOUT
     companions: list[tuple[TrainingModule, SourceFile, ConversionResult]] = []
-    if (not result.changed or result.trained_elsewhere) and not result.already_converted and notebook is None and src != "-":
+    elsewhere = not result.changed or result.trained_elsewhere or result.wraps_for_modules
+    if elsewhere and not result.already_converted and notebook is None and src != "-":
         result, companions = _training_modules(Path(src), result, output, options)
     report = ""  # built before writing: nothing can fail after the write
     if not options.quiet:
@@ -222,9 +223,10 @@ def _convert_one(src: str, output: Path | None, options: _Options) -> None:
 def _training_modules(
     src: Path, result: ConversionResult, output: Path | None, options: _Options
 ) -> tuple[ConversionResult, list[tuple[TrainingModule, SourceFile, ConversionResult]]]:
-    """A script that trains nothing itself (it may build the model and hand it over), whose
-    training is done by modules of its project (``ddpify.companions``): each converted
-    alongside, and the script's imports redirected.
+    """A script that trains nothing itself (it may build the model and hand it over), or that
+    wraps the models it hands to a trainer training them on data of its own, whose training is
+    done by modules of its project (``ddpify.companions``): each converted alongside (told, in
+    the second case, that the models it gets are DDP models), and the script's imports redirected.
     Only when the script's result is written next to it (its import must find the converted
     module); otherwise the report says what to run. Nothing is written here."""
     from ddpify import companions, source_io
@@ -242,7 +244,11 @@ def _training_modules(
     for module in modules:
         module_source = source_io.read_source(module.file)
         module_result = convert_source(
-            module_source.text, per_process_batch=options.per_process_batch, filename=str(module.file), standalone=options.standalone
+            module_source.text,
+            per_process_batch=options.per_process_batch,
+            filename=str(module.file),
+            standalone=options.standalone,
+            models_from_caller=result.wraps_for_modules,
         )
         if not module_result.changed:
             continue

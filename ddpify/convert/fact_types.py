@@ -180,6 +180,12 @@ class Facts:
     # the file is converted for its output although it trains nothing itself
     # the training is done by project modules converted alongside (``ddpify.companions``)
     trains_in_modules: bool = False
+    # this file is a project module converted alongside a script that wraps the models it hands
+    # in (``ddpify.companions``): the models it trains are DDP models already
+    models_from_caller: bool = False
+    # hand-overs of the DDP models built here to a project trainer that trains them on data
+    # this file neither builds nor hands to it: that module is converted alongside
+    wrapped_for_modules: set[cst.Call] = field(default_factory=set)
     cut_batches: bool = (
         False  # training batches cut per rank at run time (batch_part, a sharded iterator class): they start the per-rank streams
     )

@@ -17,10 +17,13 @@ from ddpify.tree.metadata import run_visitor
 __all__ = ["Facts", "HelperLoader", "LoaderFact", "LoaderVariable", "Role", "collect_facts"]
 
 
-def collect_facts(wrapper: MetadataWrapper, analysis: Analysis | None = None, *, trains_elsewhere: bool = False) -> Facts:
+def collect_facts(
+    wrapper: MetadataWrapper, analysis: Analysis | None = None, *, trains_elsewhere: bool = False, models_from_caller: bool = False
+) -> Facts:
     """The converter's read-only fact pass over ``wrapper.module``: one walk, then the planners.
     ``analysis``: one already built from ``wrapper`` (the linter's), so the file is analysed once;
-    ``trains_elsewhere``: the project modules that train are converted alongside (``Facts.trains_in_modules``)."""
+    ``trains_elsewhere``: the project modules that train are converted alongside (``Facts.trains_in_modules``);
+    ``models_from_caller``: this is such a module, handed DDP models (``Facts.models_from_caller``)."""
     recorder = Recorder()
     run_visitor(wrapper, recorder)
     recording = recorder.recording
@@ -31,6 +34,6 @@ def collect_facts(wrapper: MetadataWrapper, analysis: Analysis | None = None, *,
     chosen = [c for c in recording.analysis.models.optimizers.calls if c not in recording.optimizer_calls and picked(c)]
     if chosen:
         recording.optimizer_calls = sorted([*recording.optimizer_calls, *chosen], key=recording.line)
-    facts = Facts(analysis_of=lambda: recording.analysis, trains_in_modules=trains_elsewhere)
+    facts = Facts(analysis_of=lambda: recording.analysis, trains_in_modules=trains_elsewhere, models_from_caller=models_from_caller)
     planners.run(recording, facts)
     return facts

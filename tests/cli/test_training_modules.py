@@ -156,3 +156,72 @@ def test_relative_import_spellings(tmp_path: Path, script: str, expected: str) -
     found = companions.training_modules(script + "\n", package / "main.py")
     assert [m.file for m in found] == [package / "trainer.py"]
     assert expected in companions.redirected(convert_source(script + "\n"), found).output
+
+
+BUILDS_LOADER = Path(__file__).resolve().parents[1] / "e2e" / "data" / "trainer_builds_loader_project"
+
+_FIT_MODULE = """\
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
+
+
+def fit(model, optimizer, dataset, epochs):
+    loader = DataLoader(dataset, batch_size=8, shuffle=True)
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            F.mse_loss(model(x), y).backward()
+            optimizer.step()
+    return model.state_dict()
+"""
+
+
+@pytest.mark.parametrize(
+    "hand_over",
+    [
+        "trainer = Trainer(encoder=encoder, head=head, optimizer=optimizer, batch_size=8, epochs=2, out_dir='runs')\n"
+        "trainer.train(dataset)",
+        "Trainer(encoder, head, optimizer, 8, 2, 'runs').train(dataset)",  # positional, never named
+    ],
+)
+def test_a_trainer_given_wrapped_models_shards_the_loader_it_builds(cli, tmp_path: Path, hand_over: str) -> None:
+    """The script wraps the models it builds the optimizer for and hands them to a trainer that
+    builds its own loader (PyTorch-BYOL): the trainer's module is converted alongside, knowing
+    its models are DDP models (its loader sharded, their state saved unwrapped)."""
+    for name in ("trainer.py", "utils.py"):
+        shutil.copy(BUILDS_LOADER / name, tmp_path / name)
+    main = (BUILDS_LOADER / "main.py").read_text()
+    main = main.replace(main[main.index("trainer = Trainer(") :], hand_over + "\n")
+    (tmp_path / "main.py").write_text(main)
+    result = cli("main.py", "-o", "main_ddp.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "needs a human" not in result.stderr, result.stderr
+    module = (tmp_path / "trainer_ddp.py").read_text()
+    assert "loader = ddpify.distributed_loader(dataset" in module and "ddpify.set_epoch(loader, epoch)" in module
+    assert "ddpify.unwrap(self.encoder).state_dict()" in module and "prepare_model" not in module
+
+
+def test_a_training_function_given_a_wrapped_model_shards_the_loader_it_builds(cli, tmp_path: Path) -> None:
+    (tmp_path / "fitting.py").write_text(_FIT_MODULE)
+    (tmp_path / "main.py").write_text(
+        textwrap.dedent(
+            """\
+            import torch
+            from torch.utils.data import TensorDataset
+
+            from fitting import fit
+
+            dataset = TensorDataset(torch.randn(64, 4), torch.randn(64, 1))
+            model = torch.nn.Linear(4, 1)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            state = fit(model, optimizer, dataset, 2)
+            torch.save(state, "model.pt")
+            """
+        )
+    )
+    result = cli("main.py", "-o", "main_ddp.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    module = (tmp_path / "fitting_ddp.py").read_text()
+    assert "loader = ddpify.distributed_loader(dataset, batch_size=8, shuffle=True)" in module
+    assert "return ddpify.unwrap(model).state_dict()" in module and "prepare_model" not in module
+    assert "model = ddpify.prepare_model(model" in (tmp_path / "main_ddp.py").read_text()

@@ -104,3 +104,34 @@ def test_training_steps_of_a_sibling_class_train_both_models_as_ddp(tmp_path: Pa
     run.assert_no_module_keys()
     run.assert_params_equal()
     run_script(tmp_path / "train_ddp.py", ["--epochs", "1"], nproc=None, cwd=tmp_path).assert_ok()
+
+
+BUILDS_LOADER = Path(__file__).resolve().parent / "data" / "trainer_builds_loader_project"
+
+
+@pytest.mark.torchrun
+def test_a_trainer_that_builds_its_own_loader_is_converted_alongside_the_script_that_wraps(tmp_path: Path) -> None:
+    """PyTorch-BYOL's shape: the script builds the models and their optimizer (so it wraps
+    them) and hands them to a ``Trainer`` of a sibling module that builds its own loader from
+    the dataset, makes its run folder (exists-then-makedirs) and saves its models' state.
+    ``trainer.py`` is converted alongside, told that the models it gets are DDP models: its
+    loader is sharded and reshuffled, the folder made on rank 0 first, one checkpoint saved
+    without ``module.`` keys, and the parameters end equal."""
+    for name in ("main.py", "trainer.py", "utils.py"):
+        shutil.copy(BUILDS_LOADER / name, tmp_path / name)
+    converted = subprocess.run(
+        [sys.executable, "-m", "ddpify", "main.py", "-o", "main_ddp.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert converted.returncode == 0, converted.stderr
+    assert "needs a human" not in converted.stderr, converted.stderr
+    assert "from trainer_ddp import Trainer" in (tmp_path / "main_ddp.py").read_text()
+    assert "encoder = ddpify.prepare_model(encoder" in (tmp_path / "main_ddp.py").read_text()
+    run = run_script(tmp_path / "main_ddp.py", cwd=tmp_path).assert_ok()
+    loader = run.loader_seq(64)
+    for epoch in (0, 1):
+        run.assert_disjoint_cover(loader, epoch, dataset_len=64)
+    run.assert_reshuffled(loader)
+    run.assert_only_rank0_saves()
+    run.assert_no_module_keys()
+    run.assert_params_equal()
+    run_script(tmp_path / "main_ddp.py", ["--epochs", "1"], nproc=None, cwd=tmp_path).assert_ok()

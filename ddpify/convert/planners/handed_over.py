@@ -54,9 +54,9 @@ def report(recording: Recording, facts: Facts) -> None:
             reported.add(helper)
             if not unwrapped and (names.TRAINER_NAME.search(helper) or _gets_an_optimizer(recording, call)):
                 _placed_for_the_other_file(recording, facts, call, helper)
-                _report_data_elsewhere(recording, facts, call, helper)
-            if _quiet(recording, call):
-                continue
+                _report_data_elsewhere(recording, facts, call, helper, wrapped=any(h.endswith("(the DDP model)") for h in handed))
+            if _quiet(recording, call) or (facts.trains_in_modules and call in facts.wrapped_for_modules):
+                continue  # writes nothing, or its module is converted alongside (its writes made safe there)
             facts.manual.append(
                 ManualItem(
                     recording.line(call),
@@ -80,14 +80,21 @@ def _quiet(recording: Recording, call: cst.Call) -> bool:
     return helper is not None and not helper.writes
 
 
-def _report_data_elsewhere(recording: Recording, facts: Facts, call: cst.Call, helper: str) -> None:
+def _report_data_elsewhere(recording: Recording, facts: Facts, call: cst.Call, helper: str, *, wrapped: bool) -> None:
     """The other file trains, and this file neither builds a training loader nor hands one to
     it (``train_model(model, criterion, optimizer)`` with loaders that are globals of a third
-    module): nothing here can shard that data, and every rank would train on all of it."""
+    module): nothing here can shard that data, and every rank would train on all of it. Given
+    the DDP models (``wrapped``) outside any loop of this file (the training loop is that
+    module's), that module is converted alongside when the output is written beside this file
+    (``Facts.wrapped_for_modules``; ``ddpify.companions``), and shards it there."""
     loaders = {v.key for v in facts.loader_variables} | _converted_loaders(recording)
     training_here = any(f.role in ("train", "decided") for f in facts.loaders.values()) or facts.helper_loaders
     if training_here or any(code(a.value) in loaders or names.LOADER_VARIABLE.search(code(a.value)) for a in call.args):
         return
+    if wrapped and not any(isinstance(a, (cst.For, cst.While)) for a in recording.ancestors(call)):  # its loop is there
+        facts.wrapped_for_modules.add(call)
+        if facts.trains_in_modules:
+            return  # that module is converted alongside: its loader is sharded there
     facts.manual.append(
         ManualItem(
             recording.line(call),

@@ -355,7 +355,8 @@ def hold_back(recording: Recording, facts: Facts) -> None:
             items[0] = item(first.line, f"{first.why}; the loaders it trains on stay unsharded: {', '.join(kept)}", first.todo)
         facts.manual.extend(items)
     if not (facts.wraps_models() or recording.existing_wraps or facts.held_models or _wraps_itself(recording)):
-        _hold_without_wrapped_models(recording, facts)
+        if not facts.models_from_caller:  # a module handed DDP models: they are wrapped already
+            _hold_without_wrapped_models(recording, facts)
     _settle_decided(recording, facts)
 
 

@@ -36,7 +36,9 @@ def plan_trained(recording: Recording, facts: Facts) -> None:
         # another file: training, but no optimizer here tells ddpify which model it is
         facts.has_training_code = True
         elsewhere = recording.analysis.models.optimizers.stepped_elsewhere()
-        if elsewhere:
+        if facts.models_from_caller:
+            _note_received_models(recording, facts)
+        elif elsewhere:
             _report_optimizer_built_elsewhere(recording, facts, *elsewhere[0])
         else:
             _report_manual_updates(recording, facts, recording.first_backward)
@@ -51,6 +53,29 @@ def plan_trained(recording: Recording, facts: Facts) -> None:
             _note_model(recording, facts, owner)
         if not owners and recording.first_backward is not None and not facts.already_converted and not _tied(recording, optimizer):
             _report_untied_optimizer(recording, facts, optimizer)
+
+
+def _note_received_models(recording: Recording, facts: Facts) -> None:
+    """A module converted alongside the script that wraps the models it hands in: the
+    attributes that keep a received parameter and are run as modules (``self.online_network =
+    online_network``, then ``self.online_network(x)``) hold DDP models; nothing here wraps them,
+    and what reads their state reads through ``ddpify.unwrap`` (a no-op on a plain module)."""
+    source = recording.analysis.source
+    for key, bindings in source.assignments.items():
+        if not key.startswith("self.") or key.count(".") != 1 or key not in recording.module_like:
+            continue
+        if bindings and all(isinstance(v, cst.Name) and v.value in _parameters(recording.function_of(v)) for _, v in bindings):
+            facts.model_keys.add(key)
+    for functions in source.functions.values():  # `def fit(model, optimizer, dataset)`: `model(x)`
+        for function in functions:
+            received = _parameters(function) & recording.module_like
+            facts.model_keys.update(name for name in received if name not in source.assignments and name != "self")
+
+
+def _parameters(function: cst.FunctionDef | None) -> set[str]:
+    if function is None:
+        return set()
+    return {p.name.value for p in (*function.params.params, *function.params.posonly_params, *function.params.kwonly_params)}
 
 
 def optimizer_builders(recording: Recording) -> list[tuple[cst.Call, cst.Name]]:
