@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
@@ -43,6 +42,7 @@ class Analysis:
 
         project = Project(lambda: wrapper.module.code, path, project_files.DEPTH if depth is None else depth, summarise, passed_at)
         self.source: Source = Source(wrapper, project)
+        self._path = path if depth is None or depth > 0 else None
 
     @functools.cached_property
     def dataflow(self) -> DataFlow:
@@ -101,10 +101,17 @@ class Analysis:
 
     @functools.cached_property
     def single_node(self) -> bool:
-        """The script can only run on one node (``ddpify.analysis.topology``)."""
+        """The script can only run on one node (``ddpify.analysis.topology``); so can a module
+        that does not join the process group itself when the project files that import it
+        (``tools/train.py`` of a trainer module, up to five imports up) and join it are all
+        single-node ones."""
         from ddpify.analysis.topology import single_node
 
-        return single_node(self.source)
+        if single_node(self.source):
+            return True
+        if self._path is None or "init_process_group" in self.source.calls_by_callee:
+            return False
+        return launched_on_one_node(Path(self._path))
 
 
 def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
@@ -166,6 +173,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             decorates=analysis.context.decorator(function),
             sets_flags=flags.get(function, ()),
             writes=function in writes,
+            flag_defaults=rank_tests.defaults_read.get(function, frozenset()),
         )
     for function in training:  # a training step of a class: `Trainer.do_pass`; building it lets it run
         owner = source.enclosing_class(function)
@@ -211,6 +219,50 @@ def _unused_submodules(source: Source, tops: list[cst.FunctionDef]) -> dict[str,
     if not source.of_types(cst.ClassDef) and not any(isinstance(r.value, (cst.Call, cst.Name)) for r in source.of_types(cst.Return)):
         return {}
     return project_unused_submodules(CallGraph(source), tops)
+
+
+def launched_on_one_node(path: Path) -> bool:
+    """Some project file importing ``path`` (directly or through up to four more: a package's
+    ``__init__.py`` re-exporting it counts as one) joins the process group, and every such file
+    is single-node (``ddpify.analysis.topology``)."""
+    from ddpify.analysis import project_files
+
+    launchers: list[bool] = []
+    seen, level = {path.resolve()}, [path]
+    for _ in range(5):
+        level = [f for p in level for f in project_files.importers(p) if f.resolve() not in seen]
+        seen.update(f.resolve() for f in level)
+        for file in level:
+            try:
+                stat = file.stat()
+            except OSError:
+                continue
+            joined = _joins_on_one_node(file, stat.st_mtime_ns)
+            if joined is not None:
+                launchers.append(joined)
+    return bool(launchers) and all(launchers)
+
+
+@functools.lru_cache(maxsize=64)
+def _joins_on_one_node(file: Path, mtime_ns: int) -> bool | None:
+    """Whether ``file``, if it joins the process group, can only run on one node; None when it
+    does not join it (or cannot be read)."""
+    del mtime_ns  # the cache key: a changed file is read again
+    import libcst as cst
+
+    from ddpify.analysis.topology import single_node
+    from ddpify.tree.metadata import FastMetadata
+
+    try:
+        text = file.read_text(encoding="utf-8")
+        if "init_process_group" not in text:
+            return None
+        analysis = Analysis(FastMetadata(cst.parse_module(text)), str(file), depth=0)
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+        return None
+    if "init_process_group" not in analysis.source.calls_by_callee:
+        return None
+    return single_node(analysis.source)
 
 
 def passed_at(file: Path, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:

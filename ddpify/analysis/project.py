@@ -77,7 +77,9 @@ class Helper:
     is handed (``opt.log`` after ``init_dist(opt)``: ``ddpify.analysis.flag_setters``); ``writes``, it
     writes a file, an image, an event or to the terminal other than through print and logging,
     itself or through what it calls, and for a class one of its methods does
-    (``ddpify.analysis.output.writing_functions``). Methods are looked up as ``Class.method``."""
+    (``ddpify.analysis.output.writing_functions``). ``flag_defaults``, the mode parameters its ``flag`` was read at
+    their default (``is_master(args, local=False)``: a call passing ``local`` has no known
+    flag; ``ddpify.analysis.flag_defaults``). Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
     number: Number | None = None
@@ -102,6 +104,7 @@ class Helper:
     decorates: Ranks | None = None
     sets_flags: SetFlags = ()
     writes: bool = False
+    flag_defaults: frozenset[tuple[int, str]] = frozenset()
 
 
 # Where the calls of ``callee`` in one project file pass its parameter (name, position) an

@@ -201,8 +201,9 @@ def _importer_sources(path: Path) -> list[tuple[Path, str]]:
     if not any((root / marker).exists() for marker in ROOT_MARKERS) and target.is_relative_to(cwd):
         root = cwd  # no marker above the file: the folder the check runs from is the project
     found = []
+    named = path.parent.name if path.stem == "__init__" else path.stem  # a package is imported by its folder's name
     for file, text in _project_sources(root):
-        if file != target and path.stem in text and target in {t.resolve() for t in imported_files(text, file)}:
+        if file != target and named in text and target in {t.resolve() for t in imported_files(text, file)}:
             found.append((file, text))
     return found
 

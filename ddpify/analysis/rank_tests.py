@@ -24,7 +24,7 @@ assignments and functions next, and names only as a last resort:
 - an optional object tested for None or truth, made on some ranks only (``ddpify.analysis.presence``);
 - a variable assigned such a test (``master_process = ddp_rank == 0`` in one branch and
   ``True`` in the other), and a function of this file whose returns are such tests or numbers
-  (``def is_main_process(): return get_rank() == 0``).
+  (``def is_main_process(): return get_rank() == 0``; ``is_master(args, local=False)`` read at its default).
 
 A comparison of a rank number with constants (``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``,
 ``in``, ``not in``, chained) is evaluated per class; in the single process a rank reads as the
@@ -40,6 +40,7 @@ from typing import cast
 
 import libcst as cst
 
+from ddpify.analysis.flag_defaults import by_default, literal_defaults, passes, skipped_by_default
 from ddpify.analysis.flag_setters import flags_set_by_calls
 from ddpify.analysis.presence import Presence
 from ddpify.analysis.ranks import (
@@ -90,6 +91,7 @@ class RankTests:
         self._per_rank: dict[str, bool] = {}
         self._judged: dict[tuple[object, str], object] = {}  # functions' returns and variables' values, judged once
         self._busy: set[object] = set()
+        self.defaults_read: dict[cst.FunctionDef, frozenset[tuple[int, str]]] = {}  # mode parameters read at their default
 
     # ---------------------------------------------------------------- public
     def ranks(self, test: cst.BaseExpression) -> Ranks:
@@ -177,16 +179,9 @@ class RankTests:
         torch.multiprocessing or DDP, or spawns workers): only then is ``gpu`` the local rank."""
         if self.source.spawned or "init_process_group" in self.source.calls_by_callee:
             return True
-        for node in self.source.of_types(cst.Import, cst.ImportFrom):
-            if isinstance(node, cst.Import):
-                modules = [code(alias.name) for alias in node.names]
-            elif isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
-                modules = [code(node.module)]
-            else:
-                continue
-            if any(m.startswith(PROCESS_MODULES) for m in modules):
-                return True
-        return False
+        imported = [code(a.name) for node in self.source.of_types(cst.Import) for a in node.names]
+        imported += [code(n.module) for n in self.source.of_types(cst.ImportFrom) if n.module is not None and not n.relative]
+        return any(m.startswith(PROCESS_MODULES) for m in imported)
 
     # ---------------------------------------------------------------- conditions
     def _condition(self, node: cst.BaseExpression) -> Ranks:
@@ -272,11 +267,12 @@ class RankTests:
             if name in API_FLAGS:
                 return FLAGS[API_FLAGS[name]]
         if isinstance(node, cst.Call):
-            returned = self._returned(node, self._returned_flag)
-            if returned is not None:
+            returned = self._returned(node, self._returned_flag)  # read at their mode's default: a call passing it is named
+            own = self.source.functions_called(node, own_methods_only=True)
+            if returned is not None and not any(passes(node, self.defaults_read.get(f, frozenset())) for f in own):
                 return returned
             helper = self.source.project.helper(node)
-            if helper is not None and helper.flag is not None:
+            if helper is not None and helper.flag is not None and not passes(node, helper.flag_defaults):
                 return helper.flag
         elif is_simple_reference(node):
             assigned = self._assigned_flag(code(node))
@@ -312,7 +308,11 @@ class RankTests:
             self._busy.discard(target)
 
     def _returned_flag(self, function: cst.FunctionDef) -> Ranks | None:
-        returns = [(self.where(r), r.value) for r in self._returns(function)]
+        """Read with its mode parameters at their defaults (``ddpify.analysis.flag_defaults``)."""
+        defaults, used = literal_defaults(function, method=self.source.is_method(function)), set[tuple[int, str]]()
+        kept = [r for r in self._returns(function) if not skipped_by_default(self.source, r, function, defaults, used)]
+        returns = [(self.where(r), by_default(r.value, defaults, used) if r.value is not None else None) for r in kept]
+        self.defaults_read[function] = frozenset(used)
         return self.combine(returns)
 
     @functools.cached_property

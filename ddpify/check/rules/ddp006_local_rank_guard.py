@@ -40,7 +40,11 @@ class LocalRankGuard(Rule):
         "default that the command line can override does not count) or its world is this machine's "
         "GPU count (`world_size=torch.cuda.device_count()`, or, with no node rank input, "
         "`nprocs = torch.cuda.device_count()` as the divisor of an `all_reduce`d sum: "
-        "`reduce_mean(loss, nprocs)`)."
+        "`reduce_mean(loss, nprocs)`), nor in a module that does not join the process group itself "
+        "when every project file that imports it (up to five imports up, packages included) and "
+        "joins the group is such a script (DBNet's `tools/train.py`). Nor for a helper's mode "
+        "parameter left at its default: `is_master(args)` of `def is_master(args, local=False)` "
+        "tests the global rank."
     )
     default = True
     fix = "unsafe"
