@@ -40,7 +40,9 @@ class Analysis:
         from ddpify.analysis.project import Project
         from ddpify.analysis.source import Source
 
-        project = Project(lambda: wrapper.module.code, path, project_files.DEPTH if depth is None else depth, summarise, passed_at)
+        project = Project(
+            lambda: wrapper.module.code, path, project_files.DEPTH if depth is None else depth, summarise, passed_at, called_at
+        )
         self.source: Source = Source(wrapper, project)
         self._path = path if depth is None or depth > 0 else None
 
@@ -228,18 +230,14 @@ def launched_on_one_node(path: Path) -> bool:
     from ddpify.analysis import project_files
 
     launchers: list[bool] = []
-    seen, level = {path.resolve()}, [path]
-    for _ in range(5):
-        level = [f for p in level for f in project_files.importers(p) if f.resolve() not in seen]
-        seen.update(f.resolve() for f in level)
-        for file in level:
-            try:
-                stat = file.stat()
-            except OSError:
-                continue
-            joined = _joins_on_one_node(file, stat.st_mtime_ns)
-            if joined is not None:
-                launchers.append(joined)
+    for file in project_files.importers_upto(path):
+        try:
+            stat = file.stat()
+        except OSError:
+            continue
+        joined = _joins_on_one_node(file, stat.st_mtime_ns)
+        if joined is not None:
+            launchers.append(joined)
     return bool(launchers) and all(launchers)
 
 
@@ -263,6 +261,36 @@ def _joins_on_one_node(file: Path, mtime_ns: int) -> bool | None:
     if "init_process_group" not in analysis.source.calls_by_callee:
         return None
     return single_node(analysis.source)
+
+
+def called_at(file: Path, method: str) -> list[Ranks]:
+    """``Called`` for one importing file: where each of its ``x.method(...)`` calls runs (its
+    own conditions and its callers')."""
+    try:
+        stat = file.stat()
+    except OSError:
+        return []
+    analysis = _importer_analysis(file, stat.st_mtime_ns)
+    if analysis is None:
+        return []
+    import libcst as cst
+
+    calls = analysis.source.calls_by_callee.get(method, [])
+    return [analysis.context.ranks(c) for c in calls if isinstance(c.func, cst.Attribute)]
+
+
+@functools.lru_cache(maxsize=32)
+def _importer_analysis(file: Path, mtime_ns: int) -> Analysis | None:
+    """A project file read on its own (no project reading of its own), once per version."""
+    del mtime_ns  # the cache key: a changed file is read again
+    import libcst as cst
+
+    from ddpify.tree.metadata import FastMetadata
+
+    try:
+        return Analysis(FastMetadata(cst.parse_module(file.read_text(encoding="utf-8"))), str(file), depth=0)
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+        return None
 
 
 def passed_at(file: Path, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:

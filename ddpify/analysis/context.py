@@ -82,6 +82,7 @@ class Context:
         self._scanning: set[cst.CSTNode] = set()
         self._decorators: dict[cst.FunctionDef, Ranks | None] = {}
         self._decorations: dict[cst.FunctionDef, Ranks] = {}
+        self._elsewhere: dict[cst.FunctionDef, Ranks | None] = {}  # where importers call a method this file never calls
 
     # ---------------------------------------------------------------- the answers
     def of(self, node: cst.CSTNode) -> Execution:
@@ -270,7 +271,7 @@ class Context:
             if key in self.source.spawned:
                 return self._decorated(key)
             if not self._callers.called(key):
-                return at(key) & self._decorated(key)
+                return self._called_elsewhere(key, at) & self._decorated(key)
             name = self._callers.method_name(key)
             if name is not None:
                 found = where(name)
@@ -279,6 +280,18 @@ class Context:
                 break
             found = found | at(site)
         return found & self._decorated(key) if isinstance(key, cst.FunctionDef) else found
+
+    def _called_elsewhere(self, function: cst.FunctionDef, at: Callable[[cst.CSTNode], Ranks]) -> Ranks:
+        """Where a method this file never calls runs: where the project files importing it call
+        it (``self._save_checkpoint(...)`` of a subclass in another file, under a rank test),
+        else where it is defined."""
+        if self.source.is_method(function):
+            if function not in self._elsewhere:
+                self._elsewhere[function] = self.source.project.called_elsewhere(function.name.value)
+            found = self._elsewhere[function]
+            if found is not None:
+                return found & at(function)
+        return at(function)
 
     def _decorated(self, function: cst.FunctionDef) -> Ranks:
         """Where ``function``'s decorators let it run, judged once per function (the fixpoint

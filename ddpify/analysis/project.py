@@ -112,6 +112,10 @@ class Helper:
 # cannot be told (``ddpify.analysis.presence`` asks it of the files that import this one).
 Outside = Callable[[Path, str, str, int], "list[tuple[Ranks, Ranks]] | None"]
 
+# Where the ``x.method(...)`` calls of one project file run (``ddpify.analysis.context`` asks it
+# of the files that import this one, for a method this file never calls).
+Called = Callable[[Path, str], "list[Ranks]"]
+
 # Summarises one parsed project module read ``depth`` imports deep into its helpers by name
 # (``ddpify.analysis.summarise``: the whole analysis of that module).
 Summarise = Callable[[cst.Module, str, int], dict[str, Helper]]
@@ -121,12 +125,35 @@ class Project:
     """The project helpers one file can call, looked up by the callee as the file writes it;
     ``text`` (the file's source) is asked for only when a lookup needs the imports."""
 
-    def __init__(self, text: Callable[[], str], path: str | None, depth: int, summarise: Summarise, outside: Outside | None = None) -> None:
+    def __init__(
+        self,
+        text: Callable[[], str],
+        path: str | None,
+        depth: int,
+        summarise: Summarise,
+        outside: Outside | None = None,
+        called: Called | None = None,
+    ) -> None:
         self.depth = depth
         self._text = text
         self._path = path
         self._summarise = summarise
         self._outside = outside
+        self._called = called
+
+    def called_elsewhere(self, method: str) -> Ranks | None:
+        """Where the project's files that import this one (up to five imports up) call a method
+        named ``method`` (a base class's ``_save_checkpoint`` called by a subclass in another
+        file under ``if local_rank == 0:``); None when none of them does."""
+        if self._called is None or self.depth <= 0 or self._path is None or not Path(self._path).is_file():
+            return None
+        sites = [ranks for file in project_files.importers_upto(Path(self._path)) for ranks in self._called(file, method)]
+        if not sites:
+            return None
+        found = sites[0]
+        for ranks in sites[1:]:
+            found = found | ranks
+        return found
 
     def passed_elsewhere(self, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
         """What the project's files that import this one pass ``callee``'s ``parameter`` (see

@@ -23,7 +23,9 @@ class SaveOnEveryRank(Rule):
         "ngpus_per_node == 0:`, a test of an object made on rank 0 only: `if self.logger is not "
         "None:` where the logger is `Logger() if rank == 0 else None` or handed to the constructor "
         "only in the rank-0 branch of this file or of a project file that imports it), after an early exit (`if rank != 0: return`), in a function every "
-        "call of which is so guarded, or in the process that calls `mp.spawn`; so is a save to a "
+        "call of which is so guarded (a method this file never calls: every call of it in the project files that import "
+        "it, up to five imports up, such as a subclass's `self._save_checkpoint(...)` under `if local_rank == 0:`), "
+        "or in the process that calls `mp.spawn`; so is a save to a "
         'path that names the rank (`f"model_rank{rank}.pt"`, one file per rank) and a save into an '
         "in-memory buffer (`io.BytesIO()`)."
     )
@@ -36,7 +38,10 @@ class SaveOnEveryRank(Rule):
         "`shutil.copyfile(filename, ...)`): the other ranks would then use the file without waiting "
         "for rank 0 to finish it."
     )
-    false_positives = "A save whose caller in another module runs it on one rank only; a path made per rank in another module."
+    false_positives = (
+        "A function of a module (not a method) whose callers in another module run it on one rank only; a path made "
+        "per rank in another module."
+    )
     valid = (
         """\
 import torch

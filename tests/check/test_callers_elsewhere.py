@@ -1,0 +1,64 @@
+"""Issue 21: a method the checked file never calls runs where the project files importing it
+call it. DBNet's ``BaseTrainer._save_checkpoint`` (``torch.save`` in ``base/base_trainer.py``)
+is called only by its subclass in ``trainer/trainer.py``, under ``if config['local_rank'] == 0``
+(through the ``base`` package): no "save on every rank" (DDP005) in the base class. A call
+without the rank test, or one more such call anywhere, keeps the finding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ddpify.check.engine import check_source, select_rules
+
+_BASE = """\
+import torch
+
+
+class BaseTrainer:
+    def __init__(self, config, model):
+        self.config = config
+        self.model = torch.nn.parallel.DistributedDataParallel(model)
+
+    def _save_checkpoint(self, name):
+        torch.save(self.model.module.state_dict(), name)
+"""
+
+_TRAINER = """\
+import torch.distributed as dist
+
+from base import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def _on_epoch_finish(self, epoch):
+        {call}
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "reported"),
+    [
+        ("if dist.get_rank() == 0:\n            self._save_checkpoint('last.pt')", False),
+        ("if self.config['rank'] != 0:\n            return\n        self._save_checkpoint('last.pt')", False),
+        ("self._save_checkpoint('last.pt')", True),
+        ("if dist.get_rank() == 0:\n            self._save_checkpoint('last.pt')\n        self._save_checkpoint('every.pt')", True),
+    ],
+)
+def test_a_method_called_only_in_another_file_runs_where_that_call_runs(tmp_path: Path, call: str, reported: bool) -> None:
+    (tmp_path / "setup.py").touch()
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "__init__.py").write_text("from .base_trainer import BaseTrainer\n")
+    checked = tmp_path / "base" / "base_trainer.py"
+    checked.write_text(_BASE)
+    (tmp_path / "trainer.py").write_text(_TRAINER.format(call=call))
+    found = {f.code for f in check_source(_BASE, str(checked), rules=select_rules(["DDP005"])).findings}
+    assert ("DDP005" in found) is reported
+
+
+def test_without_the_importing_file_the_method_runs_everywhere(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").touch()
+    checked = tmp_path / "base_trainer.py"
+    checked.write_text(_BASE)
+    assert {f.code for f in check_source(_BASE, str(checked), rules=select_rules(["DDP005"])).findings} == {"DDP005"}
