@@ -177,12 +177,14 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             writes=function in writes,
             flag_defaults=rank_tests.defaults_read.get(function, frozenset()),
         )
-    for function in training:  # a training step of a class: `Trainer.do_pass`; building it lets it run
+    for function in training | writes:  # a method that trains or writes (`Trainer.do_pass`, `CheckpointIO.save`)
         owner = source.enclosing_class(function)
-        if owner is not None and source.enclosing_function(function) is None:
-            helpers.setdefault(f"{owner.name.value}.{function.name.value}", Helper(trains=True, writes=function in writes))
-            built = f"{owner.name.value}.__init__"
-            helpers[built] = dataclasses.replace(helpers.get(built, Helper()), trains=True)
+        if owner is not None and source.enclosing_function(function) is None and source.enclosing_class(owner) is None:
+            method = Helper(trains=function in training, writes=function in writes, distributed=function in distributed)
+            helpers.setdefault(f"{owner.name.value}.{function.name.value}", method)
+            if function in training:  # building the class lets its training steps run
+                built = f"{owner.name.value}.__init__"
+                helpers[built] = dataclasses.replace(helpers.get(built, Helper()), trains=True)
     for name, families in draws.items():  # a class: `Model.__init__`
         if "." in name:
             helpers[name] = dataclasses.replace(helpers.get(name, Helper()), draws=families)

@@ -247,7 +247,8 @@ class Divergence:
 
     def trains(self, node: cst.CSTNode) -> bool:
         """``node`` (a loop or a function) runs a ``.backward()``, itself or through this file's
-        functions: with DDP, every pass of it all-reduces gradients with the other ranks."""
+        functions or a project function or method that trains (``Helper.trains``): with DDP,
+        every pass of it all-reduces gradients with the other ranks."""
         if isinstance(node, cst.FunctionDef):
             return self._training_function(node)
         return self._backward_or_training_call(node, self._training_function)
@@ -274,6 +275,8 @@ class Divergence:
                 return True
             if any(trains(k) for k in self._callees.of_call(call)):
                 return True
+            if not self._callees.of_call(call) and (helper := self.source.project_call(call)) is not None and helper.trains:
+                return True  # the project's training step: `trainer.discriminator_trainstep(x, y, z)`
         return False
 
     def _key(self, text: str, scope: Scope) -> Key | None:

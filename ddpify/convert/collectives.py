@@ -60,7 +60,13 @@ def download_item(line: int, divergent: Divergent) -> ManualItem:
     )
 
 
-_EXIT_VERBS = {"break": "stops early", "continue": "skips the rest of a step", "return": "returns early", "loop": "runs"}
+_EXIT_VERBS = {
+    "break": "stops early",
+    "continue": "skips the rest of a step",
+    "return": "returns early",
+    "loop": "runs",
+    "exit": "ends the process",
+}
 
 
 def exit_item(line: int, divergent: Divergent, exit_kind: str) -> ManualItem:

@@ -1,6 +1,8 @@
-"""``save_checkpoint(state)`` from the project's own modules: every rank would write the same
-file at once, so the statement runs on rank 0 (``Facts.rank_zero_helpers``) and the trained
-models it is given go in unwrapped (``Facts.unwrapped_args``)."""
+"""``save_checkpoint(state)`` from the project's own modules, or ``checkpoint_io.save(...)`` of
+an object of a project class whose method writes (GAN_stability's ``CheckpointIO``): every rank
+would write the same file at once, so the statement runs on rank 0 (``Facts.rank_zero_helpers``)
+and the trained models it is given go in unwrapped (``Facts.unwrapped_args``). Building such a
+class (``CheckpointIO(checkpoint_dir=...)``) saves nothing: it is left alone."""
 
 from __future__ import annotations
 
@@ -19,8 +21,8 @@ def plan(recording: Recording, facts: Facts) -> None:
     passed unwrapped (no ``module.`` keys, no pickled DDP wrapper). Its code is in another
     file, so whether it calls collectives (which would hang the other ranks) is reported."""
     for call in recording.checkpoint_calls:
-        helper = project_helper(recording, call)
-        if helper is None or behind_rank_test(recording, call):
+        helper = project_helper(recording, call) or _saving_method(recording, call)
+        if helper is None or behind_rank_test(recording, call) or _constructs(recording, call):
             continue
         expression = recording.parent(call)
         statement = recording.parent(expression) if isinstance(expression, cst.Expr) else None
@@ -45,3 +47,22 @@ def _statement(recording: Recording, node: cst.CSTNode) -> cst.CSTNode:
         if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             return ancestor
     return node
+
+
+def _saving_method(recording: Recording, call: cst.Call) -> str | None:
+    """``checkpoint_io.save`` when ``checkpoint_io`` is an object of a project class whose
+    ``save`` is read and writes, trains nothing and runs no collective (``Helper``)."""
+    if not isinstance(call.func, cst.Attribute):
+        return None
+    helper = recording.analysis.source.project_call(call)
+    if helper is None or not helper.writes or helper.trains or helper.distributed:
+        return None
+    return code(call.func)
+
+
+def _constructs(recording: Recording, call: cst.Call) -> bool:
+    """``CheckpointIO(...)``: a class of the project (read), built, not a save."""
+    return (
+        isinstance(call.func, (cst.Name, cst.Attribute))
+        and recording.analysis.source.project.named(f"{code(call.func)}.__init__") is not None
+    )

@@ -4,7 +4,7 @@ loop, returns, or skips a step's backward while the others go on leaves them wai
 all-reduce. Reported when the decision reads values the ranks may see differently
 (``ddpify.analysis.divergence``): cleanRL's ``if approx_kl > args.target_kl: break`` over each
 rank's own minibatches, a ``while time.time() - start < budget:`` loop, ``if loss.isnan():
-continue`` before the backward."""
+continue`` before the backward, GAN_stability's ``if time.time() - t0 > restart: exit(3)``."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from ddpify.convert.planners.file_writes import recording_statement
 from ddpify.convert.record import Recording
 
 _KINDS = {cst.Break: "break", cst.Continue: "continue", cst.Return: "return"}
+# calls that end the process: a rank that takes them leaves the others in the next all-reduce
+_EXITS = frozenset({"builtins.exit", "builtins.quit", "sys.exit", "os._exit"})
 
 
 def report(recording: Recording, facts: Facts) -> None:
@@ -39,7 +41,8 @@ def report(recording: Recording, facts: Facts) -> None:
         if why is not None and why.kind != "rank":
             found = collectives.Divergent(test, why.kind, why.reason, recording.line(test))
             _add(recording, facts, reported, loop, found, "loop")
-    for node in shared.source.of_types(cst.Break, cst.Continue, cst.Return):
+    exits = [c for c in shared.source.of_types(cst.Call) if shared.source.qualified(c.func) & _EXITS]
+    for node in [*shared.source.of_types(cst.Break, cst.Continue, cst.Return), *exits]:
         inner = _training_loop(recording, shared, node)
         if inner is None or (isinstance(node, cst.Continue) and not _backward_after(recording, shared, inner, node)):
             continue
@@ -47,7 +50,7 @@ def report(recording: Recording, facts: Facts) -> None:
         divergent = shared.context.divergent_condition(statement)
         if divergent is None or divergent.kind == "rank" or not _inside(recording, divergent.node, inner):
             continue
-        _add(recording, facts, reported, recording_statement(recording, divergent.node), divergent, _KINDS[type(node)])
+        _add(recording, facts, reported, recording_statement(recording, divergent.node), divergent, _KINDS.get(type(node), "exit"))
     if held:
         wrap = ", ".join(f"{h.key} (line {h.items[0].line})" if h.items else h.key for h in facts.held_models)
         for index in range(before, len(facts.manual)):
