@@ -100,6 +100,8 @@ OPTIMIZER_PREFIX = "torch.optim."
 # A variable holding an optimizer a helper built (`optimizer = build_optimizer(model, cfg)`).
 OPTIMIZER_VARIABLE = re.compile(r"optim|(^|_)opt($|_)", re.I)
 SCHEDULER_PREFIX = "torch.optim.lr_scheduler."
+# Schedulers stepped with a metric: each rank's own metric would change the learning rate apart.
+METRIC_SCHEDULERS = frozenset({"torch.optim.lr_scheduler.ReduceLROnPlateau"})
 # Optimizers imported from other libraries (transformers.AdamW, bitsandbytes, timm, ...).
 OPTIMIZER_CLASS = re.compile(r"(^|\.)(Adam\w*|SGD|RMSprop|Adagrad|Adadelta|Adamax|LBFGS|Lion|Lamb|LAMB|NAdam|RAdam|Rprop|ASGD|SparseAdam)$")
 ITERABLE_DATASET = frozenset({"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"})

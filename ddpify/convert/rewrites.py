@@ -64,19 +64,24 @@ def has_keyword(call: cst.Call, name: str) -> bool:
 
 
 def appended(call: cst.Call, *added: cst.Arg) -> list[cst.Arg]:
-    """``call``'s arguments and then ``added``, laid out as the call was: on the line of its
-    last argument, with the line break or trailing comma that ended it after them
-    (``drop_last=True\n)`` -> ``drop_last=True, per_process_batch=True\n)``)."""
+    """``call``'s arguments and then ``added``, laid out like the arguments before them: on a
+    line of their own when those are, after ``, `` on one line; the line break or trailing comma
+    that ended the call's arguments ends them (``drop_last=True\n)`` -> ``drop_last=True,
+    per_process_batch=True\n)``)."""
     args, extra = list(call.args), list(added)
-    if args and extra:
-        last = args[-1]
-        if isinstance(last.comma, cst.Comma):  # `b,\n)`: the trailing comma moves to the end
-            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            extra[-1] = extra[-1].with_changes(comma=last.comma)
-        else:
-            args[-1] = last.with_changes(whitespace_after_arg=cst.SimpleWhitespace(""))
-            extra[-1] = extra[-1].with_changes(whitespace_after_arg=last.whitespace_after_arg)
-    return fix_commas(args + extra)
+    if not args or not extra:
+        return fix_commas(args + extra)
+    last = args[-1]
+    between = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else None
+    separator = between or cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    extra = [a.with_changes(comma=separator) for a in extra]
+    if isinstance(last.comma, cst.Comma):  # `b,\n)`: the trailing comma moves to the end
+        args[-1] = last.with_changes(comma=separator)
+        extra[-1] = extra[-1].with_changes(comma=last.comma)
+    else:
+        args[-1] = last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace(""))
+        extra[-1] = extra[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=last.whitespace_after_arg)
+    return args + extra
 
 
 def fix_commas(args: list[cst.Arg]) -> list[cst.Arg]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify import snippets
-from ddpify.convert.rewrites import RT, keyword, main_process_only
+from ddpify.convert.rewrites import RT, appended, keyword, main_process_only
 from ddpify.tree.cstutil import code
 
 
@@ -37,30 +37,18 @@ def device_from(value: cst.CSTNode) -> cst.CSTNode:
     return cst.Call(func=snippets.expression("device_from", rt=RT), args=[cst.Arg(value.with_changes(lpar=(), rpar=()))])
 
 
+def mean_over_ranks(value: cst.CSTNode) -> cst.CSTNode:
+    """``val_loss`` → ``ddpify.mean_over_ranks(val_loss)``: every rank sees the same metric."""
+    assert isinstance(value, cst.BaseExpression)
+    return cst.Call(func=snippets.expression("mean_over_ranks", rt=RT), args=[cst.Arg(value.with_changes(lpar=(), rpar=()))])
+
+
 def with_split_generator(call: cst.CSTNode, *, torch: str, seed: str = "0") -> cst.CSTNode:
     """``random_split(ds, lengths)`` → ``random_split(ds, lengths, generator=torch.Generator().manual_seed(0))``:
     the same split on every rank, whatever each rank's global generator holds."""
     assert isinstance(call, cst.Call)
     generator = keyword("generator", snippets.expression("split_generator", torch=torch, seed=seed))
-    return appended(call, generator)
-
-
-def appended(call: cst.Call, arg: cst.Arg) -> cst.Call:
-    """``call`` with ``arg`` last, laid out like the arguments before it: on a line of its own
-    when they are (keeping a trailing comma), after ``, `` on one line."""
-    args = list(call.args)
-    if not args:
-        return call.with_changes(args=[arg])
-    last = args[-1]
-    between = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else None
-    if isinstance(last.comma, cst.Comma):  # f(\n    a,\n    b,\n)
-        args[-1] = last.with_changes(comma=between or last.comma)
-        args.append(arg.with_changes(comma=last.comma))
-    else:
-        comma = between or cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        args[-1] = last.with_changes(comma=comma, whitespace_after_arg=cst.SimpleWhitespace(""))
-        args.append(arg.with_changes(whitespace_after_arg=last.whitespace_after_arg))
-    return call.with_changes(args=args)
+    return call.with_changes(args=appended(call, generator))
 
 
 def first_on_rank_zero(statement: cst.CSTNode) -> cst.CSTNode:

@@ -13,6 +13,7 @@ from ._data import EpochDataLoader, distributed_loader, set_epoch, shard, unshar
 from ._env import Env, detect_env
 from ._io import NullObject, load, print, rank_zero, save
 from ._logging import rank_zero_logging
+from ._metrics import mean_over_ranks
 from ._model import load_state_dict, prepare_model, sync_gradients, unwrap
 from ._per_process import device_from, shared_mkdtemp, shared_temporary_directory
 from ._process_group import (
@@ -44,6 +45,7 @@ __all__ = [
     "is_main_process",
     "device",
     "barrier",
+    "mean_over_ranks",
     "distributed_loader",
     "EpochDataLoader",
     "set_epoch",

@@ -1,6 +1,7 @@
 """Arguments the converter adds to a call (``per_process_batch=True``, ``exist_ok=True``,
-``map_location=...``) are laid out as the call was: after its last argument on that line, with
-the line break or trailing comma that ended it kept at the end."""
+``map_location=...``) are laid out as the call's own: on a line of their own when those are,
+after ``, `` on one line, with the line break or trailing comma that ended the arguments kept
+at the end."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from ddpify.convert.rewrites import appended, keyword
         ("f(a, b)", "f(a, b, c=1)"),
         ("f()", "f(c=1)"),
         ("f(a, b,)", "f(a, b, c=1,)"),
-        ("f(\n    a,\n    b,\n)", "f(\n    a,\n    b, c=1,\n)"),
-        ("f(a,\n    b\n)", "f(a,\n    b, c=1\n)"),
+        ("f(\n    a,\n    b,\n)", "f(\n    a,\n    b,\n    c=1,\n)"),
+        ("f(a,\n    b\n)", "f(a,\n    b,\n    c=1\n)"),
+        ("f(a,\n  b, x\n)", "f(a,\n  b, x, c=1\n)"),
         ("f(\n    a, b)", "f(\n    a, b, c=1)"),
     ],
 )

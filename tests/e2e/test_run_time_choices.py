@@ -61,3 +61,17 @@ def test_loader_rebuilt_each_epoch_reshuffles(tmp_path: Path) -> None:
         orders.append(run.global_order(seq, 0))
     assert len({tuple(o) for o in orders}) == 3, "a rebuilt loader repeated an epoch's order"
     run.assert_params_equal()
+
+
+@pytest.mark.torchrun
+def test_a_plateau_scheduler_on_a_shard_metric_keeps_the_ranks_in_step(tmp_path: Path) -> None:
+    """Issue 20, class 8: ``scheduler.step(total)`` of a ReduceLROnPlateau with each rank's
+    summed shard loss becomes ``scheduler.step(ddpify.mean_over_ranks(total))``: every rank
+    cuts its learning rate at the same epoch, and the parameters stay equal."""
+    result = convert_source((DATA / "plateau_on_train_loss.py").read_text())
+    assert "scheduler.step(ddpify.mean_over_ranks(total))" in result.output
+    script = tmp_path / "plateau_ddp.py"
+    script.write_text(result.output)
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    run.assert_params_equal()
+    run_script(script, nproc=None, cwd=tmp_path).assert_ok()

@@ -20,14 +20,20 @@ from harness import run_script  # noqa: E402
 PROJECT = Path(__file__).resolve().parent / "data" / "trainer_module_project"
 
 
-@pytest.mark.torchrun
-def test_training_in_a_sibling_module_runs_as_ddp(tmp_path: Path) -> None:
-    for name in ("main.py", "trainer.py", "data_loader.py"):
-        shutil.copy(PROJECT / name, tmp_path / name)
+def _convert_project(tmp_path: Path, project: Path, names: tuple[str, ...], script: str, output: str) -> subprocess.CompletedProcess[str]:
+    """Copy the project's files into ``tmp_path`` and run ``ddpify script -o output`` there."""
+    for name in names:
+        shutil.copy(project / name, tmp_path / name)
     converted = subprocess.run(
-        [sys.executable, "-m", "ddpify", "main.py", "-o", "main_ddp.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "ddpify", script, "-o", output], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
     assert converted.returncode == 0, converted.stderr
+    return converted
+
+
+@pytest.mark.torchrun
+def test_training_in_a_sibling_module_runs_as_ddp(tmp_path: Path) -> None:
+    converted = _convert_project(tmp_path, PROJECT, ("main.py", "trainer.py", "data_loader.py"), "main.py", "main_ddp.py")
     assert "needs a human" not in converted.stderr, converted.stderr
     run = run_script(tmp_path / "main_ddp.py", ["--epochs", "2"], cwd=tmp_path).assert_ok()
     loader = run.loader_seq(64, nth=1)  # rebuilt sharded by ddpify.shard in Trainer.__init__
@@ -49,12 +55,7 @@ def test_model_handed_to_a_training_function_of_a_sibling_module(tmp_path: Path)
     """``run.py`` builds the model and a batch iterator of the project's own (no DataLoader)
     and hands both to ``train()`` of ``train_eval.py``: the model is wrapped where ``train``
     receives it, and each batch is cut across the ranks (the global batch stays 8)."""
-    for name in ("run.py", "train_eval.py", "utils.py"):
-        shutil.copy(HANDED_IN / name, tmp_path / name)
-    converted = subprocess.run(
-        [sys.executable, "-m", "ddpify", "run.py", "-o", "run_ddp.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
-    assert converted.returncode == 0, converted.stderr
+    converted = _convert_project(tmp_path, HANDED_IN, ("run.py", "train_eval.py", "utils.py"), "run.py", "run_ddp.py")
     assert "needs a human" not in converted.stderr, converted.stderr
     assert "    model = ddpify.prepare_model(model)\n" in (tmp_path / "train_eval_ddp.py").read_text()
     run = run_script(tmp_path / "run_ddp.py", cwd=tmp_path).assert_ok()
@@ -84,12 +85,7 @@ def test_training_steps_of_a_sibling_class_train_both_models_as_ddp(tmp_path: Pa
     DataParallel was, the loader is sharded and reshuffled (its per-process batch kept, since
     ``z`` is sized by the batch variable), the run ends with equal parameters, and the print in
     the project's ``builders.py`` shows once."""
-    for name in ("train.py", "steps.py", "builders.py"):
-        shutil.copy(GAN_STEPS / name, tmp_path / name)
-    converted = subprocess.run(
-        [sys.executable, "-m", "ddpify", "train.py", "-o", "train_ddp.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
-    assert converted.returncode == 0, converted.stderr
+    converted = _convert_project(tmp_path, GAN_STEPS, ("train.py", "steps.py", "builders.py"), "train.py", "train_ddp.py")
     output = (tmp_path / "train_ddp.py").read_text()
     assert "generator = ddpify.prepare_model(generator)" in output and "discriminator = ddpify.prepare_model(discriminator)" in output
     assert "DataParallel" not in output and "the DDP model" not in converted.stderr
@@ -117,12 +113,7 @@ def test_a_trainer_that_builds_its_own_loader_is_converted_alongside_the_script_
     ``trainer.py`` is converted alongside, told that the models it gets are DDP models: its
     loader is sharded and reshuffled, the folder made on rank 0 first, one checkpoint saved
     without ``module.`` keys, and the parameters end equal."""
-    for name in ("main.py", "trainer.py", "utils.py"):
-        shutil.copy(BUILDS_LOADER / name, tmp_path / name)
-    converted = subprocess.run(
-        [sys.executable, "-m", "ddpify", "main.py", "-o", "main_ddp.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
-    assert converted.returncode == 0, converted.stderr
+    converted = _convert_project(tmp_path, BUILDS_LOADER, ("main.py", "trainer.py", "utils.py"), "main.py", "main_ddp.py")
     assert "needs a human" not in converted.stderr, converted.stderr
     assert "from trainer_ddp import Trainer" in (tmp_path / "main_ddp.py").read_text()
     assert "encoder = ddpify.prepare_model(encoder" in (tmp_path / "main_ddp.py").read_text()

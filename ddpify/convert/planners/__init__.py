@@ -66,6 +66,7 @@ from ddpify.convert.planners import (
     outside_loaders,
     own_methods,
     paths,
+    plateau,
     progress,
     random_data,
     rank_zero_values,
@@ -125,6 +126,7 @@ PLANNERS: tuple[Planner, ...] = (
     shard_sums.report,  # a shard's sums divided by the whole dataset's size
     progress.report,  # a shard's sample count set against the whole dataset's size
     divergent_exits.report,  # training loops ranks may leave or run a different number of times
+    plateau.plan,  # ReduceLROnPlateau stepped with a per-rank metric: averaged over the ranks
     environment_seeds.report,  # environments seeded alike on every rank (RL)
     unsharded_training.report,  # a wrapped model trains on data nothing sharded, and no item said so
 )

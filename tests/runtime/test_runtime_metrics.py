@@ -1,0 +1,15 @@
+"""``ddpify.mean_over_ranks``: with one process the value comes back as it is (the converted
+script computes what the original did); under torchrun the e2e test of the plateau scheduler
+(tests/e2e/test_run_time_choices.py) shows every rank getting the same mean."""
+
+from __future__ import annotations
+
+import torch
+
+import ddpify.runtime as ddpify
+
+
+def test_one_process_returns_the_value_itself() -> None:
+    tensor = torch.tensor([1.5, 2.5])
+    assert ddpify.mean_over_ranks(tensor) is tensor
+    assert ddpify.mean_over_ranks(3) == 3 and ddpify.mean_over_ranks(0.25) == 0.25
