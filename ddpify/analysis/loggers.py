@@ -104,16 +104,22 @@ def _writes(call: cst.Call) -> bool:
 
 
 _MKDIRS = frozenset({"os.makedirs", "os.mkdir", "pathlib.Path.mkdir"})
+_EXISTS = frozenset({"os.path.exists", "os.path.isfile", "pathlib.Path.exists", "pathlib.Path.is_file"})
+_DUMPS = frozenset({"pickle.dump", "json.dump", "torch.save", "numpy.save", "yaml.dump", "yaml.safe_dump", "joblib.dump"})
 
 
-def directory_makers(source: Source, tops: list[cst.FunctionDef]) -> set[str]:
+def path_makers(source: Source, tops: list[cst.FunctionDef]) -> set[str]:
     """The module's top-level functions that create directories in their own body
-    (``prepare_dirs(config)``: ``if not os.path.exists(d): os.makedirs(d)``): run on every
-    rank at once, the ranks race between the test and the creation."""
-    return {
-        f.name.value
-        for f in tops
-        if any(
-            source.qualified(c) & _MKDIRS or is_method_call(c, "mkdir") for c in source.of_types_in(f, cst.Call) if isinstance(c, cst.Call)
-        )
-    }
+    (``prepare_dirs(config)``: ``if not os.path.exists(d): os.makedirs(d)``), or write a file
+    they first test for (a cache: ``if os.path.exists(p): vocab = pkl.load(...) else: ...;
+    pkl.dump(vocab, open(p, "wb"))``): run on every rank at once, the ranks race between the
+    test and the creation, and read each other's half-written files."""
+    found = set()
+    for function in tops:
+        calls = [c for c in source.of_types_in(function, cst.Call) if isinstance(c, cst.Call)]
+        if any(source.qualified(c) & _MKDIRS or is_method_call(c, "mkdir") for c in calls):
+            found.add(function.name.value)
+        tests = any(source.qualified(c) & _EXISTS or is_method_call(c, "exists", "is_file") for c in calls)
+        if tests and any(source.qualified(c) & _DUMPS or (source.qualified(c) & _OPEN and _writes(c)) for c in calls):
+            found.add(function.name.value)
+    return found

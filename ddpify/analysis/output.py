@@ -172,12 +172,13 @@ class Output:
 
 # What a call is named (the last part of its callee) when it writes a file, an image, a
 # tensorboard event or to the terminal other than through ``print`` and ``logging`` (which a
-# converted script shows on rank 0 only: ``ddpify.runtime``'s setup): a project helper with none
-# of these, itself or through what it calls, repeats nothing when every rank runs it.
+# converted script shows on rank 0 only: ``ddpify.runtime``'s setup), a progress bar included:
+# a project helper with none of these, itself or through what it calls, repeats nothing when
+# every rank runs it.
 _WRITE_CALLEES = frozenset(
     """open write writelines write_text write_bytes save savefig imsave imwrite save_image dump to_csv
     savetxt savez show add_scalar add_scalars add_image add_images add_figure add_histogram add_text
-    makedirs mkdir rmtree copyfile copytree""".split()
+    makedirs mkdir rmtree copyfile copytree tqdm trange""".split()
 )
 
 

@@ -64,8 +64,9 @@ class Helper:
     ``writes_files``, a class whose methods write files and do nothing else the ranks share
     (``CSVLogger``: ``ddpify.analysis.loggers.file_writer_classes``); ``declares_local_rank``, a
     function or class that declares a ``--local_rank`` option torchrun leaves at its default
-    (``ddpify.analysis.launch_args``); ``makes_directories``, a function that creates
-    directories in its own body (``ddpify.analysis.loggers.directory_makers``); ``distributed``, it
+    (``ddpify.analysis.launch_args``); ``makes_paths``, a function that creates
+    directories, or writes a file it first tests for, in its own body
+    (``ddpify.analysis.loggers.path_makers``); ``distributed``, it
     joins or uses the process group, itself or through what it calls, and for a class one of its
     methods does; ``joins_group``, it initialises the process group, itself or through what it
     calls (``ddpify.analysis.distributed_code``); ``unused_submodules``, a module class (as
@@ -96,7 +97,7 @@ class Helper:
     draws: frozenset[str] = frozenset()
     writes_files: bool = False
     declares_local_rank: bool = False
-    makes_directories: bool = False
+    makes_paths: bool = False
     distributed: bool = False
     joins_group: bool = False
     unused_submodules: tuple[str, ...] = ()

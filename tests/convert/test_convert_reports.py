@@ -258,7 +258,7 @@ HANDED_TO_OTHER_FILES = """\
 def test_model_handed_to_another_files_function_is_reported_once_per_function():
     result = convert(HANDED_TO_OTHER_FILES)
     [item] = [m for m in result.manual if "another file" in m.why]
-    assert (item.line, item.why) == (13, "check_accuracy() (another file) runs on every rank with model (the DDP model): the files, images or logs it writes are written once per rank")
+    assert (item.line, item.why) == (13, "check_accuracy() (another file) runs on every rank with model (the DDP model): what it writes (files, images, logs, progress bars) is written once per rank")
     assert item.todo == (
         "guard its writes inside it (if ddpify.is_main_process():), not the call: every rank must run the DDP model's forward; "
         "there it receives the DDP wrapper: reach the model's own methods and attributes other than forward "

@@ -259,3 +259,46 @@ def test_a_project_model_with_an_unused_copy_is_wrapped_to_find_unused_parameter
     result = convert_source(text, filename=str(script))
     assert ("ddpify.prepare_model(diffusion, find_unused_parameters=True)" in result.output) is option, result.output
     assert "ddpify.prepare_model(diffusion" in result.output
+
+
+_CACHE = """\
+import os
+import pickle
+
+
+def build_dataset(config):
+    if os.path.exists(config.vocab_path):
+        vocab = pickle.load(open(config.vocab_path, "rb"))
+    else:
+        vocab = {"<pad>": 0}
+        pickle.dump(vocab, open(config.vocab_path, "wb"))
+    return vocab, [1, 2], [3]
+
+
+def read_dataset(config):
+    with open(config.train_path) as f:
+        return f.read().split(), [1], [2]
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "first"),
+    [
+        ("vocab, train, dev = build_dataset(config)", True),  # builds and pickles its cache when missing
+        ("build_dataset(config)", True),
+        ("vocab, train, dev = read_dataset(config)", False),  # reads only
+    ],
+)
+def test_a_project_helper_that_writes_its_cache_runs_on_rank_zero_first(tmp_path: Path, call: str, first: bool) -> None:
+    """textcls's ``build_dataset``: every rank testing for the vocabulary file and pickling it
+    at once reads half-written files; rank 0 builds it first, the others then load it."""
+    (tmp_path / "data_utils.py").write_text(_CACHE, encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(
+        _SCRIPT.format(name="CSVLogger", arguments='fieldnames=["epoch"]', after="")
+        .replace("from loggers import CSVLogger", f"from data_utils import build_dataset, read_dataset\n\nconfig = None\n{call}"),
+        encoding="utf-8",
+    )
+    (tmp_path / "loggers.py").write_text(_LOGGERS, encoding="utf-8")
+    result = convert_source(script.read_text(encoding="utf-8"), filename=str(script))
+    assert (f"with ddpify.main_process_first():\n    {call}" in result.output) is first, result.output

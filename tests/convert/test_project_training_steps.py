@@ -50,6 +50,12 @@ def noisy_step(model, optimizer, x, y):
     return loss
 
 
+def evaluate(model, batches):
+    from tqdm import tqdm
+
+    return sum(float(model(x).sum()) for x, _ in tqdm(batches))
+
+
 def build_optimizers(model, other, lr):
     import torch
 
@@ -194,3 +200,18 @@ def test_a_projects_training_step_that_writes_is_reported(tmp_path: Path) -> Non
         """,
     )
     assert any("noisy_step() (another file) runs on every rank with model (the DDP model)" in m for m in manual), manual
+
+
+def test_a_projects_helper_with_a_progress_bar_is_reported(tmp_path: Path) -> None:
+    """A tqdm bar in another file's function draws on every rank (stderr, not print): said."""
+    _, manual = _convert(
+        tmp_path,
+        "from steps import evaluate, train_step",
+        """        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(2):
+            for x, y in loader:
+                train_step(model, optimizer, x, y)
+            evaluate(model, loader)
+        """,
+    )
+    assert any(m.startswith("L") and "evaluate() (another file) runs on every rank" in m and "progress bars" in m for m in manual), manual

@@ -179,18 +179,20 @@ def _tests_existence(recording: Recording, test: cst.BaseExpression) -> bool:
 
 def plan_directory_helpers(recording: Recording, facts: Facts) -> None:
     """``prepare_dirs(config)``, a function of the project's modules that creates directories
-    (``Helper.makes_directories``), called as a statement on every rank: under
-    ``ddpify.main_process_first()``, rank 0 creates them first and the other ranks find them
-    (an exists-then-makedirs in it raced: FileExistsError on a rank that lost). Not when the
-    helper trains or runs a collective (rank 0 alone in it would hang)."""
+    or a file it first tests for (``Helper.makes_paths``: ``vocab, train, dev = build_dataset(
+    config)`` that builds and pickles the vocabulary when it is missing), called as a statement
+    on every rank (also into names): under ``ddpify.main_process_first()``, rank 0 creates them
+    first and the other ranks find them (an exists-then-makedirs in it raced: FileExistsError on
+    a rank that lost; a rank read another's half-written file). Not when the helper trains or
+    runs a collective (rank 0 alone in it would hang)."""
     project = recording.analysis.source.project
     for call in recording.analysis.source.of_types(cst.Call):
         assert isinstance(call, cst.Call)
         helper = project.helper(call)
-        if helper is None or not helper.makes_directories or helper.trains or helper.collective is not None:
+        if helper is None or not helper.makes_paths or helper.trains or helper.collective is not None:
             continue
         statement = statement_of(recording, call)
-        if not isinstance(statement, cst.SimpleStatementLine) or not is_call_statement(statement, call):
+        if not isinstance(statement, cst.SimpleStatementLine) or not (is_call_statement(statement, call) or _assigned(statement, call)):
             continue
         if _ordered_already(recording, call) or already_guarded(recording, call) or statement in facts.node_rewrites:
             continue
@@ -198,6 +200,11 @@ def plan_directory_helpers(recording: Recording, facts: Facts) -> None:
             facts,
             statement,
             rewrites_io.first_on_rank_zero,
-            f"{code(call.func)}() (another file) creates directories: it runs on rank 0 first, under "
-            "ddpify.main_process_first(); the other ranks then find them",
+            f"{code(call.func)}() (another file) creates directories or files it first tests for: it runs on rank 0 first, "
+            "under ddpify.main_process_first(); the other ranks then find them",
         )
+
+
+def _assigned(statement: cst.SimpleStatementLine, call: cst.Call) -> bool:
+    """``vocab, train, dev = build_dataset(config)``: the statement only binds the call's result."""
+    return len(statement.body) == 1 and isinstance(statement.body[0], cst.Assign) and statement.body[0].value is call

@@ -61,7 +61,7 @@ def report(recording: Recording, facts: Facts) -> None:
                 ManualItem(
                     recording.line(call),
                     f"{helper}() (another file) runs on every rank with {', '.join(handed)}: "
-                    "the files, images or logs it writes are written once per rank",
+                    "what it writes (files, images, logs, progress bars) is written once per rank",
                     _handed_over_todo(handed)
                     if not unwrapped
                     else f"it gets ddpify.unwrap(...), so it runs no DDP forward: if it only samples or writes, put the "
