@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from ddpify.analysis.modules import RETURNS_SELF
 from ddpify.convert import names
 from ddpify.convert.fact_types import Facts, item
 from ddpify.convert.planners import wraps
@@ -449,6 +450,8 @@ def report_moves_after_wrap(recording: Recording, facts: Facts) -> None:
             receiver = receiver.func.value  # model.eval().cpu(): the chain's start
         if code(receiver) not in wrapped or not _in_training_loop(recording, call):
             continue  # a loop that builds models (for i in range(n): model = Net(); model.cuda()) moves before any wrap
+        if any(c.func.attr.value not in RETURNS_SELF for c in links[1:]):  # type: ignore[attr-defined]
+            continue  # rec.initHidden().to(device): a tensor the model returned moves, not the model
         if all(c.func.attr.value in _MODE_OR_MOVE for c in links):  # type: ignore[attr-defined]
             facts.dropped_moves.add(call)
         else:
