@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -232,7 +233,9 @@ def launched_on_one_node(path: Path) -> bool:
     from ddpify.analysis import project_files
 
     launchers: list[bool] = []
-    for file in project_files.importers_upto(path):
+    for file, text in project_files.importers_upto(path):
+        if "init_process_group" not in text:
+            continue
         try:
             stat = file.stat()
         except OSError:
@@ -265,20 +268,23 @@ def _joins_on_one_node(file: Path, mtime_ns: int) -> bool | None:
     return single_node(analysis.source)
 
 
-def called_at(file: Path, method: str) -> list[Ranks]:
-    """``Called`` for one importing file: where each of its ``x.method(...)`` calls runs (its
-    own conditions and its callers')."""
+def called_at(file: Path) -> Callable[[str], list[Ranks]] | None:
+    """``Called`` for one importing file, read once: where each of its ``x.method(...)`` calls
+    runs (its own conditions and its callers'), per method name; None when it cannot be read."""
     try:
         stat = file.stat()
     except OSError:
-        return []
+        return None
     analysis = _importer_analysis(file, stat.st_mtime_ns)
     if analysis is None:
-        return []
+        return None
     import libcst as cst
 
-    calls = analysis.source.calls_by_callee.get(method, [])
-    return [analysis.context.ranks(c) for c in calls if isinstance(c.func, cst.Attribute)]
+    def sites(method: str) -> list[Ranks]:
+        calls = analysis.source.calls_by_callee.get(method, [])
+        return [analysis.context.ranks(c) for c in calls if isinstance(c.func, cst.Attribute)]
+
+    return sites
 
 
 @functools.lru_cache(maxsize=32)

@@ -113,9 +113,15 @@ class Helper:
 # cannot be told (``ddpify.analysis.presence`` asks it of the files that import this one).
 Outside = Callable[[Path, str, str, int], "list[tuple[Ranks, Ranks]] | None"]
 
-# Where the ``x.method(...)`` calls of one project file run (``ddpify.analysis.context`` asks it
-# of the files that import this one, for a method this file never calls).
-Called = Callable[[Path, str], "list[Ranks]"]
+# One project file read once: where its ``x.method(...)`` calls run, per method name (None: not
+# readable); ``ddpify.analysis.context`` asks it of the files that import this one, for a method
+# this file never calls.
+Called = Callable[[Path], "Callable[[str], list[Ranks]] | None"]
+# At most this many importing files are read for one checked file, and none when more than
+# ``_CALLERS_PER_METHOD`` of them name one method: the cost stays bounded on a module imported
+# everywhere (its callers are then unknown, and the method runs where it is defined).
+_CALLER_FILES = 32
+_CALLERS_PER_METHOD = 16
 
 # Summarises one parsed project module read ``depth`` imports deep into its helpers by name
 # (``ddpify.analysis.summarise``: the whole analysis of that module).
@@ -141,6 +147,7 @@ class Project:
         self._summarise = summarise
         self._outside = outside
         self._called = called
+        self._callers: dict[Path, Callable[[str], list[Ranks]] | None] = {}
 
     def called_elsewhere(self, method: str) -> Ranks | None:
         """Where the project's files that import this one (up to five imports up) call a method
@@ -148,13 +155,21 @@ class Project:
         file under ``if local_rank == 0:``); None when none of them does."""
         if self._called is None or self.depth <= 0 or self._path is None or not Path(self._path).is_file():
             return None
-        sites = [ranks for file in project_files.importers_upto(Path(self._path)) for ranks in self._called(file, method)]
+        named = [file for file, text in project_files.importers_upto(Path(self._path)) if f".{method}(" in text]
+        if len(named) > _CALLERS_PER_METHOD or len(set(named) | self._callers.keys()) > _CALLER_FILES:
+            return None
+        sites: list[Ranks] = []
+        for file in named:
+            if file not in self._callers:
+                self._callers[file] = self._called(file)
+            reader = self._callers[file]
+            sites += reader(method) if reader is not None else []
         if not sites:
             return None
-        found = sites[0]
+        where = sites[0]
         for ranks in sites[1:]:
-            found = found | ranks
-        return found
+            where = where | ranks
+        return where
 
     def passed_elsewhere(self, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
         """What the project's files that import this one pass ``callee``'s ``parameter`` (see

@@ -190,15 +190,16 @@ def importers(path: Path) -> list[Path]:
     return [file for file, _ in _importer_sources(path)]
 
 
-def importers_upto(path: Path, levels: int = 5) -> list[Path]:
-    """The project files that import ``path`` directly or through up to ``levels - 1`` more (a
-    package's ``__init__.py`` re-exporting it counts as one), nearest first."""
+def importers_upto(path: Path, levels: int = 5) -> list[tuple[Path, str]]:
+    """The project files (with their text) that import ``path`` directly or through up to
+    ``levels - 1`` more (a package's ``__init__.py`` re-exporting it counts as one), nearest first."""
     seen, level, found = {path.resolve()}, [path], []
     for _ in range(levels):
-        level = [f for p in level for f in importers(p) if f.resolve() not in seen]
-        seen.update(f.resolve() for f in level)
-        found += level
-    return list(dict.fromkeys(found))
+        sources = [(f, text) for p in level for f, text in _importer_sources(p) if f.resolve() not in seen]
+        seen.update(f.resolve() for f, _ in sources)
+        level = [f for f, _ in sources]
+        found += sources
+    return list(dict(found).items())
 
 
 def _importer_sources(path: Path) -> list[tuple[Path, str]]:

@@ -62,3 +62,26 @@ def test_without_the_importing_file_the_method_runs_everywhere(tmp_path: Path) -
     checked = tmp_path / "base_trainer.py"
     checked.write_text(_BASE)
     assert {f.code for f in check_source(_BASE, str(checked), rules=select_rules(["DDP005"])).findings} == {"DDP005"}
+
+
+def test_a_module_imported_everywhere_reads_a_bounded_number_of_importers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forty importing files each calling sixty methods the checked module never calls itself:
+    at most 32 importing files are read for the checked file (once each), and a method named in
+    more than 16 of them is left where it is defined: the cost stays bounded (a pre-commit hook
+    never waits on the whole project)."""
+    import ddpify.analysis as analysis
+
+    read: list[Path] = []
+    real = analysis.called_at
+    monkeypatch.setattr(analysis, "called_at", lambda file: read.append(file) or real(file))
+    methods = [f"step_{i}" for i in range(60)]
+    base = "import torch\n\n\nclass Base:\n    def __init__(self, model):\n        self.model = torch.nn.parallel.DistributedDataParallel(model)\n\n"
+    base += "".join(f"    def {m}(self):\n        torch.save({{}}, '{m}.pt')\n\n" for m in methods)
+    (tmp_path / "setup.py").touch()
+    checked = tmp_path / "base.py"
+    checked.write_text(base)
+    for index in range(40):
+        calls = "".join(f"        self.{m}()\n" for m in methods[index : index + 20])
+        (tmp_path / f"user_{index}.py").write_text(f"from base import Base\n\n\nclass User{index}(Base):\n    def run(self):\n{calls}")
+    check_source(base, str(checked), rules=select_rules(["DDP005"]))
+    assert 0 < len(read) == len(set(read)) <= 32
