@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis.module_facts import through_calls
-from ddpify.tree.cstutil import code, is_simple_reference
+from ddpify.tree.cstutil import is_simple_reference
 
 if TYPE_CHECKING:
     from ddpify.analysis.project import Helper
@@ -120,11 +120,8 @@ def is_distributed_helper(helper: Helper) -> bool:
 
 def calls_distributed_helpers(source: Source) -> bool:
     """Whether the file calls a function or builds a class of its project that is distributed."""
-    project = source.project
     for call in source.of_types(cst.Call):
-        if not is_simple_reference(call.func):
-            continue
-        helper = project.helper(call) or project.named(f"{code(call.func)}.__init__")
+        helper = source.project_call(call)
         if helper is not None and is_distributed_helper(helper):
             return True
     return False

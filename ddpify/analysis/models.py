@@ -304,10 +304,7 @@ class ModelFlow:
 
     def _project_unused(self, call: cst.Call) -> tuple[str, ...]:
         """The submodules a model built by a project helper never uses in ``forward``."""
-        if not cstutil.is_simple_reference(call.func):
-            return ()
-        project = self.source.project
-        helper = project.named(f"{cstutil.code(call.func)}.__init__") or project.helper(call)
+        helper = self.source.project_call(call)
         return helper.unused_submodules if helper is not None else ()
 
     def _classify(self, node: cst.CSTNode, class_def: cst.ClassDef | None, uses: _Uses) -> None:

@@ -199,7 +199,5 @@ def _unused_made(graph: CallGraph, value: cst.BaseExpression, own: dict[str, tup
     klass = graph.class_called(value)
     if klass is not None:
         return own.get(f"{klass.name.value}.__init__", ())
-    if not cstutil.is_simple_reference(value.func):
-        return ()
-    helper = graph.source.project.named(f"{cstutil.code(value.func)}.__init__") or graph.source.project.helper(value)
+    helper = graph.source.project_call(value)
     return helper.unused_submodules if helper is not None else ()

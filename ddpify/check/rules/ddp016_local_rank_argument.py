@@ -205,8 +205,7 @@ args = parser.parse_args()
         ``.local_rank``: under torchrun it keeps its default here."""
         if not is_simple_reference(node.func) or not self._reads_local_rank:
             return
-        project = self.file.analysis.source.project
-        helper = project.helper(node) or project.named(f"{code(node.func)}.__init__")
+        helper = self.file.analysis.source.project_call(node)
         if helper is not None and helper.declares_local_rank:
             self.report(
                 node,
