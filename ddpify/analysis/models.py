@@ -37,6 +37,7 @@ from ddpify.analysis.modules import (
     unwrapped,
 )
 from ddpify.analysis.optimizers import Optimizers
+from ddpify.analysis.own_training import parameter_free, routable_forwards
 from ddpify.analysis.placement import Placement, last_placement
 from ddpify.analysis.source import Source
 from ddpify.analysis.values import Edge, Occurrence, Origin, Slot, spelling
@@ -71,7 +72,8 @@ class Bypass:
 
 @dataclass(frozen=True)
 class Model:
-    """One model. ``key``: how the optimizer (or wrap) refers to it; ``references``: every
+    """One model. ``key``: how the optimizer (or wrap) refers to it (for ``self.parameters()``
+    in its own class, how the code outside names it); ``references``: every
     spelling that holds it. ``parts``: the submodules given to the optimizer when not the whole
     model. ``container``: "list" / "dict" / "tuple" / "set" when it is held in one (then
     refer to it through ``references``). ``bypasses``: own-member calls on the training path;
@@ -98,6 +100,7 @@ class Model:
     class_def: cst.ClassDef | None
     occurrences: tuple[Occurrence, ...]
     parameters: tuple[cst.Param, ...] = ()  # the function parameters it may come from (unknown origins)
+    routed: tuple[cst.Call, ...] = ()  # ``self(x)`` in its own training methods: to run through the DDP wrapper
 
 
 @dataclass
@@ -275,13 +278,16 @@ class ModelFlow:
         uses = _Uses()
         for occurrence in occurrences.values():
             self._classify(occurrence.node, class_def, uses)
+        bypasses = self._bypasses(uses)
+        routed = {b: forwards for b in bypasses if (forwards := self._routed(b, class_def))}
         unknown = [self._unknown_origin(o) for o in group.origins if not o.known]
         unused = unused_submodules(self.values, class_def) if class_def is not None and is_module_class(self.values, class_def) else ()
         if class_def is None:  # built by a class or a function of the project's modules
             unused = next((u for c in constructions if isinstance(c, cst.Call) and (u := self._project_unused(c))), ())
+        references = tuple(dict.fromkeys(s for o in occurrences.values() if (s := spelling(o.node)) is not None))
         model = Model(
-            key=group.keys[0],
-            references=tuple(dict.fromkeys(s for o in occurrences.values() if (s := spelling(o.node)) is not None)),
+            key=_outside_name(group.keys[0], references),
+            references=references,
             constructed_at=tuple(self._site(c) for c in sorted(constructions, key=self.values.start)),
             optimizers=tuple(dict.fromkeys(group.optimizers)),
             parts=tuple(group.parts),
@@ -290,7 +296,7 @@ class ModelFlow:
             wraps=_ordered(uses.wraps, self.values.end),
             container=containers[0] if containers else "list" if uses.collected else None,
             forward_calls=_ordered(uses.forwards, self.values.end),
-            bypasses=tuple(sorted(self._bypasses(uses), key=lambda b: (b.line, self.values.end(b.node)))),
+            bypasses=tuple(sorted((b for b in bypasses if b not in routed), key=lambda b: (b.line, self.values.end(b.node)))),
             own_uses=tuple(sorted(uses.own, key=lambda b: (b.line, self.values.end(b.node)))),
             possibly_unused=unused,
             handoffs=_ordered(uses.handoffs, self.values.end),
@@ -298,6 +304,7 @@ class ModelFlow:
             class_def=class_def,
             occurrences=tuple(occurrences.values()),
             parameters=tuple(p for o in group.origins if not o.known and isinstance(p := binding_site(self.source, o.node), cst.Param)),
+            routed=tuple(dict.fromkeys(c for forwards in routed.values() for c in forwards)),
         )
         self._made[model] = made_at
         return model
@@ -365,6 +372,13 @@ class ModelFlow:
             if b.through_module or b.method.split(".")[-1] == "forward" or self.source.enclosing_function(b.node) not in forwarding
         ]
 
+    def _routed(self, bypass: Bypass, class_def: cst.ClassDef | None) -> tuple[cst.Call, ...]:
+        """``model.train_(x, y)``: the ``self(...)`` calls of that method of the model's class
+        that can run through the DDP wrapper (``own_training.routable_forwards``)."""
+        if class_def is None or bypass.through_module or "." in bypass.method or not is_module_class(self.values, class_def):
+            return ()
+        return routable_forwards(self.values, class_def, bypass.method)
+
     def _trains(self, call: cst.Call) -> bool:
         """On the training path, with gradients (not under no_grad, not after ``.eval()``)."""
         batches = self.dataflow.batches
@@ -377,40 +391,11 @@ class ModelFlow:
         if chain[-1] == "forward":
             return True
         if len(chain) == 1:
-            return chain[0] not in MODULE_API and not (klass is not None and self._parameter_free(klass, chain[0], set()))
+            return chain[0] not in MODULE_API and not (klass is not None and parameter_free(self.values, klass, chain[0]))
         if klass is None or chain[0] in MODULE_API:
             return False
         stores = self.values.attribute_stores(klass, chain[0])
         return any(registers(self.values, binding_site(self.source, s)) for s, _ in stores)
-
-    def _parameter_free(self, klass: cst.ClassDef, name: str, seen: set[str]) -> bool:
-        """``klass``'s method ``name`` provably reads no parameter (``init_hidden`` returning
-        ``torch.zeros(1, batch, self.hidden)``): calling it outside the forward averages nothing
-        away. Every use of ``self`` in it must be a plain data attribute (stored, never a module
-        or parameter) or a call of another such method; anything else counts as a parameter."""
-        method = self.values.method(klass, name)
-        if method is None or name in seen:
-            return method is not None
-        seen.add(name)
-        params = [*method.params.posonly_params, *method.params.params]
-        if not params or not isinstance(params[0].name, cst.Name):
-            return False
-        own = params[0].name.value
-        for node in self.source.of_types_in(method.body, cst.Name):
-            if node.value != own:
-                continue
-            parent = self.source.parent(node)
-            if not (isinstance(parent, cst.Attribute) and parent.value is node) or parent.attr.value in MODULE_API:
-                return False
-            member = parent.attr.value
-            if self.values.method(klass, member) is not None:
-                if not self._parameter_free(klass, member, seen):
-                    return False
-                continue
-            stores = self.values.attribute_stores(klass, member)
-            if not stores or any(registers(self.values, binding_site(self.source, s)) for s, _ in stores):
-                return False
-        return True
 
     def _stored(self, container: cst.CSTNode) -> bool:
         """A container kept in a variable (``nets = [a, b]``, ``models["g"] = g``), not one
@@ -450,6 +435,14 @@ class _Uses:
     bypasses: list[Bypass] = field(default_factory=list)
     handoffs: list[Site] = field(default_factory=list)
     collected: list[Site] = field(default_factory=list)
+
+
+def _outside_name(key: str, references: tuple[str, ...]) -> str:
+    """The model's name where it is used, not ``self`` of its own class (``Adam(self.parameters())``
+    in ``__init__`` names the model ``self``; the script calls it ``model``)."""
+    if key != "self":
+        return key
+    return next((r for r in references if r != "self"), key)
 
 
 def _ordered(sites: list[Site], order) -> tuple[Site, ...]:

@@ -85,15 +85,37 @@ def registers(graph: CallGraph, site: cst.CSTNode | None) -> bool:
 
 def constructs_module(graph: CallGraph, call: cst.Call) -> bool:
     """``Block()`` (a module class of the file), ``nn.Linear(...)``, ``torchvision.models.resnet18()``
-    (or ``nn.Parameter(...)``): the call builds new parameters."""
+    (or ``nn.Parameter(...)``): the call builds new parameters (not ``nn.CrossEntropyLoss()``,
+    ``nn.ReLU()``: ``parameterless``)."""
     klass = graph.class_called(call)
     if klass is not None:
         return is_module_class(graph, klass)
     return any(
-        (q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and ".functional." not in q)
+        (q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and ".functional." not in q and not parameterless(q))
         or q.startswith("torchvision.models.")
         for q in graph.source.qualified(call.func)
     )
+
+
+# torch.nn modules that hold no parameters: running one outside DDP's forward averages nothing away
+_PARAMETERLESS = frozenset(
+    {
+        *"ReLU ReLU6 LeakyReLU ELU SELU CELU GELU SiLU Mish Sigmoid Tanh Softmax LogSoftmax Softplus Softsign".split(),
+        *"Hardtanh Hardswish Hardsigmoid Tanhshrink Threshold Dropout Dropout1d Dropout2d Dropout3d AlphaDropout".split(),
+        *"Identity Flatten Unflatten MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d".split(),
+        *"AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d Upsample".split(),
+        *"PixelShuffle PixelUnshuffle ZeroPad2d".split(),
+    }
+)
+
+
+def parameterless(qualified: str) -> bool:
+    """``torch.nn.CrossEntropyLoss`` (every loss but the adaptive softmax), activations,
+    dropout, pooling, reshaping: classes whose instances own no parameters."""
+    name = qualified.rsplit(".", 1)[-1]
+    if not qualified.startswith("torch.nn."):
+        return False
+    return name in _PARAMETERLESS or (name.endswith("Loss") and name != "AdaptiveLogSoftmaxWithLoss")
 
 
 def unused_submodules(graph: CallGraph, klass: cst.ClassDef) -> tuple[str, ...]:

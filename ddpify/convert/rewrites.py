@@ -180,6 +180,15 @@ def unwrapped(model: cst.BaseExpression) -> cst.BaseExpression:
     return snippets.expression("unwrap", rt=RT, model=code(model))
 
 
+def through_wrapper(call: cst.CSTNode) -> cst.CSTNode:
+    """``self(x)`` / ``self.forward(x)`` in a model's own training method →
+    ``ddpify.wrapped(self)(x)``: the forward runs through the model's DDP wrapper."""
+    assert isinstance(call, cst.Call)
+    func = call.func
+    own = func.value if isinstance(func, cst.Attribute) else func
+    return call.with_changes(func=snippets.expression("wrapped", rt=RT, model=code(own)))
+
+
 def unwrapped_state_dict(call: cst.Call) -> cst.Call:
     """``model.state_dict()`` → ``ddpify.unwrap(model).state_dict()``: no ``module.`` keys."""
     func = call.func

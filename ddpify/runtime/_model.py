@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -16,10 +17,12 @@ from torch.nn.parallel import DistributedDataParallel
 from ._guard import GuardedDDP, call_site, guards_enabled
 from ._process_group import device, setup, world_size
 
-__all__ = ["prepare_model", "unwrap", "load_state_dict"]
+__all__ = ["prepare_model", "unwrap", "wrapped", "load_state_dict"]
 
 _WRAPPERS = (DistributedDataParallel, nn.DataParallel)
 _DDP_PREFIX = "module."
+# each wrapped module's DDP wrapper, held weakly both ways (the wrapper holds its module)
+_WRAPPER_OF: weakref.WeakKeyDictionary[nn.Module, weakref.ReferenceType[nn.Module]] = weakref.WeakKeyDictionary()
 
 
 def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, on_rank_device: bool = False, **ddp_kwargs: Any) -> nn.Module:
@@ -70,6 +73,7 @@ def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, on_rank_devi
         ddp_kwargs.setdefault("device_ids", [placed.index])
     wrapped = GuardedDDP(model, wrap_site=site, **ddp_kwargs) if guards_enabled() else DistributedDataParallel(model, **ddp_kwargs)
     _plain_checkpoint_keys(wrapped)
+    _WRAPPER_OF[model] = weakref.ref(wrapped)
     return wrapped
 
 
@@ -139,6 +143,14 @@ def unwrap(model: Any) -> Any:
     while isinstance(model, _WRAPPERS):
         model = model.module
     return model
+
+
+def wrapped(module: nn.Module) -> nn.Module:
+    """The DDP wrapper ``prepare_model`` made for ``module``, else ``module``: a model's own
+    training method runs ``ddpify.wrapped(self)(x)`` so that DDP averages its gradients."""
+    wrapper = _WRAPPER_OF.get(module)
+    found = wrapper() if wrapper is not None else None
+    return found if found is not None else module
 
 
 def load_state_dict(model: nn.Module, state_dict: Mapping[str, Any], strict: bool = True) -> Any:

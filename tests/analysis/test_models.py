@@ -133,7 +133,7 @@ def test_an_optimizer_a_model_builds_for_itself() -> None:
         optimizer = gpt.configure_optimizers(3e-4)
     """
     model = only(text)
-    assert model.key == "self" and "gpt" in model.references
+    assert model.key == "gpt" and "self" in model.references  # named as the script names it, not `self` of its class
     assert model.class_def is not None and model.class_def.name.value == "GPT"
     assert lines(model.constructed_at) == [12]
 

@@ -75,3 +75,24 @@ def test_a_plateau_scheduler_on_a_shard_metric_keeps_the_ranks_in_step(tmp_path:
     run = run_script(script, cwd=tmp_path).assert_ok()
     run.assert_params_equal()
     run_script(script, nproc=None, cwd=tmp_path).assert_ok()
+
+
+@pytest.mark.torchrun
+def test_a_model_that_trains_itself_is_wrapped_and_averaged(tmp_path: Path) -> None:
+    """Issue 20: ``model.train_(x, y)`` whose method runs ``self.forward(x)``, the backward and
+    its own optimizer's step: the model is wrapped, that forward runs through the wrapper
+    (``ddpify.wrapped(self)``), the loader is sharded; equal parameters prove the averaging."""
+    result = convert_source((DATA / "model_trains_itself.py").read_text())
+    assert "loss = self.criterion(ddpify.wrapped(self)(x), y)" in result.output
+    assert not result.manual, result.manual
+    script = tmp_path / "trains_itself_ddp.py"
+    script.write_text(result.output)
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    seq = run.loader_seq(64)
+    for epoch in (0, 1):
+        run.assert_disjoint_cover(seq, epoch, dataset_len=64)
+    run.assert_reshuffled(seq)
+    run.assert_only_rank0_saves()
+    run.assert_no_module_keys()
+    run.assert_params_equal()
+    run_script(script, nproc=None, cwd=tmp_path).assert_ok()

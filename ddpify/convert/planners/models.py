@@ -51,7 +51,7 @@ def plan_trained(recording: Recording, facts: Facts) -> None:
         owners = parameter_owners(recording, optimizer)
         for owner in owners:
             facts.trained.append((optimizer, code(owner)))
-            _note_model(recording, facts, owner)
+            _note_model(recording, facts, _outside(recording, optimizer, owner))
         if not owners and recording.first_backward is not None and not facts.already_converted and not _tied(recording, optimizer):
             _report_untied_optimizer(recording, facts, optimizer)
 
@@ -136,6 +136,16 @@ def parameter_owners(recording: Recording, optimizer: cst.Call) -> list[cst.Base
                 followed.add(variable)
                 pending.extend(recording.values_of(variable))
     return owners
+
+
+def _outside(recording: Recording, optimizer: cst.Call, owner: cst.BaseExpression) -> cst.BaseExpression:
+    """``Adam(self.parameters())`` in the model's own class: the model as the script names it
+    (``model``); inside its class, ``self`` is the plain module, wrapped or not."""
+    if code(owner) != "self":
+        return owner
+    models = recording.analysis.models.models
+    model = next((m for m in models if any(o.node is optimizer for o in m.optimizers)), None)
+    return cst.parse_expression(model.key) if model is not None and model.key != "self" else owner
 
 
 def _note_model(recording: Recording, facts: Facts, reference: cst.BaseExpression) -> None:

@@ -20,6 +20,7 @@ from ddpify import snippets
 from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.models import Bypass, Model
 from ddpify.analysis.modules import DATAPARALLEL, WRAPS
+from ddpify.convert import rewrites
 from ddpify.convert.fact_types import Facts, HeldModel, NodeRewrite, item
 from ddpify.convert.record import Recording
 from ddpify.convert.rewrites import RT
@@ -130,7 +131,21 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     anchor, where = spot(body, max([index, *configured]), name)  # after its optimizer too: DDP sees the final requires_grad flags
     facts.model_wraps.append((name, anchor, where))
     _unused_parameters(recording, facts, model, name, anchor)
+    _route_own_training(recording, facts, model, name)
     return spelling
+
+
+def _route_own_training(recording: Recording, facts: Facts, model: Model, name: str) -> None:
+    """The model's class trains itself in a method (``out = self(x)`` then backward and step):
+    that forward goes through the wrapper (``ModelFlow._routable``), so DDP averages it."""
+    for call in model.routed:
+        function = recording.analysis.source.enclosing_function(call)
+        method = function.name.value if function is not None else "?"
+        facts.node_rewrites[call] = NodeRewrite(
+            rewrites.through_wrapper,
+            f"{code(call.func)}(...) in {method}(), which trains {name} itself → ddpify.wrapped({code(call.func).split('.')[0]})"
+            "(...): the forward runs through the DDP wrapper, so that backward averages the gradients",
+        )
 
 
 def _wrap_handed_in(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot) -> bool:
