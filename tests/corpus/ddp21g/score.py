@@ -28,11 +28,85 @@ DDP030_REASON = ("no destroy_process_group: the group is torn down at process ex
                  "scripts (at most a warning in new torch)")
 # a finding on another line of a judged problem -> that judgment (file, line)
 MANUAL = {
+ # glue-factory: with --detect_anomaly every rank prints the same 'param ... has no gradient.' lines: part of the grouped
+ # every-rank console output judged at 273 (same category, another line)
+ ("glue-factory/gluefactory/train.py", 497, "DDP012"): ("glue-factory/gluefactory/train.py", 273),
+ # CodeBERT: the epoch loop (181) of the missing set_epoch judged at 189 (the inner loop over the per-file loaders)
+ ("CodeBERT/CodeReviewer/code/run_finetune_cls.py", 181, "DDP001"): ("CodeBERT/CodeReviewer/code/run_finetune_cls.py", 189),
 }
 FP = {}
 def fp(f, lines, code, cls, why):
     for l in lines:
         FP[(f, l, code)] = (cls, why)
+# --- split A
+fp("GaLore/torchrun_main.py", (130,), "DDP011", "common seed with nothing random to act on",
+   "LLaMA from scratch: the model has no dropout (modeling_llama.py:223 dropout_p=0.0, no dropout layers), the C4 stream "
+   "is tokenised without augmentation and GaLore's 'std' projection is an SVD; the shared seed only makes the initial "
+   "weights identical, which DDP needs anyway")
+fp("GaLore/torchrun_main.py", (196,), "DDP003", "sharded upstream of the loader",
+   "the streaming dataset is split per rank by datasets.distributed.split_dataset_by_node (176-179) and per worker by "
+   "PreprocessedIterableDataset (islice by worker id, peft_pretraining/dataloader.py:24): an IterableDataset takes no sampler")
+fp("GaLore/torchrun_main.py", (183,), "DDP028", "hub download guarded by file locks",
+   "AutoTokenizer.from_pretrained('t5-base') downloads through huggingface_hub, which serialises concurrent downloads "
+   "of the same file with file locks into the shared cache")
+fp("GaLore/torchrun_main.py", (198,), "DDP028", "local file, no download",
+   "AutoConfig.from_pretrained(args.model_config) reads a local JSON (configs/llama_*.json)")
+fp("glue-factory/gluefactory/train.py", (88,), "DDP012", "progress bar disabled by a rank argument",
+   "tqdm(..., disable=not pbar) and every caller passes pbar=(rank == 0) (578, 620)")
+fp("glue-factory/gluefactory/train.py", (392,), "DDP012", "never called",
+   "print(output) is inside trace_handler, which nothing calls (the profiler uses tensorboard_trace_handler, 399)")
+fp("glue-factory/gluefactory/train.py", (478,), "DDP012", "message about the rank's own event",
+   "'Detected NAN, skipping iteration' is printed by the rank whose loss is NaN, about its own batch (its real problem, "
+   "the skipped all_reduce, is judged at 480 as asymmetric-collective)")
+fp("mace/mace/cli/run_train.py", (110,), "DDP011", "common seed with nothing random to act on",
+   "MACE models have no dropout and the atomistic data no augmentation; the loaders' shuffles and the random train/valid "
+   "split take explicitly seeded generators (torch.Generator().manual_seed(args.seed), np.random.default_rng(seed)) that "
+   "must be equal on every rank; the global seed only fixes the initial weights, which DDP broadcasts anyway")
+fp("rq-vae-transformer/main_stage1.py", (42,), "DDP016", "--local_rank argument whose value is never used",
+   "rqvae/utils/dist.py:34 overwrites args.local_rank from LOCAL_RANK before anything uses it, so torchrun works; under "
+   "torch>=2 torch.distributed.launch the unknown --local-rank=N goes to parse_known_args' extra_args and becomes a stray, "
+   "unused key of the OmegaConf config (from_dotlist accepts it)")
+fp("rq-vae-transformer/main_stage1.py", (103,), "DDP012", "rank test on a project's dist-env flag",
+   "print(model) is under `if distenv.master:` (102); distenv.master is dist.get_rank() == 0 (rqvae/utils/dist.py:55)")
+fp("rq-vae-transformer/rqvae/trainers/trainer.py", (131,), "DDP005", "rank test in the caller",
+   "save_ckpt's only caller is run_epoch, under `if self.distenv.master:` (109, 117-118); distenv.master is global rank 0")
+fp("DeepLearningExamples/PyTorch/Detection/SSD/main.py", (123,), "DDP016", "--local_rank argument taken from LOCAL_RANK",
+   "its default is os.getenv('LOCAL_RANK', 0) and line 276 overwrites it from LOCAL_RANK again; the documented launch is "
+   "torchrun (README, examples/*.sh)")
+fp("DeepLearningExamples/PyTorch/Detection/SSD/main.py", (211,), "DDP001", "sampler of the evaluation loader",
+   "the only DistributedSampler is the validation loader's (ssd/data.py:59), read by evaluate(); training uses the DALI "
+   "reader, sharded by shard_id=rank with its own random_shuffle (ssd/coco_pipeline.py:38-46)")
+# --- split B
+fp("TorchSSL/fixmatch.py", (134, 180, 181), "DDP012", "logger level set by a rank test",
+   "get_logger(args.save_name, save_path, logger_level) gets level 'WARNING' unless args.rank % ngpus_per_node == 0 "
+   "(97-101): logger.info prints on local rank 0 only (the per-node duplication is the local-rank-guard judged at 99)")
+fp("mace/mace/tools/train.py", (480,), "DDP027", "rank-0-driven protocol matched by the other ranks",
+   "in take_step_lbfgs rank 0 runs optimizer.step(closure) and broadcasts signal=1 (480) before each closure; the other "
+   "ranks sit in a loop receiving that broadcast (518-524) and run the same closure, and rank 0's final signal=0 (516) "
+   "ends their loop: every broadcast has its partner")
+fp("openvla/vla-scripts/finetune.py", (157, 158, 338), "DDP028", "hub download guarded by file locks",
+   "AutoProcessor/AutoModelForVision2Seq.from_pretrained download through huggingface_hub, which serialises concurrent "
+   "downloads of the same file with file locks (338 reads the cache filled at 158)")
+fp("openvla/vla-scripts/finetune.py", (341,), "DDP028", "local file, no download",
+   "PeftModel.from_pretrained(base_vla, adapter_dir) reads the adapter the main process just saved locally (330, barrier 333)")
+fp("openvla/vla-scripts/finetune.py", (333, 364), "DDP022", "process group initialised by a library",
+   "accelerate's PartialState() (119) initialises the process group under torchrun (the README's only launch, also for one "
+   "GPU); the DDP wrap at 185 needs it too")
+fp("nnUNet/nnunetv2/training/nnUNetTrainer/nnUNetTrainer.py", (110,), "DDP012", "print in the non-distributed branch",
+   "print(f'Using device: ...') is in the else branch of `if self.is_ddp:` (101-110): single process only")
+fp("Trainer/trainer/trainer.py", (571,), "DDP033", "single-node launcher by construction",
+   "trainer/distribute.py starts one process per visible GPU on this machine with --rank=i, and init_distributed uses "
+   "world_size = num_gpus = torch.cuda.device_count() and set_device(rank % device_count) (utils/distributed.py:62-68): "
+   "the global rank is the local GPU index")
+fp("Trainer/trainer/trainer.py", (932, 973, 1014, 1056, 1070, 1492, 1515, 1656, 1692, 1711), "DDP023",
+   "wrap condition equals the .module condition",
+   "every self.model.module is under `if self.num_gpus > 1`; with num_gpus > 1 the model is wrapped, in DDP_th (use_pt_ddp "
+   "= num_gpus > 1 and not use_accelerate, 570-571) or by accelerator.prepare (setup_accelerate, 600-610)")
+fp("Trainer/trainer/trainer.py", (1962,), "DDP023", "unwrapped in the same expression",
+   "`hasattr(self.model, 'module') and isimplemented(self.model.module, ...)`")
+fp("fairchem/src/fairchem/core/trainers/base_trainer.py", (766,), "DDP007", "project loader reconciles the prefix",
+   "load_checkpoint maps the checkpoint's 'module.' count onto the model's with match_state_dict "
+   "(common/utils.py:1196-1221) before load_state_dict (629-631), so DDP and single-process checkpoints load either way")
 # A finding on a line that a judgment lists (so the matcher would count it true) but that is false.
 FORCED_FP = {
 }
