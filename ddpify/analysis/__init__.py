@@ -131,7 +131,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.loggers import file_writer_classes, module_console_loggers, path_makers
     from ddpify.analysis.output import writing_functions
     from ddpify.analysis.prefix import names_prefix
-    from ddpify.analysis.project import Helper
+    from ddpify.analysis.project import ON_IMPORT, Helper
     from ddpify.analysis.seeding import module_draws, seeding
     from ddpify.tree.metadata import FastMetadata
 
@@ -206,6 +206,10 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     for name in file_writer_classes(source, training):
         key = f"{name}.__init__"
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), writes_files=True)
+    if analysis.output.silences_on_import():
+        helpers[ON_IMPORT] = Helper(silences_print=True)
+    for name, helper in source.project.star_exported().items():  # `from .printing import *` in a package
+        helpers.setdefault(name, helper)
     for item in project_files.imports(module.code):  # re-exports: `from .dist import is_main_process`
         if item.name is not None and item.bound not in helpers:
             found = source.project.named(item.bound)

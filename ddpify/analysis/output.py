@@ -71,18 +71,19 @@ class Output:
         ``builtins.print`` / ``setattr(builtins, "print", ...)``) or by a call (of this file's
         function that makes one, or of such a helper of another module)."""
         points: list[tuple[cst.CSTNode, bool]] = []
+        project = self.source.project
         candidates = [
             *self.source.of_types(cst.Assign),
             *self.source.calls_by_callee.get("setattr", []),
             *self.source.calls_by_callee.get("dup2", []),
         ]
-        for node in candidates:
-            if self._replaces_print(node):
+        imports = [node for node in self.source.of_types(cst.Import, cst.ImportFrom) if project.silences_on_import(node)]
+        for node in [*candidates, *imports]:
+            if node in imports or self._replaces_print(node):
                 points.append((node, True))
                 function = self.source.enclosing_function(node)
                 if function is not None:
                     points.extend((site, False) for site in self.context.call_sites(function))
-        project = self.source.project
         for name, calls in self.source.calls_by_callee.items():
             if name in self.source.functions:
                 continue
@@ -91,6 +92,11 @@ class Output:
                 if helper.silences_print if helper is not None else _PRINT_OVERRIDE.match(name):
                     points.append((call, False))
         return points
+
+    def silences_on_import(self) -> bool:
+        """Importing this module replaces ``print`` for the other ranks: its module-level code
+        does (``builtins.print = rank0_print``), or imports a project module that does."""
+        return any(direct and self.source.enclosing_function(point) is None for point, direct in self._print_overrides)
 
     def print_overriding_functions(self) -> set[cst.FunctionDef]:
         """This file's module-level functions that replace ``print`` for the other ranks

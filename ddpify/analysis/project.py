@@ -108,6 +108,10 @@ class Helper:
     flag_defaults: frozenset[tuple[int, str]] = frozenset()
 
 
+# The key of a module's helpers that says what importing the module does (its module-level code):
+# ``silences_print``, it replaces ``print`` for the other ranks at import time.
+ON_IMPORT = "<import>"
+
 # Where the calls of ``callee`` in one project file pass its parameter (name, position) an
 # object: ``(where the call runs, where the argument is not None)`` per call; None when one
 # cannot be told (``ddpify.analysis.presence`` asks it of the files that import this one).
@@ -184,6 +188,14 @@ class Project:
             found.extend(calls)
         return found or None
 
+    def silences_on_import(self, statement: cst.CSTNode) -> bool:
+        """An import statement that runs a project module replacing ``print`` for the other
+        ranks at import time (``ON_IMPORT``), itself or through the modules it imports."""
+        if self.depth <= 0 or self._path is None or not Path(self._path).is_file():
+            return False
+        files = project_files.imported_files(code(statement), Path(self._path))
+        return any((h := module_helpers(f, self.depth, self._summarise).get(ON_IMPORT)) is not None and h.silences_print for f in files)
+
     @functools.cached_property
     def imported_elsewhere(self) -> bool:
         """Another file of the project imports this one (or that cannot be told: no path)."""
@@ -233,6 +245,16 @@ class Project:
             found = (module_helpers(f, self.depth, self._summarise).get(dotted) for f in self._star_files)
             return next((helper for helper in found if helper is not None), None)
         return None
+
+    def star_exported(self) -> dict[str, Helper]:
+        """The helpers this file's ``from module import *`` statements bring in (a package's
+        ``__init__.py`` re-exporting its modules), the last import winning a clash."""
+        found: dict[str, Helper] = {}
+        for file in self._star_files:  # last import first
+            for name, helper in module_helpers(file, self.depth, self._summarise).items():
+                if name != ON_IMPORT:
+                    found.setdefault(name, helper)
+        return found
 
     @functools.cached_property
     def _star_files(self) -> list[Path]:
