@@ -43,6 +43,18 @@ def mean_over_ranks(value: cst.CSTNode) -> cst.CSTNode:
     return cst.Call(func=snippets.expression("mean_over_ranks", rt=RT), args=[cst.Arg(value.with_changes(lpar=(), rpar=()))])
 
 
+def times_world_size(value: cst.CSTNode) -> cst.CSTNode:
+    """``x.size(0)`` → ``x.size(0) * ddpify.world_size()``: a count of every rank's samples."""
+    assert isinstance(value, cst.BaseExpression)
+    left = (
+        value
+        if isinstance(value, (cst.Call, cst.Subscript, cst.Name, cst.Attribute))
+        else value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    )
+    size = cst.Call(func=snippets.expression("world_size", rt=RT))
+    return cst.BinaryOperation(left, cst.Multiply(), size)
+
+
 def with_split_generator(call: cst.CSTNode, *, torch: str, seed: str = "0") -> cst.CSTNode:
     """``random_split(ds, lengths)`` → ``random_split(ds, lengths, generator=torch.Generator().manual_seed(0))``:
     the same split on every rank, whatever each rank's global generator holds."""

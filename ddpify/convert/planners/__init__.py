@@ -70,6 +70,7 @@ from ddpify.convert.planners import (
     progress,
     random_data,
     rank_zero_values,
+    sample_counters,
     shard_sums,
     side_effects,
     sliced_batches,
@@ -127,6 +128,7 @@ PLANNERS: tuple[Planner, ...] = (
     progress.report,  # a shard's sample count set against the whole dataset's size
     divergent_exits.report,  # training loops ranks may leave or run a different number of times
     plateau.plan,  # ReduceLROnPlateau stepped with a per-rank metric: averaged over the ranks
+    sample_counters.plan,  # counts of training samples that steer the schedule: every rank's
     environment_seeds.report,  # environments seeded alike on every rank (RL)
     unsharded_training.report,  # a wrapped model trains on data nothing sharded, and no item said so
 )
