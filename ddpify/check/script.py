@@ -215,8 +215,16 @@ def iterable_dataset_classes(rule: Rule, module: cst.Module) -> set[str]:
     return found
 
 
-def is_iterable_dataset(rule: Rule, dataset: cst.BaseExpression, classes: set[str], values: dict[str, list[cst.BaseExpression]]) -> bool:
-    """A dataset built by an IterableDataset class (directly or through one variable)."""
+# Hugging Face ``datasets``' per-node split: what it returns is this rank's part already.
+_SPLIT_BY_NODE = frozenset({"datasets.distributed.split_dataset_by_node"})
+
+
+def is_iterable_dataset(
+    rule: Rule, dataset: cst.BaseExpression, classes: set[str], values: dict[str, list[cst.BaseExpression]], depth: int = 0
+) -> bool:
+    """A dataset built by an IterableDataset class (directly or through one variable), or one
+    sharded upstream: ``split_dataset_by_node(...)``, or a dataset built around one
+    (``Tokenized(split_dataset_by_node(raw, rank, world_size))``, one level)."""
     candidates: Iterable[cst.BaseExpression] = [dataset]
     if isinstance(dataset, cst.Name):
         candidates = [dataset, *values.get(dataset.value, [])]
@@ -226,6 +234,16 @@ def is_iterable_dataset(rule: Rule, dataset: cst.BaseExpression, classes: set[st
         if code(candidate.func) in classes:
             return True
         qualified = rule.qualified(candidate)
-        if qualified & names.ITERABLE_DATASET or any(q.startswith(ITERABLE_PREFIXES) for q in qualified):
+        if qualified & (names.ITERABLE_DATASET | _SPLIT_BY_NODE) or any(q.startswith(ITERABLE_PREFIXES) for q in qualified):
+            return True
+        if depth == 0 and any(
+            is_iterable_dataset(rule, a.value, set(), values, 1) for a in candidate.args if _splits(rule, a.value, values)
+        ):
             return True
     return False
+
+
+def _splits(rule: Rule, value: cst.BaseExpression, values: dict[str, list[cst.BaseExpression]]) -> bool:
+    """``value`` is (a variable holding) a ``split_dataset_by_node(...)`` result."""
+    found = [value, *values.get(value.value, [])] if isinstance(value, cst.Name) else [value]
+    return any(isinstance(v, cst.Call) and rule.qualified(v) & _SPLIT_BY_NODE for v in found)

@@ -29,13 +29,27 @@ class LoaderWithoutSampler(Rule):
         "go (``ddpify.analysis.dataflow``: a loop whose batch reaches backward() trains; one under "
         "no_grad/inference_mode or after eval() evaluates, and ddpify deliberately leaves those "
         "unsharded so metrics are exact on every rank; names and shuffle= decide nothing). Loaders "
-        "with their own sampler= or batch_sampler=, IterableDatasets, and the loader of the "
+        "with their own sampler= or batch_sampler=, IterableDatasets, datasets split per rank upstream "
+        "(`datasets.distributed.split_dataset_by_node`, also inside a dataset built around it), and the loader of the "
         "single-process branch (the other branch builds one with a sampler) are not flagged."
     )
     fix = "unsafe"
     fix_notes = "No fix in a hand-written script: a DistributedSampler needs a process group, which a single-process run does not have. In a script that already uses ddpify.runtime the unsafe fix writes `ddpify.distributed_loader(..., per_process_batch=True)` (the sampler added at run time, the batch size kept per process)."
     false_positives = "A loader that only a single-process branch the analysis cannot read builds (a configuration flag), or one whose sampler is set later (`loader.sampler = ...`)."
     valid = (
+        """\
+import torch
+import torch.distributed as dist
+from datasets.distributed import split_dataset_by_node
+from torch.utils.data import DataLoader
+
+rank, world_size = dist.get_rank(), dist.get_world_size()
+stream = split_dataset_by_node(raw_stream, rank=rank, world_size=world_size)
+loader = DataLoader(Tokenized(stream, tokenizer), batch_size=None)
+model = torch.nn.parallel.DistributedDataParallel(net)
+for batch in loader:
+    model(batch).sum().backward()
+""",
         """\
 import torch.distributed as dist
 from torch.utils.data import DataLoader, DistributedSampler

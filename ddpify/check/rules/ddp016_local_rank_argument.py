@@ -64,7 +64,9 @@ class LocalRankArgument(Rule):
         "launcher's `--local-rank` stops it (use `torchrun --nproc_per_node=N`), except in scripts that use ddpify.runtime, whose converted "
         "`--local_rank` argument works under either launcher. An option declared by a function or "
         "class of the project's modules (`gpu.add_gpu_params(parser)`, `Options()`) is reported at "
-        "that call when this file reads `.local_rank` (no fix: the declaration is in the other file)."
+        "that call when this file reads `.local_rank` (no fix: the declaration is in the other file). Not reported "
+        "either: an option the file sets from the environment afterwards (`args.local_rank = "
+        'int(os.environ["LOCAL_RANK"])`), which holds the real local rank under torchrun.'
     )
     fix = "safe"
     fix_notes = (
@@ -117,6 +119,17 @@ import torch.distributed as dist
 
 local_rank = int(os.environ["LOCAL_RANK"])  # no command-line options: the launcher's --local-rank is ignored
 ''',
+        """\
+import argparse
+import os
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=0)
+args = parser.parse_args()
+if "LOCAL_RANK" in os.environ:
+    args.local_rank = int(os.environ["LOCAL_RANK"])  # torchrun's value wins
+""",
         '''\
 """Also runs as: python -m torch.distributed.launch --nproc_per_node=2 train.py"""
 import argparse
@@ -184,6 +197,8 @@ args = parser.parse_args()
             return  # torch>=2 launch spelling, and torchrun's environment as the default: both work
         if self._version_gated(node):
             return  # declared for the torch version whose launcher passes it; LOCAL_RANK on the others
+        if self._replaced_from_environment:
+            return  # args.local_rank = int(os.environ["LOCAL_RANK"]): torchrun's value wins
         if self.file.already_converted:
             replacement = rewrites.local_rank_argument(node)
             imports: tuple[Import, ...] = ()
@@ -221,6 +236,18 @@ args = parser.parse_args()
         calls = self.file.analysis.source.of_types(cst.Call)
         strict = any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "parse_args" for c in calls)
         return strict and not any("--local-rank" in local_rank_flags(c) for c in calls)
+
+    @functools.cached_property
+    def _replaced_from_environment(self) -> bool:
+        """The parsed option is set from the environment afterwards (``args.local_rank =
+        int(os.environ["LOCAL_RANK"])``, also under ``if "LOCAL_RANK" in os.environ:``): under
+        torchrun it holds the real local rank, and the argument only serves the old launcher."""
+        for assign in self.file.analysis.source.of_types(cst.Assign):
+            assert isinstance(assign, cst.Assign)
+            targets = [t.target for t in assign.targets]
+            if any(isinstance(t, cst.Attribute) and t.attr.value == "local_rank" for t in targets) and "LOCAL_RANK" in code(assign.value):
+                return True
+        return False
 
     @functools.cached_property
     def _reads_local_rank(self) -> bool:
