@@ -129,6 +129,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.flag_setters import flag_setters
     from ddpify.analysis.launch_args import local_rank_declarers
     from ddpify.analysis.loggers import file_writer_classes, module_console_loggers, path_makers
+    from ddpify.analysis.optimizers import optimizer_classes
     from ddpify.analysis.output import writing_functions
     from ddpify.analysis.prefix import names_prefix
     from ddpify.analysis.project import ON_IMPORT, Helper
@@ -206,6 +207,9 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     for name in file_writer_classes(source, training):
         key = f"{name}.__init__"
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), writes_files=True)
+    for name in optimizer_classes(source):
+        key = f"{name}.__init__"
+        helpers[key] = dataclasses.replace(helpers.get(key, Helper()), optimizer_class=True)
     if analysis.output.silences_on_import():
         helpers[ON_IMPORT] = Helper(silences_print=True)
     for name, helper in source.project.star_exported().items():  # `from .printing import *` in a package

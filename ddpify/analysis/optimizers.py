@@ -12,6 +12,7 @@ import libcst as cst
 
 from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.modules import WRAPS, is_module_class
+from ddpify.analysis.source import Source
 from ddpify.analysis.values import Values, spelling
 from ddpify.tree import cstutil
 from ddpify.tree.cstutil import is_simple_reference
@@ -71,12 +72,7 @@ class Optimizers:
     def calls(self) -> list[cst.Call]:
         """``torch.optim.*`` (not schedulers), other libraries' Adam/SGD/..., the file's own
         ``torch.optim.Optimizer`` subclasses."""
-        own = {
-            klass.name.value
-            for klass in self.source.of_types(cst.ClassDef)
-            if isinstance(klass, cst.ClassDef)
-            and any(q.startswith("torch.optim.") for b in klass.bases for q in self.source.qualified(b.value))
-        }
+        own = optimizer_classes(self.source)
         names = {n for n in self.source.calls_by_callee if _OPTIMIZER.match(n)} | own | self._aliases(_OPTIMIZER.match)
         found = []
         for name in names:
@@ -87,7 +83,19 @@ class Optimizers:
                 elif any(_OPTIMIZER.match(q.rsplit(".", 1)[-1]) or q.rsplit(".", 1)[-1] in own for q in qualified):
                     found.append(call)
         found += [c for c in self.source.of_types(cst.Call) if self.picked_at_run_time(c)]
+        found += self.of_project_classes
         return sorted(dict.fromkeys(found), key=self.values.start)
+
+    @functools.cached_property
+    def of_project_classes(self) -> list[cst.Call]:
+        """``SAM(model.parameters(), SGD, lr=...)``: optimizers of classes of the project's own
+        modules (``Helper.optimizer_class``)."""
+        own = optimizer_classes(self.source)
+        found: list[cst.Call] = []
+        for name, calls in self.source.calls_by_callee.items():
+            if name[:1].isupper() and name not in own and not _OPTIMIZER.match(name):
+                found += [c for c in calls if (h := self.source.project_call(c)) is not None and h.optimizer_class]
+        return found
 
     def picked_at_run_time(self, call: cst.Call) -> bool:
         """The construction of an optimizer whose class the run picks (``_chosen_class``)."""
@@ -190,3 +198,12 @@ class Optimizers:
             parts.append(receiver.attr.value)
             receiver = receiver.value
         return receiver, tuple(reversed(parts))
+
+
+def optimizer_classes(source: Source) -> set[str]:
+    """The module's own ``torch.optim.Optimizer`` subclasses (SAM, LARS), by name."""
+    return {
+        klass.name.value
+        for klass in source.of_types(cst.ClassDef)
+        if isinstance(klass, cst.ClassDef) and any(q.startswith("torch.optim.") for b in klass.bases for q in source.qualified(b.value))
+    }

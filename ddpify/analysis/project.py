@@ -80,7 +80,8 @@ class Helper:
     itself or through what it calls, and for a class one of its methods does
     (``ddpify.analysis.output.writing_functions``). ``flag_defaults``, the mode parameters its ``flag`` was read at
     their default (``is_master(args, local=False)``: a call passing ``local`` has no known
-    flag; ``ddpify.analysis.flag_defaults``). Methods are looked up as ``Class.method``."""
+    flag; ``ddpify.analysis.flag_defaults``). ``optimizer_class``, a class (as ``Class.__init__``)
+    deriving from ``torch.optim.Optimizer`` (SAM, LARS). Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
     number: Number | None = None
@@ -106,6 +107,7 @@ class Helper:
     sets_flags: SetFlags = ()
     writes: bool = False
     flag_defaults: frozenset[tuple[int, str]] = frozenset()
+    optimizer_class: bool = False
 
 
 # The key of a module's helpers that says what importing the module does (its module-level code):

@@ -435,7 +435,7 @@ class ConvertTransformer(cst.CSTTransformer):
         if qualified & names.PRINT and original not in self.facts.kept_writes:
             self.note(original, "print → ddpify.print (rank 0 only)")
             return rewrites.rank_zero_print(updated)
-        if qualified & names.TQDM:
+        if qualified & names.TQDM and original not in self.facts.kept_writes:
             return self._noted(original, rewrites.quiet_progress_bar(updated), "progress bar shown on rank 0 only")
         if original in self.facts.rank_zero_opens:
             self.note(

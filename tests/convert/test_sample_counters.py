@@ -103,3 +103,4 @@ def test_a_sample_counter_that_drives_training_counts_every_rank(name: str) -> N
 def test_a_counter_of_the_ranks_own_samples_is_kept(name: str) -> None:
     result = convert_source(_HEAD + KEPT[name])
     assert "world_size()" not in result.output, result.output
+

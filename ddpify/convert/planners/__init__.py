@@ -126,6 +126,7 @@ PLANNERS: tuple[Planner, ...] = (
     batch_coupling.report,  # the split batch size in another file's code; summed losses
     shard_sums.report,  # a shard's sums divided by the whole dataset's size
     progress.report,  # a shard's sample count set against the whole dataset's size
+    progress.keep_counted_bars,  # tqdm bars whose count is read stay on every rank
     divergent_exits.report,  # training loops ranks may leave or run a different number of times
     plateau.plan,  # ReduceLROnPlateau stepped with a per-rank metric: averaged over the ranks
     sample_counters.plan,  # counts of training samples that steer the schedule: every rank's

@@ -29,6 +29,8 @@ def plan_trained(recording: Recording, facts: Facts) -> None:
     optimizer with its models, for the wraps."""
     for model in recording.parallel_models:
         _note_model(recording, facts, model)
+    project_classes = recording.analysis.models.optimizers.of_project_classes  # SAM(...) of a sibling module
+    recording.optimizer_calls.extend(c for c in project_classes if c not in recording.optimizer_calls)
     if recording.optimizer_calls:
         facts.has_training_code = True
     builders = optimizer_builders(recording)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.convert import names
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
@@ -81,3 +82,36 @@ def _whole_dataset(call: cst.Call, loaders: set[str], datasets: set[str]) -> boo
     measured = code(call.args[0].value)
     owner, _, attribute = measured.rpartition(".")
     return attribute == "dataset" and (owner in loaders or owner.endswith("loader")) or measured in datasets
+
+
+# What a disabled tqdm bar stops keeping: its count stays 0 (``-val_loss / pbar.n`` divides by zero).
+_COUNTS = frozenset({"n", "format_dict", "last_print_n"})
+
+
+def keep_counted_bars(recording: Recording, facts: Facts) -> None:
+    """``pbar = tqdm(total=len(loader.dataset))`` whose count the script reads (``pbar.n``):
+    a bar disabled off rank 0 counts nothing there, so it stays as it is (shown by every rank),
+    and the report says so."""
+    source = recording.analysis.source
+    for call in source.of_types(cst.Call):
+        assert isinstance(call, cst.Call)
+        statement = source.parent(call)
+        if not (source.qualified(call.func) & names.TQDM and isinstance(statement, cst.Assign) and statement.value is call):
+            continue
+        bars = {code(t.target) for t in statement.targets}
+        read = next(
+            (a for a in source.of_types(cst.Attribute) if a.attr.value in _COUNTS and code(a.value) in bars),
+            None,
+        )
+        if read is None:
+            continue
+        facts.kept_writes.add(call)
+        facts.manual.append(
+            ManualItem(
+                recording.line(call),
+                f"{code(read)} (line {recording.line(read)}) reads the progress bar's count, which a bar disabled off rank 0 does "
+                "not keep: the bar is left on every rank",
+                "to show it once, give it file=open(os.devnull, 'w') on ranks other than 0 (it still counts), or read the "
+                "count from a variable of your own",
+            )
+        )
