@@ -124,6 +124,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     import libcst as cst
 
     from ddpify.analysis import project_files
+    from ddpify.analysis.callgraph import CallGraph
     from ddpify.analysis.collectives import module_collectives
     from ddpify.analysis.distributed_code import distributed_classes, distributed_functions, joining_functions
     from ddpify.analysis.flag_setters import flag_setters
@@ -131,6 +132,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.loggers import file_writer_classes, module_console_loggers, path_makers
     from ddpify.analysis.optimizers import optimizer_classes
     from ddpify.analysis.output import writing_functions
+    from ddpify.analysis.own_training import module_methods
     from ddpify.analysis.prefix import names_prefix
     from ddpify.analysis.project import ON_IMPORT, Helper
     from ddpify.analysis.seeding import module_draws, seeding
@@ -207,6 +209,9 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     for name in file_writer_classes(source, training):
         key = f"{name}.__init__"
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), writes_files=True)
+    for name, methods in module_methods(CallGraph(source)).items():
+        key = f"{name}.__init__"
+        helpers[key] = dataclasses.replace(helpers.get(key, Helper()), module_methods=methods)
     for name in optimizer_classes(source):
         key = f"{name}.__init__"
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), optimizer_class=True)

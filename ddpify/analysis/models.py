@@ -37,7 +37,7 @@ from ddpify.analysis.modules import (
     unwrapped,
 )
 from ddpify.analysis.optimizers import Optimizers
-from ddpify.analysis.own_training import parameter_free, routable_forwards
+from ddpify.analysis.own_training import Bypass, called_through_wrapper, parameter_free, routable_forwards, trains_itself
 from ddpify.analysis.placement import Placement, last_placement
 from ddpify.analysis.source import Source
 from ddpify.analysis.values import Edge, Occurrence, Origin, Slot, spelling
@@ -52,22 +52,6 @@ class Site:
     node: cst.CSTNode
     line: int
     function: str | None = None
-
-
-@dataclass(frozen=True)
-class Bypass:
-    """A use of the model's own member. In ``bypasses``: a call of its own method or submodule
-    on the training path (``model.encode(x)``, ``model.module.forward(x)``), which runs around
-    DDP's forward, so its gradients are not averaged; ``method``: the called attribute path.
-    In ``own_uses``: any use of a member that is not ``nn.Module``'s (``model.decode(z)``,
-    ``model.latent_dim``), which a DDP wrapper does not have; ``method``: that member.
-    ``through_module``: reached via ``.module`` / ``ddpify.unwrap``."""
-
-    node: cst.CSTNode
-    line: int
-    method: str
-    through_module: bool = False
-    called: bool = True
 
 
 @dataclass(frozen=True)
@@ -101,6 +85,8 @@ class Model:
     occurrences: tuple[Occurrence, ...]
     parameters: tuple[cst.Param, ...] = ()  # the function parameters it may come from (unknown origins)
     routed: tuple[cst.Call, ...] = ()  # ``self(x)`` in its own training methods: to run through the DDP wrapper
+    through: tuple[cst.Call, ...] = ()  # ``model.log_probs(x)`` on the training path: to run as the wrapper's forward
+    through_whole: bool = True  # each of ``through`` provably runs the whole model (else find_unused_parameters)
 
 
 @dataclass
@@ -280,6 +266,10 @@ class ModelFlow:
             self._classify(occurrence.node, class_def, uses)
         bypasses = self._bypasses(uses)
         routed = {b: forwards for b in bypasses if (forwards := self._routed(b, class_def))}
+        forwarding = {self.source.enclosing_function(site.node) for site in uses.forwards}
+        left = [b for b in bypasses if b not in routed]
+        built = [c for c in constructions if isinstance(c, cst.Call)]
+        through, through_whole = called_through_wrapper(self.values, left, forwarding, class_def, built) if left else ((), True)
         unknown = [self._unknown_origin(o) for o in group.origins if not o.known]
         unused = unused_submodules(self.values, class_def) if class_def is not None and is_module_class(self.values, class_def) else ()
         if class_def is None:  # built by a class or a function of the project's modules
@@ -296,7 +286,7 @@ class ModelFlow:
             wraps=_ordered(uses.wraps, self.values.end),
             container=containers[0] if containers else "list" if uses.collected else None,
             forward_calls=_ordered(uses.forwards, self.values.end),
-            bypasses=tuple(sorted((b for b in bypasses if b not in routed), key=lambda b: (b.line, self.values.end(b.node)))),
+            bypasses=tuple(sorted((b for b in left if b.node not in through), key=lambda b: (b.line, self.values.end(b.node)))),
             own_uses=tuple(sorted(uses.own, key=lambda b: (b.line, self.values.end(b.node)))),
             possibly_unused=unused,
             handoffs=_ordered(uses.handoffs, self.values.end),
@@ -305,6 +295,8 @@ class ModelFlow:
             occurrences=tuple(occurrences.values()),
             parameters=tuple(p for o in group.origins if not o.known and isinstance(p := binding_site(self.source, o.node), cst.Param)),
             routed=tuple(dict.fromkeys(c for forwards in routed.values() for c in forwards)),
+            through=through,
+            through_whole=through_whole,
         )
         self._made[model] = made_at
         return model
@@ -377,6 +369,9 @@ class ModelFlow:
         that can run through the DDP wrapper (``own_training.routable_forwards``)."""
         if class_def is None or bypass.through_module or "." in bypass.method or not is_module_class(self.values, class_def):
             return ()
+        method = self.values.method(class_def, bypass.method)
+        if method is None or not trains_itself(self.source, method):
+            return ()  # run whole as the wrapper's forward instead (``called_through_wrapper``)
         return routable_forwards(self.values, class_def, bypass.method)
 
     def _trains(self, call: cst.Call) -> bool:

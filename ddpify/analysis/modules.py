@@ -59,13 +59,23 @@ _DYNAMIC = frozenset({"modules", "children", "named_children", "named_modules", 
 
 
 def is_module_class(graph: CallGraph, klass: cst.ClassDef, depth: int = 0) -> bool:
-    """Whether ``klass`` derives from ``nn.Module`` (directly or through the file's classes)."""
+    """Whether ``klass`` derives from ``nn.Module`` (directly, through another ``torch.nn``
+    module class such as ``nn.Sequential``, or through the file's classes)."""
     for base in klass.bases:
         for qualified in graph.source.qualified(base.value):
             parent = graph.definitions.get(qualified)
-            if qualified in MODULE_BASES or (isinstance(parent, cst.ClassDef) and depth < 8 and is_module_class(graph, parent, depth + 1)):
+            if qualified in MODULE_BASES or _torch_module_class(qualified):
+                return True
+            if isinstance(parent, cst.ClassDef) and depth < 8 and is_module_class(graph, parent, depth + 1):
                 return True
     return False
+
+
+def _torch_module_class(qualified: str) -> bool:
+    """``torch.nn.Sequential``, ``torch.nn.Linear``...: a class of ``torch.nn`` (not its
+    functions, not ``Parameter``, not ``init``/``utils``)."""
+    parts = qualified.split(".")
+    return len(parts) == 3 and parts[:2] == ["torch", "nn"] and parts[2][:1].isupper() and not parts[2].startswith("Parameter")
 
 
 def registers(graph: CallGraph, site: cst.CSTNode | None) -> bool:
@@ -118,14 +128,14 @@ def parameterless(qualified: str) -> bool:
     return name in _PARAMETERLESS or (name.endswith("Loss") and name != "AdaptiveLogSoftmaxWithLoss")
 
 
-def unused_submodules(graph: CallGraph, klass: cst.ClassDef) -> tuple[str, ...]:
-    """Submodules ``klass.__init__`` registers that neither ``forward`` nor the methods it calls
-    read (a read in ``__init__`` itself, ``nn.Sequential(self.a)``, counts as a use). Empty
-    when ``forward`` or ``__init__`` is not the class's own, or when ``forward`` reaches its
-    submodules dynamically (``self.children()``, ``getattr(self, ...)``)."""
+def unused_submodules(graph: CallGraph, klass: cst.ClassDef, root: str = "forward") -> tuple[str, ...]:
+    """Submodules ``klass.__init__`` registers that neither ``forward`` (or the method ``root``)
+    nor the methods it calls read (a read in ``__init__`` itself, ``nn.Sequential(self.a)``,
+    counts as a use). Empty when that method or ``__init__`` is not the class's own, or when it
+    reaches its submodules dynamically (``self.children()``, ``getattr(self, ...)``)."""
     source = graph.source
     own = {s.name.value: s for s in klass.body.body if isinstance(s, cst.FunctionDef)}
-    init, forward = own.get("__init__"), own.get("forward")
+    init, forward = own.get("__init__"), own.get(root)
     if init is None or forward is None:
         return ()
     reached, pending = {forward}, [forward]

@@ -10,10 +10,33 @@ wrapper's call: the converter writes ``ddpify.wrapped(self)(x)`` there.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from ddpify.analysis.callgraph import CallGraph, binding_site
-from ddpify.analysis.modules import MODULE_API, registers
+from ddpify.analysis.modules import MODULE_API, is_module_class, registers, unused_submodules
+from ddpify.tree.cstutil import callee_name
+
+if TYPE_CHECKING:
+    from ddpify.analysis.source import Source
+
+
+@dataclass(frozen=True)
+class Bypass:
+    """A use of the model's own member. In ``bypasses``: a call of its own method or submodule
+    on the training path (``model.encode(x)``, ``model.module.forward(x)``), which runs around
+    DDP's forward, so its gradients are not averaged; ``method``: the called attribute path.
+    In ``own_uses``: any use of a member that is not ``nn.Module``'s (``model.decode(z)``,
+    ``model.latent_dim``), which a DDP wrapper does not have; ``method``: that member.
+    ``through_module``: reached via ``.module`` / ``ddpify.unwrap``."""
+
+    node: cst.CSTNode
+    line: int
+    method: str
+    through_module: bool = False
+    called: bool = True
 
 
 def parameter_free(graph: CallGraph, klass: cst.ClassDef, name: str, seen: set[str] | None = None) -> bool:
@@ -85,3 +108,64 @@ def _registered(graph: CallGraph, klass: cst.ClassDef, member: str) -> bool:
 def _self_name(method: cst.FunctionDef) -> str | None:
     params = [*method.params.posonly_params, *method.params.params]
     return params[0].name.value if params else None
+
+
+def module_methods(graph: CallGraph) -> dict[str, frozenset[str]]:
+    """The module's top-level ``nn.Module`` classes, each with its own methods (what
+    ``Helper.module_methods`` says of ``Class.__init__`` to the files that build one)."""
+    found: dict[str, frozenset[str]] = {}
+    for klass in graph.source.of_types(cst.ClassDef):
+        assert isinstance(klass, cst.ClassDef)
+        if graph.source.enclosing_class(klass) is None and graph.source.enclosing_function(klass) is None and is_module_class(graph, klass):
+            own = (s.name.value for s in klass.body.body if isinstance(s, cst.FunctionDef))
+            found[klass.name.value] = frozenset(name for name in own if not name.startswith("__"))
+    return found
+
+
+def called_through_wrapper(
+    graph: CallGraph,
+    bypasses: list[Bypass],
+    forwarding: set[cst.FunctionDef | None],
+    klass: cst.ClassDef | None,
+    built: list[cst.Call],
+) -> tuple[tuple[cst.Call, ...], bool]:
+    """``loss = -model.log_probs(x).mean()``: own-method calls on the training path that can
+    run inside the DDP wrapper's forward (``ddpify.through_ddp(model).log_probs(x)``, which
+    makes DDP call that method instead of ``forward``), so their backward is averaged. Every
+    bypass must be one: a call of a method of the model itself (not of a submodule, not
+    ``.module``; of a module class of this file, or of the project's modules that ``built``
+    constructs), the only use of the model in its function (no plain forward beside it), and a
+    method that runs no backward or step itself (that one needs ``routable_forwards``). Also
+    whether each such method provably runs the whole model (``self(...)`` only, or it reads
+    every submodule the class registers); otherwise the wrap needs ``find_unused_parameters=True``."""
+    calls: list[cst.Call] = []
+    whole = True
+    functions = [graph.source.enclosing_function(b.node) for b in bypasses]
+    for bypass, function in zip(bypasses, functions, strict=True):
+        node = bypass.node
+        if bypass.through_module or "." in bypass.method or bypass.method == "forward" or not isinstance(node, cst.Call):
+            return (), False
+        if functions.count(function) > 1 or function in forwarding:
+            return (), False  # two DDP forwards before one backward: unused parameters become ambiguous
+        if klass is not None:
+            method = graph.method(klass, bypass.method)
+            if method is None or not is_module_class(graph, klass):
+                return (), False
+            if trains_itself(graph.source, method):
+                return (), False
+            whole = whole and bool(routable_forwards(graph, klass, bypass.method) or not unused_submodules(graph, klass, bypass.method))
+        else:
+            classes = [graph.source.project_call(c) for c in built]
+            if not classes or any(h is None or bypass.method not in h.module_methods for h in classes):
+                return (), False  # not known to be a method of an nn.Module
+            helper = graph.source.project_call(node)
+            if helper is not None and helper.trains:
+                return (), False
+            whole = False
+        calls.append(node)
+    return tuple(calls), whole
+
+
+def trains_itself(source: Source, method: cst.FunctionDef) -> bool:
+    """The method runs a backward or an optimizer step itself (``train_(x, y)``)."""
+    return any(callee_name(c) in ("backward", "step") for c in source.of_types_in(method.body, cst.Call))

@@ -81,7 +81,9 @@ class Helper:
     (``ddpify.analysis.output.writing_functions``). ``flag_defaults``, the mode parameters its ``flag`` was read at
     their default (``is_master(args, local=False)``: a call passing ``local`` has no known
     flag; ``ddpify.analysis.flag_defaults``). ``optimizer_class``, a class (as ``Class.__init__``)
-    deriving from ``torch.optim.Optimizer`` (SAM, LARS). Methods are looked up as ``Class.method``."""
+    deriving from ``torch.optim.Optimizer`` (SAM, LARS). ``module_methods``, for an ``nn.Module``
+    class (as ``Class.__init__``), its own methods (``log_probs``: ``ddpify.analysis.own_training``).
+    Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
     number: Number | None = None
@@ -108,6 +110,7 @@ class Helper:
     writes: bool = False
     flag_defaults: frozenset[tuple[int, str]] = frozenset()
     optimizer_class: bool = False
+    module_methods: frozenset[str] = frozenset()
 
 
 # The key of a module's helpers that says what importing the module does (its module-level code):

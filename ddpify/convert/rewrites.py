@@ -189,6 +189,16 @@ def through_wrapper(call: cst.CSTNode) -> cst.CSTNode:
     return call.with_changes(func=snippets.expression("wrapped", rt=RT, model=code(own)))
 
 
+def through_ddp(call: cst.CSTNode) -> cst.CSTNode:
+    """``model.log_probs(x)`` → ``ddpify.through_ddp(model).log_probs(x)``: the method runs as
+    the DDP wrapper's forward."""
+    assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+    owner = call.func.value
+    if isinstance(owner, cst.Call) and code(owner.func).endswith(".unwrap") and owner.args:
+        owner = owner.args[0].value  # ddpify.unwrap(model), written for the member DDP lacks
+    return call.with_changes(func=call.func.with_changes(value=snippets.expression("through_ddp", rt=RT, model=code(owner))))
+
+
 def unwrapped_state_dict(call: cst.Call) -> cst.Call:
     """``model.state_dict()`` → ``ddpify.unwrap(model).state_dict()``: no ``module.`` keys."""
     func = call.func

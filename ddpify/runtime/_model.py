@@ -17,7 +17,7 @@ from torch.nn.parallel import DistributedDataParallel
 from ._guard import GuardedDDP, call_site, guards_enabled
 from ._process_group import device, setup, world_size
 
-__all__ = ["prepare_model", "unwrap", "wrapped", "load_state_dict"]
+__all__ = ["prepare_model", "unwrap", "wrapped", "through_ddp", "load_state_dict"]
 
 _WRAPPERS = (DistributedDataParallel, nn.DataParallel)
 _DDP_PREFIX = "module."
@@ -151,6 +151,35 @@ def wrapped(module: nn.Module) -> nn.Module:
     wrapper = _WRAPPER_OF.get(module)
     found = wrapper() if wrapper is not None else None
     return found if found is not None else module
+
+
+def through_ddp(model: Any) -> Any:
+    """``ddpify.through_ddp(model).log_probs(x)``: the model's own method, run as the DDP
+    wrapper's forward (the wrapper calls it instead of ``forward`` for this one call), so the
+    backward of what it returns is averaged. ``model`` itself when it is not a DDP wrapper."""
+    return _ThroughDDP(model) if isinstance(model, DistributedDataParallel) else model
+
+
+class _ThroughDDP:
+    def __init__(self, wrapper: DistributedDataParallel) -> None:
+        self._wrapper = wrapper
+
+    def __getattr__(self, name: str) -> Any:
+        wrapper, module = self._wrapper, self._wrapper.module
+        method = getattr(module, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            def once(*inner: Any, **named: Any) -> Any:
+                module.__dict__.pop("forward", None)  # the method's own self(...) runs the real forward
+                return method(*inner, **named)
+
+            module.__dict__["forward"] = once
+            try:
+                return wrapper(*args, **kwargs)
+            finally:
+                module.__dict__.pop("forward", None)
+
+        return call
 
 
 def load_state_dict(model: nn.Module, state_dict: Mapping[str, Any], strict: bool = True) -> Any:

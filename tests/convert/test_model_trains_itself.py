@@ -8,6 +8,7 @@ nothing."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -73,22 +74,6 @@ class Net(nn.Module):
 """,
         "net = Net()\nopt = torch.optim.SGD(net.parameters(), lr=0.1)",
         "net.fit_batch(x, y, opt)",
-    ),
-    "loss_method_stepped_outside": (
-        """
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 4)
-
-    def forward(self, x):
-        return self.fc(x)
-
-    def compute_loss(self, x, y):
-        return F.cross_entropy(self(x), y)
-""",
-        "model = Net()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)",
-        "optimizer.zero_grad()\n        model.compute_loss(x, y).backward()\n        optimizer.step()",
     ),
 }
 
@@ -178,3 +163,87 @@ def test_evaluation_methods_keep_the_plain_forward() -> None:
     text = convert_source(_script((body, build, step)) + "print(model.test_(x))\n").output
     assert "return self(x).argmax(1)" in text, text
     assert "ddpify.unwrap(model).test_(x)" in text, text
+
+
+# ---------------------------------------------------------------- own methods run as the wrapper's forward
+_FLOW = """
+class Flow(nn.Sequential):
+    def forward(self, x):
+        for layer in self:
+            x = layer(x)
+        return x
+
+    def log_probs(self, x):
+        u = self(x)
+        return -0.5 * u.pow(2).sum(-1)
+"""
+_AGENT = """
+class Agent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.actor = nn.Linear(8, 4)
+        self.critic = nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.actor(x)
+
+    def evaluate(self, x, y):
+        return F.cross_entropy(self.actor(x), y) + self.critic(x).pow(2).mean()
+"""
+_TWO_METHODS = """
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(8, 2)
+        self.dec = nn.Linear(2, 8)
+
+    def encode(self, x):
+        return self.enc(x)
+
+    def decode(self, z):
+        return self.dec(z)
+"""
+_STEP = "optimizer.zero_grad()\n        {loss}.backward()\n        optimizer.step()"
+THROUGH = {
+    "whole_forward": (_FLOW, "model = Flow(nn.Linear(8, 8), nn.Tanh())", "-model.log_probs(x).mean()", "log_probs", False),
+    "submodules_directly": (_AGENT, "model = Agent()", "model.evaluate(x, y)", "evaluate", True),
+    "loss_method": (_FLOW.replace("def log_probs", "def compute_loss"), "model = Flow(nn.Linear(8, 8))", "-model.compute_loss(x).mean()", "compute_loss", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(THROUGH))
+def test_an_own_method_on_the_training_path_runs_as_the_wrappers_forward(name: str) -> None:
+    body, build, loss, method, unused = THROUGH[name]
+    build += "\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)"
+    result = convert_source(_script((body, build, _STEP.format(loss=loss))))
+    text = result.output
+    assert f"ddpify.through_ddp(model).{method}(" in text, text
+    assert ("find_unused_parameters=True" in text) is unused, text
+    assert not [m for m in result.manual if "outside its forward" in m.why], result.manual
+    assert convert_source(text).output == text
+
+
+def test_two_own_methods_in_one_step_stay_reported() -> None:
+    """``model.decode(model.encode(x))``: two forwards through the wrapper before one backward
+    would leave DDP unsure which parameters the step used."""
+    build = "model = VAE()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)"
+    result = convert_source(_script((_TWO_METHODS, build, _STEP.format(loss="(model.decode(model.encode(x)) - x).pow(2).mean()"))))
+    assert "through_ddp" not in result.output and "prepare_model" not in result.output
+    assert [m for m in result.manual if "outside its forward" in m.why], result.manual
+
+
+def test_a_method_of_a_project_module_class(tmp_path: Path) -> None:
+    """The model's class lives in a sibling module (``import flows as fnn``): its own methods
+    are known from that module (``Helper.module_methods``); not proven to run the whole model
+    from here, so the wrap looks for unused parameters."""
+    (tmp_path / "flows.py").write_text(_HEADER + textwrap.dedent(_FLOW).lstrip())
+    build = "model = fnn.Flow(nn.Linear(8, 8), nn.Tanh())\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)"
+    text = _HEADER + "import flows as fnn\n" + _LOOP.format(build=build, step=_STEP.format(loss="-model.log_probs(x).mean()"))
+    script = tmp_path / "main.py"
+    script.write_text(text)
+    result = convert_source(text, filename=str(script))
+    assert "ddpify.through_ddp(model).log_probs(x)" in result.output, result.output
+    assert "find_unused_parameters=True" in result.output
+    (tmp_path / "flows.py").write_text(_HEADER + "class Flow:\n    def log_probs(self, x):\n        return x\n")
+    plain = convert_source(text, filename=str(script))  # not an nn.Module: nothing to wrap
+    assert "through_ddp" not in plain.output

@@ -11,6 +11,7 @@ order differs from the last (before, ``set_epoch`` went above the build and name
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -96,3 +97,29 @@ def test_a_model_that_trains_itself_is_wrapped_and_averaged(tmp_path: Path) -> N
     run.assert_no_module_keys()
     run.assert_params_equal()
     run_script(script, nproc=None, cwd=tmp_path).assert_ok()
+
+
+@pytest.mark.torchrun
+def test_an_own_method_of_a_project_class_runs_as_the_wrappers_forward(tmp_path: Path) -> None:
+    """Issue 20: ``loss = -model.log_probs(x).mean()`` with the model's class in a sibling
+    module: the call becomes ``ddpify.through_ddp(model).log_probs(x)`` (DDP runs the method as
+    its forward), the wrap looks for unused parameters, and the run averages: disjoint
+    reshuffled shards, one plain checkpoint, equal parameters; one process runs as before."""
+    for name in ("flows.py", "main.py"):
+        shutil.copy(DATA / "own_method_project" / name, tmp_path / name)
+    script = tmp_path / "main.py"
+    result = convert_source(script.read_text(), filename=str(script))
+    assert "loss = -ddpify.through_ddp(model).log_probs(x).mean()" in result.output
+    assert "find_unused_parameters=True" in result.output
+    assert not result.manual, result.manual
+    converted = tmp_path / "main_ddp.py"
+    converted.write_text(result.output)
+    run = run_script(converted, cwd=tmp_path).assert_ok()
+    seq = run.loader_seq(64)
+    for epoch in (0, 1):
+        run.assert_disjoint_cover(seq, epoch, dataset_len=64)
+    run.assert_reshuffled(seq)
+    run.assert_only_rank0_saves()
+    run.assert_no_module_keys()
+    run.assert_params_equal()
+    run_script(converted, nproc=None, cwd=tmp_path).assert_ok()

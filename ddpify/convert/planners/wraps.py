@@ -18,8 +18,9 @@ import libcst as cst
 
 from ddpify import snippets
 from ddpify.analysis.callgraph import binding_site
-from ddpify.analysis.models import Bypass, Model
+from ddpify.analysis.models import Model
 from ddpify.analysis.modules import DATAPARALLEL, WRAPS
+from ddpify.analysis.own_training import Bypass
 from ddpify.convert import rewrites
 from ddpify.convert.fact_types import Facts, HeldModel, NodeRewrite, item
 from ddpify.convert.record import Recording
@@ -132,7 +133,33 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     facts.model_wraps.append((name, anchor, where))
     _unused_parameters(recording, facts, model, name, anchor)
     _route_own_training(recording, facts, model, name)
+    _run_through_wrapper(recording, facts, model, name, anchor)
     return spelling
+
+
+def _run_through_wrapper(recording: Recording, facts: Facts, model: Model, name: str, anchor: cst.CSTNode) -> None:
+    """``loss = -model.log_probs(x).mean()``: the method runs as the wrapper's forward
+    (``ModelFlow`` ``through``); a method not proven to run the whole model gets
+    ``find_unused_parameters=True`` (DDP then waits for no gradient it will not get)."""
+    for call in model.through:
+        assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+        method = call.func.attr.value
+        facts.kept_attributes.add(call.func)
+        facts.node_rewrites[call] = NodeRewrite(
+            rewrites.through_ddp,
+            f"{code(call.func)}(...) trains {name} outside its forward → ddpify.through_ddp({code(call.func.value)}).{method}(...): "
+            "the DDP wrapper runs it as its forward, so its backward averages the gradients",
+        )
+    if model.through and not model.through_whole and (anchor, name) not in facts.wrap_options:
+        facts.wrap_options[anchor, name] = UNUSED_OPTION
+        methods = ", ".join(sorted({c.func.attr.value for c in model.through if isinstance(c.func, cst.Attribute)}))
+        facts.changes.append(
+            Change(
+                recording.line(anchor),
+                f"{name}'s own {methods}() may not use every parameter: wrapped with {UNUSED_OPTION} "
+                "(DDP would otherwise stop at the second iteration, waiting for their gradients)",
+            )
+        )
 
 
 def _route_own_training(recording: Recording, facts: Facts, model: Model, name: str) -> None:
