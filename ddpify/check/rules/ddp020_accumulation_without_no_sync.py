@@ -17,6 +17,9 @@ _NOT_OPTIMIZER = re.compile(r"sched|lr_|warmup", re.I)
 # `with ddpify.sync_gradients(model, when=...)`, Accelerate's `accelerator.accumulate(model)`.
 _SYNC_CONTROL = frozenset({"no_sync", "require_backward_grad_sync", "sync_gradients", "accumulate"})
 Loop = cst.For | cst.While
+# A step gate named for accumulation (``if counter >= cfg.gradient_accumulation_steps:``, ``== gradient_interval``):
+# accumulation whatever the comparison, also in a method the training loop calls once per batch.
+_ACCUMULATION = re.compile(r"accum|grad(ient)?_interval|update_freq", re.I)
 
 
 class AccumulationWithoutNoSync(Rule):
@@ -32,9 +35,12 @@ class AccumulationWithoutNoSync(Rule):
         "k times slower on the network (pytorch/pytorch#43201). Run the forward and backward of the "
         "non-final micro-steps inside `with model.no_sync():` — both of them: a `no_sync` around the "
         "backward alone does not help (baidu-baige/LoongForge#163). Reported where an optimizer's "
-        "`step()` sits under an `if` whose test uses `%` inside a loop that calls `backward()` every "
-        "iteration (and none under the `if`, where every optimizer of the loop steps: a GAN's `n_critic` "
-        "schedule is no accumulation), in a script that wraps a model in DDP and never mentions `no_sync` (nor "
+        "`step()` sits under an `if` whose test uses `%`, or reads a name made for accumulation "
+        "(`gradient_accumulation_steps`, `gradient_interval`, `update_freq`), inside a loop that calls "
+        "`backward()` every iteration (and none under the `if`, where every optimizer of the loop steps: a "
+        "GAN's `n_critic` schedule is no accumulation), or in a method that does (`run_step(batch)`, called "
+        "once per batch) under such a named test; where a loop's `if step % k != 0: continue` after the "
+        "backward skips the step; in a script that wraps a model in DDP and never mentions `no_sync` (nor "
         "`ddpify.sync_gradients`, which the converter inserts, nor Accelerate's `accumulate`); and where a loss "
         "scaler does the backward and steps only every k-th call (`loss_scaler(loss, optimizer, "
         "update_grad=(idx + 1) % k == 0)`, the timm/Swin `NativeScaler`)."
@@ -103,8 +109,66 @@ for i, (real,) in enumerate(loader):
         (-critic(generator(z)).mean()).backward()
         optimizer_g.step()
 """,
+        """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model)
+for step, (x, y) in enumerate(loader):
+    criterion(model(x), y).backward()
+    if step % log_every != 0:  # logging skipped, not the step
+        continue
+    print(step)
+""",
     )
     invalid = (
+        Invalid(
+            """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model)
+for step, (x, y) in enumerate(loader, 1):
+    (criterion(model(x), y) / accumulation).backward()
+    if step % accumulation != 0:
+        continue
+    optimizer.step()
+    optimizer.zero_grad()
+"""
+        ),
+        Invalid(
+            """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Trainer:
+    def __init__(self, model, optimizer, cfg):
+        self.model = DDP(model)
+        self.optimizer = optimizer
+        self.cfg = cfg
+        self.micro_steps = 0
+
+    def run_step(self, batch):
+        loss = self.model(batch) / self.cfg.gradient_accumulation_steps
+        loss.backward()
+        self.micro_steps += 1
+        if self.micro_steps >= self.cfg.gradient_accumulation_steps:
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+            self.micro_steps = 0
+"""
+        ),
+        Invalid(
+            """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model)
+for batch_id, (x, y) in enumerate(loader):
+    (criterion(model(x), y) / gradient_interval).backward()
+    if batch_id - start_id + 1 == gradient_interval:
+        optimizer.step()
+        optimizer.zero_grad()
+        start_id = batch_id + 1
+"""
+        ),
         Invalid(
             """\
 import torch
@@ -181,9 +245,12 @@ for idx, (samples, targets) in enumerate(data_loader):
             if not self._is_optimizer_step(call, optimizers):
                 continue
             boundary = self._modulo_if(call)
-            if boundary is None or boundary in reported:
+            if boundary is None:
+                self._skipped_steps(call, reported)
                 continue
-            loop = self._loop_of(boundary)
+            if boundary in reported:
+                continue
+            loop = self._loop_of(boundary) or (self._enclosing_function(boundary) if _accumulation_named(boundary.test) else None)
             if loop is not None and self._backward_outside(loop, boundary) and self._only_gated_steps(loop, boundary, optimizers):
                 reported.add(boundary)
                 message = (
@@ -193,7 +260,7 @@ for idx, (samples, targets) in enumerate(data_loader):
                 )
                 # the converter's own plan for this loop: which model, which test decides the step
                 plan = self.file.facts.accumulation.get(loop) if isinstance(loop, cst.For) else None
-                if plan is not None and _rebound_in(loop, boundary.test):
+                if plan is not None and isinstance(loop, cst.For) and _rebound_in(loop, boundary.test):
                     plan = None  # `when=` is evaluated before the body changes what the test reads
                 if plan is None:
                     self.report(boundary, message)
@@ -248,15 +315,45 @@ for idx, (samples, targets) in enumerate(data_loader):
         return bool(_OPTIMIZER_NAME.search(owner)) and not _NOT_OPTIMIZER.search(owner)
 
     def _modulo_if(self, node: cst.CSTNode) -> cst.If | None:
+        """The ``if`` around the step that decides it: a test with ``%``, or one named for
+        accumulation (``_ACCUMULATION``)."""
         child = node
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
                 return None
             if isinstance(ancestor, cst.If) and child is not ancestor.test:
-                if has_binary_operator(ancestor.test, cst.Modulo):
+                if has_binary_operator(ancestor.test, cst.Modulo) or _accumulation_named(ancestor.test):
                     return ancestor
             child = ancestor
         return None
+
+    def _skipped_steps(self, step: cst.Call, reported: set[cst.If]) -> None:
+        """``loss.backward()`` then ``if global_step % k != 0: continue`` before the step: the
+        micro-steps skip the step, and their backward still all-reduces."""
+        loop = self._loop_of(step)
+        if loop is None:
+            return
+        statements = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
+        for index, statement in enumerate(statements):
+            if step in set(of_types(statement, cst.Call)):
+                break
+            if not (isinstance(statement, cst.If) and _only_continues(statement)):
+                continue
+            test = statement.test
+            earlier = [c for s in statements[:index] for c in of_types(s, cst.Call)]
+            skips = has_binary_operator(test, cst.Modulo) or _accumulation_named(test)
+            if skips and statement not in reported and any(is_method_call(c, "backward") for c in earlier):
+                reported.add(statement)
+                self.report(
+                    statement,
+                    f"gradient accumulation (`{code(step)}` skipped while `{code(test)}`) without no_sync(): the backward "
+                    "of every micro-step all-reduces gradients; run the non-final micro-steps' forward and backward in "
+                    "`with model.no_sync():`",
+                )
+            return
+
+    def _enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        return next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
 
     def _loop_of(self, node: cst.CSTNode) -> Loop | None:
         for ancestor in self.ancestors(node):
@@ -266,7 +363,7 @@ for idx, (samples, targets) in enumerate(data_loader):
                 return None
         return None
 
-    def _only_gated_steps(self, loop: Loop, boundary: cst.If, optimizers: set[str]) -> bool:
+    def _only_gated_steps(self, loop: Loop | cst.FunctionDef, boundary: cst.If, optimizers: set[str]) -> bool:
         """Accumulation, not a schedule: no backward under the gate, and no optimizer of the
         loop's own body stepping outside it (a GAN's ``if i % n_critic == 0:`` generator step,
         with its own backward, while the critic steps every iteration, is no accumulation)."""
@@ -286,11 +383,23 @@ for idx, (samples, targets) in enumerate(data_loader):
                 return (branch.body in mine) != (branch.body in set(self.ancestors(gate)))
         return False
 
-    def _backward_outside(self, loop: Loop, boundary: cst.If) -> bool:
+    def _backward_outside(self, loop: Loop | cst.FunctionDef, boundary: cst.If) -> bool:
         for call in of_types(loop.body, cst.Call):
             if is_method_call(call, "backward") and boundary not in set(self.ancestors(call)):
                 return True
         return False
+
+
+def _accumulation_named(test: cst.BaseExpression) -> bool:
+    """The test reads a name or attribute named for accumulation (``gradient_accumulation_steps``)."""
+    return any(_ACCUMULATION.search(n.value) for n in of_types(test, cst.Name))
+
+
+def _only_continues(statement: cst.If) -> bool:
+    """``if ...: continue`` (and nothing else, no ``else``)."""
+    body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else []
+    small = [s for line in body if isinstance(line, cst.SimpleStatementLine) for s in line.body]
+    return statement.orelse is None and len(body) == 1 and len(small) == 1 and isinstance(small[0], cst.Continue)
 
 
 def _rebound_in(loop: Loop, test: cst.BaseExpression) -> bool:
