@@ -14,6 +14,7 @@ because every DDP rule would be noise there.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,19 @@ def mentions_distributed(source: str, path: str | None = None) -> bool:
         return True
     if path is None or not Path(path).is_file():
         return False
-    return any(_mentions(text) for _, text in project_files.imported_sources(source, Path(path)))
+    return any(_mentions(text) for _, text in project_files.imported_sources(source, Path(path))) or imported_by_ddp(path)
+
+
+# What a distributed script's text names (``DistributedDataParallel``, ``init_process_group``, ...).
+_DDP_TEXT = re.compile(r"DistributedDataParallel|init_process_group|DistributedSampler|torch\.distributed|\bdist\.")
+
+
+def imported_by_ddp(path: str) -> bool:
+    """A project file that imports ``path`` (directly or through up to two more) is a
+    distributed script: this module's code (a trainer class, a training step, a checkpoint
+    helper) runs in every rank's process, so the rules apply to it too (TorchSSL's
+    ``models/fixmatch/fixmatch.py``, trained by ``fixmatch.py`` under ``mp.spawn``)."""
+    return any(_DDP_TEXT.search(text) for _, text in project_files.importers_upto(Path(path), 3))
 
 
 def _mentions(text: str) -> bool:
@@ -57,7 +70,7 @@ def is_distributed_file(file: FileInfo) -> bool:
     (asked only when the imports do not tell, as that reads the imported project modules)."""
     from ddpify.analysis.distributed_code import calls_distributed_helpers
 
-    return is_distributed_script(file.module) or calls_distributed_helpers(file.analysis.source)
+    return is_distributed_script(file.module) or calls_distributed_helpers(file.analysis.source) or imported_by_ddp(file.path)
 
 
 def is_distributed_script(module: cst.Module) -> bool:
