@@ -7,6 +7,7 @@ import builtins
 import json
 import collections
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -119,7 +120,11 @@ def run_torchrun(
         os.killpg(proc.pid, signal.SIGKILL)
         output, _ = proc.communicate()
         pytest.fail(f"torchrun {script} timed out after {TORCHRUN_TIMEOUT_S}s:\n{output}")
-    if proc.returncode != 0:
+    written = all((out_dir / f"rank{r}.json").exists() for r in range(nproc))
+    # gloo's own teardown may abort after every rank wrote its result (about one loaded CPU run
+    # in a thousand, as in tests/e2e/harness.py): what the tests judge had all happened by then
+    aborted_after_the_end = written and "terminate called without an active exception" in output
+    if proc.returncode != 0 and not aborted_after_the_end:
         pytest.fail(f"torchrun {script} exited with {proc.returncode}:\n{output}")
     results = []
     for r in range(nproc):
@@ -152,9 +157,8 @@ def torchrun_results(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str]
                 if done.exists():
                     cache[script] = json.loads(done.read_text())
                 else:
-                    out_dir.mkdir(exist_ok=True)
-                    for stale in out_dir.glob("rank*.json"):  # from a failed earlier attempt
-                        stale.unlink()
+                    shutil.rmtree(out_dir, ignore_errors=True)  # all a failed earlier attempt left (files it wrote)
+                    out_dir.mkdir()
                     results = run_torchrun(script, out_dir)
                     done.write_text(json.dumps(results))
                     cache[script] = results
