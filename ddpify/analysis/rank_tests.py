@@ -42,6 +42,7 @@ import libcst as cst
 
 from ddpify.analysis.flag_defaults import by_default, literal_defaults, passes, skipped_by_default
 from ddpify.analysis.flag_setters import flags_set_by_calls
+from ddpify.analysis.parameter_flags import passed_flag
 from ddpify.analysis.presence import Presence
 from ddpify.analysis.ranks import (
     API_FLAGS,
@@ -275,7 +276,9 @@ class RankTests:
             if helper is not None and helper.flag is not None and not passes(node, helper.flag_defaults):
                 return helper.flag
         elif is_simple_reference(node):
-            assigned = self._assigned_flag(code(node))
+            assigned = self._assigned_flag(code(node)) or (
+                passed_flag(self.source, node, self.where, self.combine, self._busy) if isinstance(node, cst.Name) else None
+            )
             if assigned is not None:
                 return assigned
         else:

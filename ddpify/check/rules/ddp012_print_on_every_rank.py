@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.analysis.loggers import WHOLE
+from ddpify.analysis.ranks import MAIN, REST
 from ddpify.check import fixes
 from ddpify.check.rule import Invalid, Rule, short
 from ddpify.convert import names, rewrites
@@ -27,8 +28,9 @@ class PrintOnEveryRank(Rule):
         "the project's own modules returns with a console handler attached on every rank "
         "(`logger, stats = initialize_exp(args)` whose `create_logger` adds a `logging.StreamHandler()` "
         "with no rank test around it or a per-rank level); a helper that attaches it on rank 0 only "
-        "makes a rank-0 logger. Not reported: output under a "
-        "rank test (also `if writer:` / `if self.logger is not None:` of an object this file makes "
+        "makes a rank-0 logger. Not reported: a progress bar whose `disable=` is true off rank 0 (also "
+        "`disable=not pbar` where every call of its function passes `pbar=(rank == 0)`), output under a "
+        "rank test (also a parameter every call passes a rank test, `if writer:` / `if self.logger is not None:` of an object this file makes "
         "on rank 0 only, or that the project file importing it hands in on rank 0 only) or after an early exit (also at every call of the function it is in), in the process "
         "that calls `mp.spawn` before the workers start, in a function that never runs (a script "
         "that joins its process group as it starts, so no module imports it, and never calls nor "
@@ -60,6 +62,20 @@ import torch.distributed as dist
 
 if dist.get_rank() == 0:
     print("epoch done")
+""",
+        """\
+import torch.distributed as dist
+from tqdm import tqdm
+
+
+def evaluate(model, loader, pbar=True):
+    for batch in tqdm(loader, disable=not pbar):  # every call below passes a rank test
+        model(batch)
+
+
+rank = dist.get_rank()
+evaluate(model, val_loader, pbar=(rank == 0))
+evaluate(model, test_loader, pbar=rank == 0)
 """,
         """\
 import ddpify.runtime as ddpify
@@ -158,6 +174,36 @@ if __name__ == "__main__":
 """,
     )
     invalid = (
+        Invalid(
+            """\
+import torch.distributed as dist
+from tqdm import tqdm
+
+
+def evaluate(model, loader, pbar=True):
+    for batch in tqdm(loader, disable=not pbar):
+        model(batch)
+
+
+rank = dist.get_rank()
+evaluate(model, val_loader, pbar=(rank == 0))
+evaluate(model, test_loader)  # the default: a bar on every rank
+""",
+            """\
+import torch.distributed as dist
+from tqdm import tqdm
+
+
+def evaluate(model, loader, pbar=True):
+    for batch in tqdm(loader, disable=(not pbar) or (dist.is_initialized() and dist.get_rank() != 0)):
+        model(batch)
+
+
+rank = dist.get_rank()
+evaluate(model, val_loader, pbar=(rank == 0))
+evaluate(model, test_loader)  # the default: a bar on every rank
+""",
+        ),
         Invalid(
             """\
 import torch.distributed as dist
@@ -263,10 +309,21 @@ if __name__ == "__main__":
             line, build, imports = guard
             self.report(node, replacement=build, target=line, imports=imports)
             return
+        if self._disabled_off_rank_zero(node):
+            return
         dist, imports = fixes.dist_reference(self.file)
         quiet = _quiet_progress_bar(node, f"({dist}.is_initialized() and {dist}.get_rank() != 0)")
         if quiet is not None:
             self.report(node, replacement=quiet, imports=imports)
+
+    def _disabled_off_rank_zero(self, node: cst.Call) -> bool:
+        """``disable=`` is true on the other ranks and false on rank 0, as the rank tests tell
+        (``disable=not pbar`` where every call passes ``pbar=(rank == 0)``)."""
+        value = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "disable"), None)
+        if value is None:
+            return False
+        ranks = self.file.analysis.rank_tests.ranks(value)
+        return bool(ranks.must & REST) and not ranks.may & MAIN
 
     def _tqdm_write(self, node: cst.Call, qualified: set[str]) -> bool:
         """``tqdm.write(s)``, or ``bar.write(s)`` on a bar this file made (tqdm's class method:

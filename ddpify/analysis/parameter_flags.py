@@ -1,0 +1,62 @@
+"""Rank flags handed in as arguments: ``def do_evaluation(model, loader, pbar=True)`` whose every
+call in the file passes ``pbar=(rank == 0)`` makes ``tqdm(..., disable=not pbar)`` a rank-0-only
+bar. What a parameter holds is what its calls pass (its default where a call passes nothing);
+``RankTests`` weighs those values by where each call runs, as it does a variable's assignments."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from ddpify.analysis.ranks import Ranks
+from ddpify.analysis.source import Source
+
+
+def passed_flag(
+    source: Source,
+    name: cst.Name,
+    where: Callable[[cst.CSTNode], Ranks],
+    combine: Callable[[list[tuple[Ranks, cst.BaseExpression | None]]], Ranks | None],
+    busy: set[object],
+) -> Ranks | None:
+    """Where the parameter ``name`` is true: the values its calls pass (``passed_values``),
+    weighed by where each call runs (``RankTests.combine``); ``busy`` guards recursion (a
+    function passing its own parameter on to itself)."""
+    key = ("parameter", name.value, source.enclosing_function(name))
+    if key in busy:
+        return None
+    busy.add(key)
+    try:
+        passed = passed_values(source, name)
+        return combine([(where(call), value) for call, value in passed]) if passed else None
+    finally:
+        busy.discard(key)
+
+
+def passed_values(source: Source, name: cst.Name) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
+    """Each call of the function whose parameter ``name`` reads, with the value the call gives
+    it (the parameter's default where it gives none). None when ``name`` is no parameter there,
+    the function rebinds it, no call of this file calls it, or a call cannot be read (``*args``,
+    ``**kwargs``, a missing argument without a default)."""
+    function = source.enclosing_function(name)
+    if function is None:
+        return None
+    params = function.params
+    positional = [*params.posonly_params, *params.params][1 if source.is_method(function) else 0 :]
+    param = next((p for p in [*positional, *params.kwonly_params] if p.name.value == name.value), None)
+    if param is None or any(source.enclosing_function(s) is function for s, _ in source.assignments.get(name.value, [])):
+        return None
+    index = positional.index(param) if param in positional else None
+    calls = source.call_sites(function)
+    found: list[tuple[cst.Call, cst.BaseExpression]] = []
+    for call in calls:
+        if any(a.star for a in call.args):
+            return None
+        keyword = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name.value), None)
+        plain = [a.value for a in call.args if a.keyword is None]
+        value = keyword if keyword is not None else plain[index] if index is not None and index < len(plain) else param.default
+        if value is None:
+            return None
+        found.append((call, value))
+    return found or None
