@@ -76,6 +76,11 @@ fp("DeepLearningExamples/PyTorch/Detection/SSD/main.py", (123,), "DDP016", "--lo
 fp("DeepLearningExamples/PyTorch/Detection/SSD/main.py", (211,), "DDP001", "sampler of the evaluation loader",
    "the only DistributedSampler is the validation loader's (ssd/data.py:59), read by evaluate(); training uses the DALI "
    "reader, sharded by shard_id=rank with its own random_shuffle (ssd/coco_pipeline.py:38-46)")
+# found at a3e2fd9 (split A)
+fp("TorchSSL/models/fixmatch/fixmatch.py", (276,), "DDP005", "rank test in the caller",
+   "save_model's every caller saves under `not args.multiprocessing_distributed or args.rank % ngpus_per_node == 0` "
+   "(198 under 196-197, 217 under 213-214, and the launcher's fixmatch.py:257 under 255-256): one process per node "
+   "saves, not every rank (the per-node duplication on multi-node runs is the local-rank-guard judged at 196)")
 # --- split B
 fp("TorchSSL/fixmatch.py", (134, 180, 181), "DDP012", "logger level set by a rank test",
    "get_logger(args.save_name, save_path, logger_level) gets level 'WARNING' unless args.rank % ngpus_per_node == 0 "
