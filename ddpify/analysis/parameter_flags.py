@@ -15,14 +15,16 @@ from ddpify.analysis.source import Source
 
 def passed_flag(
     source: Source,
-    name: cst.Name,
+    name: cst.BaseExpression,
     where: Callable[[cst.CSTNode], Ranks],
     combine: Callable[[list[tuple[Ranks, cst.BaseExpression | None]]], Ranks | None],
     busy: set[object],
 ) -> Ranks | None:
     """Where the parameter ``name`` is true: the values its calls pass (``passed_values``),
     weighed by where each call runs (``RankTests.combine``); ``busy`` guards recursion (a
-    function passing its own parameter on to itself)."""
+    function passing its own parameter on to itself). None for anything but a plain name."""
+    if not isinstance(name, cst.Name):
+        return None
     key = ("parameter", name.value, source.enclosing_function(name))
     if key in busy:
         return None

@@ -9,27 +9,25 @@ the test must be false.
 What counts, decided from the expression's structure and qualified names first, this file's own
 assignments and functions next, and names only as a last resort:
 
-- rank numbers: ``dist.get_rank()``, ``ddpify.rank()``, ``os.environ["RANK"]`` / ``.get`` /
-  ``os.getenv`` (also SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK), a name or attribute called
-  ``rank`` / ``global_rank`` / ``ddp_rank`` / ``process_index``; local rank numbers:
-  ``LOCAL_RANK`` (SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK), ``local_rank``,
-  ``local_process_index``, ``rank % ngpus_per_node``, the first parameter of an ``mp.spawn``
-  target unless it is named like a global rank, and ``gpu`` / ``gpu_id`` in scripts that manage
-  processes themselves (``torch.distributed`` / ``torch.multiprocessing``); node ranks
-  (``NODE_RANK``, ``node_rank``) and world sizes (``WORLD_SIZE``, ``dist.get_world_size()``,
-  ``world_size``, ``num_processes``);
+- rank numbers: ``dist.get_rank()``, ``ddpify.rank()``, ``os.environ["RANK"]`` / ``.get`` / ``os.getenv``
+  (also SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK), a name or attribute called ``rank`` / ``global_rank`` /
+  ``ddp_rank`` / ``process_index``; local rank numbers: ``LOCAL_RANK`` (SLURM_LOCALID,
+  OMPI_COMM_WORLD_LOCAL_RANK), ``local_rank``, ``local_process_index``, ``rank % ngpus_per_node``, the first
+  parameter of an ``mp.spawn`` target unless it is named like a global rank, and ``gpu`` / ``gpu_id`` in scripts
+  that manage processes themselves (``torch.distributed`` / ``torch.multiprocessing``); node ranks (``NODE_RANK``,
+  ``node_rank``) and world sizes (``WORLD_SIZE``, ``dist.get_world_size()``, ``world_size``, ``num_processes``);
 - flags: ``is_main_process`` / ``is_master`` / ``master_process`` / ``is_global_zero`` /
   ``is_primary`` (main), ``is_local_main_process`` / ``is_local_master`` (once per node),
   ``dist.is_initialized()``, ``args.distributed``, ``ddp``, ``"RANK" in os.environ`` (distributed);
 - an optional object tested for None or truth, made on some ranks only (``ddpify.analysis.presence``);
-- a variable assigned such a test (``master_process = ddp_rank == 0`` in one branch and
-  ``True`` in the other), and a function of this file whose returns are such tests or numbers
-  (``def is_main_process(): return get_rank() == 0``; ``is_master(args, local=False)`` read at its default).
+- a variable assigned such a test (``master_process = ddp_rank == 0`` in one branch and ``True`` in the other),
+  a parameter every call passes one (``pbar=(rank == 0)``: ``ddpify.analysis.parameter_flags``), and a function of
+  this file whose returns are such tests or numbers (``def is_main_process(): return get_rank() == 0``;
+  ``is_master(args, local=False)`` read at its default).
 
-A comparison of a rank number with constants (``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``,
-``in``, ``not in``, chained) is evaluated per class; in the single process a rank reads as the
-``.get`` default, else as -1 when the test mentions -1 (the ``--local_rank -1`` convention),
-else 0.
+A comparison of a rank number with constants (``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``in``, ``not in``,
+chained) is evaluated per class; in the single process a rank reads as the ``.get`` default, else as -1 when the
+test mentions -1 (the ``--local_rank -1`` convention), else 0.
 """
 
 from __future__ import annotations
@@ -276,11 +274,10 @@ class RankTests:
             if helper is not None and helper.flag is not None and not passes(node, helper.flag_defaults):
                 return helper.flag
         elif is_simple_reference(node):
-            assigned = self._assigned_flag(code(node)) or (
-                passed_flag(self.source, node, self.where, self.combine, self._busy) if isinstance(node, cst.Name) else None
-            )
-            if assigned is not None:
-                return assigned
+            assigned = self._assigned_flag(code(node))
+            passed = assigned if assigned is not None else passed_flag(self.source, node, self.where, self.combine, self._busy)
+            if passed is not None:
+                return passed
         else:
             return None
         last = last_name(node)
