@@ -39,3 +39,36 @@ for epoch in range(2):
     assert "pbar = tqdm(total=len(loader.dataset))\n" in result.output, result.output
     assert "tqdm(loader, disable=not ddpify.is_main_process())" in result.output, result.output
     assert [m for m in result.manual if "pbar.n" in m.why], result.manual
+
+
+def test_a_bar_of_the_same_name_in_another_function_is_another_bar() -> None:
+    """unseen20g's flows script: ``train()``'s ``pbar`` is never read, ``validate()``'s is
+    (``pbar.n``): only the validation bar stays on every rank."""
+    body = """
+from tqdm import tqdm
+
+
+def train():
+    pbar = tqdm(total=len(loader.dataset))
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+        pbar.update(x.size(0))
+
+
+def validate():
+    pbar = tqdm(total=len(loader.dataset))
+    total = 0.0
+    for x, y in loader:
+        total += torch.nn.functional.mse_loss(model(x), y).item() * x.size(0)
+        pbar.update(x.size(0))
+    return total / pbar.n
+
+
+train()
+validate()
+"""
+    result = convert_source(_HEAD + body)
+    assert result.output.count("pbar = tqdm(total=len(loader.dataset), disable=not ddpify.is_main_process())") == 1, result.output
+    assert len([m for m in result.manual if "pbar.n" in m.why]) == 1, result.manual

@@ -99,8 +99,13 @@ def keep_counted_bars(recording: Recording, facts: Facts) -> None:
         if not (source.qualified(call.func) & names.TQDM and isinstance(statement, cst.Assign) and statement.value is call):
             continue
         bars = {code(t.target) for t in statement.targets}
+        home = source.enclosing_function(call)  # a bar of the same name in another function is another bar
         read = next(
-            (a for a in source.of_types(cst.Attribute) if a.attr.value in _COUNTS and code(a.value) in bars),
+            (
+                a
+                for a in source.of_types(cst.Attribute)
+                if a.attr.value in _COUNTS and code(a.value) in bars and source.enclosing_function(a) is home
+            ),
             None,
         )
         if read is None:
