@@ -164,7 +164,7 @@ class Project:
         file under ``if local_rank == 0:``); None when none of them does."""
         if self._called is None or self.depth <= 0 or self._path is None or not Path(self._path).is_file():
             return None
-        named = [file for file, text in project_files.importers_upto(Path(self._path)) if f".{method}(" in text]
+        named = [file for file, text in self._importers_upto if f".{method}(" in text]
         if len(named) > _CALLERS_PER_METHOD or len(set(named) | self._callers.keys()) > _CALLER_FILES:
             return None
         sites: list[Ranks] = []
@@ -179,6 +179,12 @@ class Project:
         for ranks in sites[1:]:
             where = where | ranks
         return where
+
+    @functools.cached_property
+    def _importers_upto(self) -> list[tuple[Path, str]]:
+        """The project files importing this one, five imports up (asked once per file)."""
+        assert self._path is not None
+        return project_files.importers_upto(Path(self._path))
 
     def passed_elsewhere(self, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
         """What the project's files that import this one pass ``callee``'s ``parameter`` (see

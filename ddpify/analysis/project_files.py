@@ -140,7 +140,14 @@ def submodule(package: Path, name: str) -> Path | None:
 
 
 def imported_files(text: str, importer: Path) -> list[Path]:
-    """The project files ``text`` (the source of ``importer``) imports, once each."""
+    """The project files ``text`` (the source of ``importer``) imports, once each (resolved
+    once per text and folder: the importer searches ask it of the same files again and again)."""
+    return list(_imported_files(text, importer, Path.cwd()))
+
+
+@functools.lru_cache(maxsize=8192)
+def _imported_files(text: str, importer: Path, cwd: Path) -> tuple[Path, ...]:
+    del cwd  # the cache key: a project without a root marker is the working directory
     found: dict[Path, None] = {}
     for module, level in star_imports(text):
         target = module_file(module, level, importer)
@@ -157,7 +164,7 @@ def imported_files(text: str, importer: Path) -> list[Path]:
             if inner is not None:
                 found[inner] = None
     found.pop(importer, None)
-    return list(found)
+    return tuple(found)
 
 
 def imported_sources(text: str, importer: Path) -> list[tuple[Path, str]]:
@@ -192,32 +199,43 @@ def importers(path: Path) -> list[Path]:
 
 def importers_upto(path: Path, levels: int = 5) -> list[tuple[Path, str]]:
     """The project files (with their text) that import ``path`` directly or through up to
-    ``levels - 1`` more (a package's ``__init__.py`` re-exporting it counts as one), nearest first."""
+    ``levels - 1`` more (a package's ``__init__.py`` re-exporting it counts as one), nearest
+    first. The project is walked once for all levels."""
+    sources = _project_sources(_project_of(path))
     seen, level, found = {path.resolve()}, [path], []
     for _ in range(levels):
-        sources = [(f, text) for p in level for f, text in _importer_sources(p) if f.resolve() not in seen]
-        seen.update(f.resolve() for f, _ in sources)
-        level = [f for f, _ in sources]
-        found += sources
+        following = [(f, text) for p in level for f, text in _importer_sources(p, sources) if f.resolve() not in seen]
+        seen.update(f.resolve() for f, _ in following)
+        level = [f for f, _ in following]
+        found += following
     return list(dict(found).items())
 
 
-def _importer_sources(path: Path) -> list[tuple[Path, str]]:
+def _importer_sources(path: Path, sources: list[tuple[Path, str]] | None = None) -> list[tuple[Path, str]]:
     """The project files that import ``path`` (its callers may live there: a ``Trainer`` built
     by ``train.py`` with a logger on rank 0 only), under the repository root, or under the
     working directory when no marker is found above the file; none when the project has more
-    files than ``IMPORTERS_LIMIT``."""
+    files than ``IMPORTERS_LIMIT``. ``sources``: the project's files, read already."""
+    target = path.resolve()
+    if sources is None:
+        sources = _project_sources(_project_of(path))
+    found = []
+    named = path.parent.name if path.stem == "__init__" else path.stem  # a package is imported by its folder's name
+    for file, text in sources:
+        if file != target and named in text and target in {t.resolve() for t in imported_files(text, file)}:
+            found.append((file, text))
+    return found
+
+
+def _project_of(path: Path) -> Path:
+    """The folder whose files may import ``path``: its repository root, or the working
+    directory when no marker is found above the file."""
     target = path.resolve()
     root = project_root(path.parent).resolve()
     cwd = Path.cwd().resolve()
     if not any((root / marker).exists() for marker in ROOT_MARKERS) and target.is_relative_to(cwd):
-        root = cwd  # no marker above the file: the folder the check runs from is the project
-    found = []
-    named = path.parent.name if path.stem == "__init__" else path.stem  # a package is imported by its folder's name
-    for file, text in _project_sources(root):
-        if file != target and named in text and target in {t.resolve() for t in imported_files(text, file)}:
-            found.append((file, text))
-    return found
+        return cwd  # no marker above the file: the folder the check runs from is the project
+    return root
 
 
 def _project_sources(root: Path) -> list[tuple[Path, str]]:

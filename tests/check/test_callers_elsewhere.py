@@ -85,3 +85,27 @@ def test_a_module_imported_everywhere_reads_a_bounded_number_of_importers(tmp_pa
         (tmp_path / f"user_{index}.py").write_text(f"from base import Base\n\n\nclass User{index}(Base):\n    def run(self):\n{calls}")
     check_source(base, str(checked), rules=select_rules(["DDP005"]))
     assert 0 < len(read) == len(set(read)) <= 32
+
+
+def test_the_project_is_walked_once_per_checked_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package module imported by two hundred files, through a package that re-exports it,
+    with sixty methods the checked file never calls: the search for importing files (five
+    imports up) walks the project once, not once per method and per importing file (torchdrug's
+    engine took 100 s before)."""
+    from ddpify.analysis import project_files
+
+    walks: list[Path] = []
+    real = project_files._project_sources
+    monkeypatch.setattr(project_files, "_project_sources", lambda root: walks.append(root) or real(root))
+    methods = [f"step_{i}" for i in range(60)]
+    base = "import torch\n\n\nclass Engine:\n    def __init__(self, model):\n        self.model = torch.nn.parallel.DistributedDataParallel(model)\n\n"
+    base += "".join(f"    def {m}(self):\n        torch.save({{}}, '{m}.pt')\n\n" for m in methods)
+    (tmp_path / "setup.py").touch()
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "__init__.py").write_text("from .engine import Engine\n")
+    checked = tmp_path / "core" / "engine.py"
+    checked.write_text(base)
+    for index in range(200):
+        (tmp_path / f"task_{index}.py").write_text(f"from core import Engine\nimport core\n\n\ndef run(e):\n    e.step_{index % 60}()\n")
+    check_source(base, str(checked), rules=select_rules(["DDP005"]))
+    assert len(walks) <= 3, len(walks)
