@@ -78,8 +78,18 @@ def training_modules(text: str, path: Path) -> list[TrainingModule]:
         helpers = module_helpers(target, project_files.DEPTH, summarise)
         trained = [key for key, helper in helpers.items() if helper.trains and (name is None or key == name or key.startswith(f"{name}."))]
         if trained:
-            found[target] = TrainingModule(target, "." * item.level + module, f"{trained[0]}()")
+            found[target] = TrainingModule(target, "." * item.level + module, _training_code(trained))
     return list(found.values())
+
+
+def _training_code(trained: list[str]) -> str:
+    """``Trainer.train()``; or, when several of the module's functions or classes train (an
+    algorithm chosen by name at run time), which ones, none singled out."""
+    classes = list(dict.fromkeys(name.split(".")[0] for name in trained))
+    if len(classes) == 1:
+        return f"{trained[0]}()"
+    listed = ", ".join(classes[:4]) + (f" and {len(classes) - 4} more" if len(classes) > 4 else "")
+    return f"whichever of its {len(classes)} training classes or functions the run uses ({listed})"
 
 
 def redirected(result: ConversionResult, modules: list[TrainingModule]) -> ConversionResult:

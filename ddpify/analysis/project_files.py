@@ -91,14 +91,36 @@ def module_file(module: str, level: int, importer: Path) -> Path | None:
     else:
         bases = _absolute_bases(folder, root)
     relative = Path(*module.split(".")) if module else Path()
-    for base in bases:
+    added = _added_to_sys_path(importer) if not level else []
+    for base in [*bases, *added]:
+        inside = root if base not in added else base  # a folder the script puts on sys.path is the project's too
         for candidate in (base / relative).with_suffix(".py") if module else None, base / relative / "__init__.py":
-            if candidate is not None and candidate.is_file() and candidate.resolve().is_relative_to(root.resolve()):
+            if candidate is not None and candidate.is_file() and candidate.resolve().is_relative_to(inside.resolve()):
                 return candidate
         namespace = base / relative
-        if module and namespace.is_dir() and namespace.resolve().is_relative_to(root.resolve()) and any(namespace.glob("*.py")):
+        if module and namespace.is_dir() and namespace.resolve().is_relative_to(inside.resolve()) and any(namespace.glob("*.py")):
             return namespace / "__init__.py"
     return None
+
+
+# ``sys.path.append("..")``, ``sys.path.insert(0, "../lib")``, ``sys.path.append(os.path.join(os.path.dirname(__file__), ".."))``
+_SYS_PATH = re.compile(
+    r"sys\.path\.(?:append|insert)\((?:\s*\d+\s*,)?\s*(?:os\.path\.join\(\s*os\.path\.dirname\(\s*(?:os\.path\.\w+\(\s*)?__file__\s*\)?\s*\)\s*,\s*)?[\"']([^\"']+)[\"']"
+)
+
+
+def _added_to_sys_path(importer: Path) -> list[Path]:
+    """The folders ``importer`` puts on ``sys.path`` with a literal path (SAM's ``example/train.py``
+    appends ``..`` to import ``sam.py``), relative to its own folder, where scripts are run."""
+    try:
+        stat = importer.stat()
+    except OSError:
+        return []
+    text = _text(importer, stat.st_mtime_ns, stat.st_size)
+    if text is None or "sys.path" not in text:
+        return []
+    folders = [importer.parent / m.group(1) for m in _SYS_PATH.finditer(text) if not Path(m.group(1)).is_absolute()]
+    return [f for f in folders if f.is_dir()]
 
 
 _SOURCE_ROOTS = ("src", "lib")

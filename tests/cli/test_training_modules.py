@@ -225,3 +225,21 @@ def test_a_training_function_given_a_wrapped_model_shards_the_loader_it_builds(c
     assert "loader = ddpify.distributed_loader(dataset, batch_size=8, shuffle=True)" in module
     assert "return ddpify.unwrap(model).state_dict()" in module and "prepare_model" not in module
     assert "model = ddpify.prepare_model(model" in (tmp_path / "main_ddp.py").read_text()
+
+
+def test_a_module_with_several_training_classes_names_none_as_the_one(tmp_path: Path) -> None:
+    """domainbed's ``algorithms.py``: the run picks its algorithm class by name, so the report
+    says which classes train instead of naming one the run may not use."""
+    from ddpify import companions
+
+    classes = "".join(
+        f"class {name}(torch.nn.Module):\n    def update(self, x):\n        self.opt.zero_grad()\n        self.net(x).sum().backward()\n"
+        "        self.opt.step()\n\n\n"
+        for name in ("ERM", "DANN", "MLDG")
+    )
+    (tmp_path / "algorithms.py").write_text("import torch\n\n\n" + classes)
+    script = tmp_path / "train.py"
+    text = "import algorithms\n\nalgorithm = vars(algorithms)[name](cfg)\nalgorithm.update(x)\n"
+    script.write_text(text)
+    [module] = companions.training_modules(text, script)
+    assert module.trains == "whichever of its 3 training classes or functions the run uses (ERM, DANN, MLDG)"

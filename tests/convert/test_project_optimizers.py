@@ -85,3 +85,20 @@ def test_a_project_class_that_is_no_optimizer_trains_nothing(tmp_path: Path) -> 
     script.write_text(_TRAIN)
     result = convert_source(_TRAIN, filename=str(script))
     assert "prepare_model" not in result.output, result.output
+
+
+@pytest.mark.parametrize(
+    "added",
+    ['sys.path.append("..")', 'sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))', 'sys.path.append("../")'],
+)
+def test_a_module_the_script_puts_on_sys_path(tmp_path: Path, added: str) -> None:
+    """unseen20g's SAM example: ``example/train.py`` appends ``..`` to ``sys.path`` and imports
+    ``sam.py`` from the folder above: that module is the project's, so its optimizer class is
+    known."""
+    (tmp_path / "sam.py").write_text(_SAM)
+    (tmp_path / "example").mkdir()
+    script = tmp_path / "example" / "train.py"
+    text = _TRAIN.replace("from sam import SAM", f"import os\nimport sys\n\n{added}\nfrom sam import SAM")
+    script.write_text(text)
+    result = convert_source(text, filename=str(script))
+    assert "model = ddpify.prepare_model(model)" in result.output, result.output
