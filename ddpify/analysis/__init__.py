@@ -128,7 +128,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.collectives import module_collectives
     from ddpify.analysis.distributed_code import distributed_classes, distributed_functions, joining_functions
     from ddpify.analysis.flag_setters import flag_setters
-    from ddpify.analysis.launch_args import local_rank_declarers
+    from ddpify.analysis.launch_args import local_rank_declarers, local_rank_replacers
     from ddpify.analysis.loggers import file_writer_classes, module_console_loggers, path_makers
     from ddpify.analysis.optimizers import optimizer_classes
     from ddpify.analysis.output import writing_functions
@@ -204,6 +204,8 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), distributed=True)
     for name in path_makers(source, tops) & helpers.keys():
         helpers[name] = dataclasses.replace(helpers[name], makes_paths=True)
+    for name in local_rank_replacers(source) & helpers.keys():
+        helpers[name] = dataclasses.replace(helpers[name], replaces_local_rank=True)
     for name in local_rank_declarers(source):
         helpers[name] = dataclasses.replace(helpers.get(name, Helper()), declares_local_rank=True)
     for name in file_writer_classes(source, training):

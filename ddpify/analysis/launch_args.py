@@ -55,3 +55,21 @@ def local_rank_declarers(source: Source) -> set[str]:
         return True if function in direct or any(called(c) for c in calls) else None
 
     return found | {f.name.value for f in through_calls(source, tops, declares, lambda helper: helper.declares_local_rank or None)}
+
+
+def local_rank_replacers(source: Source) -> set[str]:
+    """The module's top-level functions that set a ``.local_rank`` from the environment
+    (``args.local_rank = int(os.environ.get("LOCAL_RANK", 0))`` in rq-vae's ``dist.initialize``),
+    themselves or through the module's functions and project helpers they call: after such a
+    call, a ``--local_rank`` option holds torchrun's value."""
+    tops = [f for fs in source.functions.values() for f in fs if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
+
+    def replaces(function: cst.FunctionDef, called: Called[bool]) -> bool | None:
+        for assign in source.of_types_in(function.body, cst.Assign):
+            assert isinstance(assign, cst.Assign)
+            if any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "local_rank" for t in assign.targets):
+                if "LOCAL_RANK" in code(assign.value):
+                    return True
+        return True if any(called(c) for c in source.of_types_in(function.body, cst.Call)) else None
+
+    return {f.name.value for f in through_calls(source, tops, replaces, lambda helper: helper.replaces_local_rank or None)}

@@ -83,6 +83,7 @@ class Helper:
     flag; ``ddpify.analysis.flag_defaults``). ``optimizer_class``, a class (as ``Class.__init__``)
     deriving from ``torch.optim.Optimizer`` (SAM, LARS). ``module_methods``, for an ``nn.Module``
     class (as ``Class.__init__``), its own methods (``log_probs``: ``ddpify.analysis.own_training``).
+    ``replaces_local_rank``, it sets a ``.local_rank`` from LOCAL_RANK (``ddpify.analysis.launch_args``).
     Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
@@ -111,6 +112,7 @@ class Helper:
     flag_defaults: frozenset[tuple[int, str]] = frozenset()
     optimizer_class: bool = False
     module_methods: frozenset[str] = frozenset()
+    replaces_local_rank: bool = False
 
 
 # The key of a module's helpers that says what importing the module does (its module-level code):

@@ -169,7 +169,7 @@ NAMED_FLAGS = (
     (
         re.compile(
             r"^_*(is_(main|master|chief|primary)(_process|_proc|_rank|_worker|_node)?|(main|master)_(process|proc|rank|worker)|"
-            r"is_global_zero|global_zero|is_rank_?(0|zero)|rank_?(0|zero)|on_(main|master)(_process)?)$",
+            r"is_global_zero|global_zero|is_rank_?(0|zero)|rank_?(0|zero)|on_(main|master)(_process)?|master)$",
             re.I,
         ),
         "main",

@@ -56,6 +56,7 @@ def selection(source: str) -> RankSelection:
         "rank == 0 == 0 if False else rank == 0",
         "int(os.environ['SLURM_PROCID']) == 0",
         "accelerator.process_index == 0",
+        "distenv.master",  # rq-vae's DistEnv(master=(rank == 0)) returned by the project's dist helper
     ],
 )
 def test_main_process_tests(test: str) -> None:

@@ -66,7 +66,7 @@ class LocalRankArgument(Rule):
         "class of the project's modules (`gpu.add_gpu_params(parser)`, `Options()`) is reported at "
         "that call when this file reads `.local_rank` (no fix: the declaration is in the other file). Not reported "
         "either: an option the file sets from the environment afterwards (`args.local_rank = "
-        'int(os.environ["LOCAL_RANK"])`), which holds the real local rank under torchrun.'
+        'int(os.environ["LOCAL_RANK"])`, also in a helper of its project it calls), which holds the real local rank under torchrun.'
     )
     fix = "safe"
     fix_notes = (
@@ -242,12 +242,14 @@ args = parser.parse_args()
         """The parsed option is set from the environment afterwards (``args.local_rank =
         int(os.environ["LOCAL_RANK"])``, also under ``if "LOCAL_RANK" in os.environ:``): under
         torchrun it holds the real local rank, and the argument only serves the old launcher."""
-        for assign in self.file.analysis.source.of_types(cst.Assign):
+        source = self.file.analysis.source
+        for assign in source.of_types(cst.Assign):
             assert isinstance(assign, cst.Assign)
             targets = [t.target for t in assign.targets]
             if any(isinstance(t, cst.Attribute) and t.attr.value == "local_rank" for t in targets) and "LOCAL_RANK" in code(assign.value):
                 return True
-        return False
+        helpers = (source.project.helper(c) for c in source.of_types(cst.Call) if isinstance(c, cst.Call))
+        return any(h is not None and h.replaces_local_rank for h in helpers)  # dist.initialize(args) sets it so
 
     @functools.cached_property
     def _reads_local_rank(self) -> bool:
