@@ -85,7 +85,7 @@ def training_modules(text: str, path: Path) -> list[TrainingModule]:
 def _training_code(trained: list[str]) -> str:
     """``Trainer.train()``; or, when several of the module's functions or classes train (an
     algorithm chosen by name at run time), which ones, none singled out."""
-    classes = list(dict.fromkeys(name.split(".")[0] for name in trained))
+    classes = sorted(dict.fromkeys(name.split(".")[0] for name in trained))
     if len(classes) == 1:
         return f"{trained[0]}()"
     listed = ", ".join(classes[:4]) + (f" and {len(classes) - 4} more" if len(classes) > 4 else "")

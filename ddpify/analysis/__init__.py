@@ -129,9 +129,9 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.distributed_code import distributed_classes, distributed_functions, joining_functions
     from ddpify.analysis.flag_setters import flag_setters
     from ddpify.analysis.launch_args import local_rank_declarers, local_rank_replacers
-    from ddpify.analysis.loggers import file_writer_classes, module_console_loggers, path_makers
+    from ddpify.analysis.loggers import cache_writers, file_writer_classes, module_console_loggers, path_makers
     from ddpify.analysis.optimizers import optimizer_classes
-    from ddpify.analysis.output import writing_functions
+    from ddpify.analysis.output import argument_changers, writing_functions
     from ddpify.analysis.own_training import module_methods
     from ddpify.analysis.prefix import names_prefix
     from ddpify.analysis.project import ON_IMPORT, Helper
@@ -151,6 +151,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     joining = joining_functions(source, every)
     flags = flag_setters(source, rank_tests.where, rank_tests.combine, tops)
     writes = writing_functions(source, every)
+    changers = argument_changers(source, every)
     helpers: dict[str, Helper] = {}
     for name, functions in source.functions.items():
         top = [f for f in functions if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
@@ -180,11 +181,17 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             sets_flags=flags.get(function, ()),
             writes=function in writes,
             flag_defaults=rank_tests.defaults_read.get(function, frozenset()),
+            changes_arguments=function in changers,
         )
     for function in training | writes:  # a method that trains or writes (`Trainer.do_pass`, `CheckpointIO.save`)
         owner = source.enclosing_class(function)
         if owner is not None and source.enclosing_function(function) is None and source.enclosing_class(owner) is None:
-            method = Helper(trains=function in training, writes=function in writes, distributed=function in distributed)
+            method = Helper(
+                trains=function in training,
+                writes=function in writes,
+                distributed=function in distributed,
+                changes_arguments=function in changers,
+            )
             helpers.setdefault(f"{owner.name.value}.{function.name.value}", method)
             if function in training:  # building the class lets its training steps run
                 built = f"{owner.name.value}.__init__"
@@ -204,6 +211,8 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), distributed=True)
     for name in path_makers(source, tops) & helpers.keys():
         helpers[name] = dataclasses.replace(helpers[name], makes_paths=True)
+    for name in cache_writers(source, tops) & helpers.keys():
+        helpers[name] = dataclasses.replace(helpers[name], writes_cache=True)
     for name in local_rank_replacers(source) & helpers.keys():
         helpers[name] = dataclasses.replace(helpers[name], replaces_local_rank=True)
     for name in local_rank_declarers(source):

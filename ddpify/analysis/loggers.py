@@ -123,3 +123,23 @@ def path_makers(source: Source, tops: list[cst.FunctionDef]) -> set[str]:
         if tests and any(source.qualified(c) & _DUMPS or (source.qualified(c) & _OPEN and _writes(c)) for c in calls):
             found.add(function.name.value)
     return found
+
+
+def cache_writers(source: Source, tops: list[cst.FunctionDef]) -> set[str]:
+    """The module's top-level functions that write a file they first test for, by the same
+    path (``if os.path.exists(p): ... else: pkl.dump(vocab, open(p, "wb"))``): a cache the
+    other ranks read afterwards, unlike a folder tested for and then written into."""
+    found = set()
+    for function in tops:
+        calls = [c for c in source.of_types_in(function, cst.Call) if isinstance(c, cst.Call)]
+        tested = {code(c.args[0].value) for c in calls if c.args and source.qualified(c) & _EXISTS}
+        tested |= {code(c.func.value) for c in calls if is_method_call(c, "exists", "is_file")}  # type: ignore[attr-defined]
+        written = set()
+        for call in calls:
+            if source.qualified(call) & _OPEN and _writes(call) and call.args:
+                written.add(code(call.args[0].value))
+            elif source.qualified(call) & _DUMPS and len(call.args) > 1:
+                written.add(code(call.args[1].value))
+        if tested & written:
+            found.add(function.name.value)
+    return found

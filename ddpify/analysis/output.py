@@ -15,6 +15,7 @@ import libcst as cst
 from ddpify.analysis.context import Context
 from ddpify.analysis.module_facts import through_calls
 from ddpify.analysis.ranks import MAIN, REST, SOLO, constant
+from ddpify.analysis.reads import MUTATORS
 from ddpify.analysis.source import Source
 from ddpify.tree import cstutil
 from ddpify.tree.cstutil import is_simple_reference
@@ -184,7 +185,7 @@ class Output:
 _WRITE_CALLEES = frozenset(
     """open write writelines write_text write_bytes save savefig imsave imwrite save_image dump to_csv
     savetxt savez show add_scalar add_scalars add_image add_images add_figure add_histogram add_text
-    makedirs mkdir rmtree copyfile copytree tqdm trange""".split()
+    rmtree copyfile copytree tqdm trange""".split()
 )
 
 
@@ -197,3 +198,48 @@ def writing_functions(source: Source, functions: list[cst.FunctionDef]) -> set[c
         return any(cstutil.callee_name(c) in _WRITE_CALLEES or called(c) for c in calls) or None
 
     return set(through_calls(source, functions, answer, lambda helper: helper.writes or None))
+
+
+# Methods that change the object they are called on: what a helper does to an argument the
+# ranks share (a model put in eval mode, an optimizer stepped, a list appended to).
+_CHANGING = MUTATORS | frozenset({"eval", "train", "step", "zero_grad", "load_state_dict", "to", "cuda", "requires_grad_", "apply"})
+
+
+def argument_changers(source: Source, functions: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
+    """Those of ``functions`` that may change what they are given or module state (one level
+    deep, read from their own body): ``global``, an attribute or item assigned on a parameter,
+    a changing method called on one (``model.eval()`` unless ``model.train()`` follows it),
+    or a parameter handed on to the module's own functions, which are not read."""
+    found: set[cst.FunctionDef] = set()
+    for function in functions:
+        params = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
+        if source.of_types_in(function.body, cst.Global, cst.Nonlocal) or _assigns_into(source, function, params):
+            found.add(function)
+            continue
+        called = [c for c in source.of_types_in(function.body, cst.Call) if isinstance(c, cst.Call)]
+        methods = {
+            (c.func.value.value, c.func.attr.value)
+            for c in called
+            if isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name) and c.func.value.value in params
+        }
+        restored = {owner for owner, method in methods if method == "eval" and (owner, "train") in methods}
+        if any(method in _CHANGING and owner not in restored for owner, method in methods):
+            found.add(function)
+            continue
+        own = [c for c in called if source.functions_called(c)]
+        if any(isinstance(a.value, cst.Name) and a.value.value in params for c in own for a in c.args):
+            found.add(function)
+    return found
+
+
+def _assigns_into(source: Source, function: cst.FunctionDef, params: set[str]) -> bool:
+    """``param.x = ...`` / ``param[i] = ...`` in ``function``'s body."""
+    for target in source.of_types_in(function.body, cst.AssignTarget, cst.AugAssign):
+        node = target.target  # type: ignore[attr-defined]
+        if isinstance(node, (cst.Attribute, cst.Subscript)):
+            root: cst.BaseExpression = node
+            while isinstance(root, (cst.Attribute, cst.Subscript)):
+                root = root.value
+            if isinstance(root, cst.Name) and root.value in params:
+                return True
+    return False

@@ -84,6 +84,9 @@ class Helper:
     deriving from ``torch.optim.Optimizer`` (SAM, LARS). ``module_methods``, for an ``nn.Module``
     class (as ``Class.__init__``), its own methods (``log_probs``: ``ddpify.analysis.own_training``).
     ``replaces_local_rank``, it sets a ``.local_rank`` from LOCAL_RANK (``ddpify.analysis.launch_args``).
+    ``changes_arguments``, it may change what it is handed or module state (``model.eval()``,
+    ``history.append(x)``: ``ddpify.analysis.output.argument_changers``). ``writes_cache``, it writes
+    a file it first tests for by the same path (``ddpify.analysis.loggers.cache_writers``).
     Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
@@ -113,6 +116,8 @@ class Helper:
     optimizer_class: bool = False
     module_methods: frozenset[str] = frozenset()
     replaces_local_rank: bool = False
+    changes_arguments: bool = False
+    writes_cache: bool = False
 
 
 # The key of a module's helpers that says what importing the module does (its module-level code):

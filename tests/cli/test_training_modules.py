@@ -242,4 +242,4 @@ def test_a_module_with_several_training_classes_names_none_as_the_one(tmp_path: 
     text = "import algorithms\n\nalgorithm = vars(algorithms)[name](cfg)\nalgorithm.update(x)\n"
     script.write_text(text)
     [module] = companions.training_modules(text, script)
-    assert module.trains == "whichever of its 3 training classes or functions the run uses (ERM, DANN, MLDG)"
+    assert module.trains == "whichever of its 3 training classes or functions the run uses (DANN, ERM, MLDG)"

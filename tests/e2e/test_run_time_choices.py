@@ -123,3 +123,22 @@ def test_an_own_method_of_a_project_class_runs_as_the_wrappers_forward(tmp_path:
     run.assert_no_module_keys()
     run.assert_params_equal()
     run_script(converted, nproc=None, cwd=tmp_path).assert_ok()
+
+
+@pytest.mark.torchrun
+def test_the_projects_output_helper_runs_on_rank_zero_with_the_plain_model(tmp_path: Path) -> None:
+    """Issue 20, class 9: ``plot_samples(model, noise, "samples", epoch)`` of a sibling module
+    writes files (and makes their folder): the statement runs on rank 0 only, given
+    ``ddpify.unwrap(model)`` (a BatchNorm model's forward through the wrapper on rank 0 alone
+    would broadcast buffers to ranks that never come); one writer, equal parameters."""
+    for name in ("viz.py", "train.py"):
+        shutil.copy(DATA / "output_helper_project" / name, tmp_path / name)
+    script = tmp_path / "train.py"
+    result = convert_source(script.read_text(), filename=str(script))
+    assert 'if ddpify.is_main_process():\n        plot_samples(ddpify.unwrap(model), noise, "samples", epoch)' in result.output
+    converted = tmp_path / "train_ddp.py"
+    converted.write_text(result.output)
+    run = run_script(converted, cwd=tmp_path).assert_ok()
+    run.assert_only_rank0_saves(min_saves=2)
+    run.assert_params_equal()
+    assert sorted(p.name for p in (tmp_path / "samples").iterdir()) == ["samples_0.pt", "samples_1.pt"]

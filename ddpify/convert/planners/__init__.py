@@ -68,6 +68,7 @@ from ddpify.convert.planners import (
     paths,
     plateau,
     progress,
+    project_writers,
     random_data,
     rank_zero_values,
     sample_counters,
@@ -100,6 +101,7 @@ PLANNERS: tuple[Planner, ...] = (
     accumulation.plan,  # no_sync for accumulating micro-batches
     loaders.plan_unsharded_evaluation,  # training loaders handed to evaluation code
     checkpoints.plan,  # project checkpoint helpers on rank 0
+    project_writers.plan,  # the project's output helpers (images, logs) on rank 0, given plain models
     models.report_moves_after_wrap,
     double_backward.report,  # a gradient penalty through the DDP model
     fetches.plan_existence_tests,  # `if not exists(p): download`: rank 0 first (side_effects reads it)
