@@ -14,8 +14,9 @@ is **divergent** when it reaches
 - per-rank data: the batches of a training loader (sharded: each rank sees its own part) and
   everything computed from them (the loss, a running accuracy, ``loss.item() < best``).
 
-Values are followed through assignments (also ``self.`` attributes and module variables), the
-returns of this file's functions and their parameters, flow-insensitively (a variable once
+Values are followed through assignments (also ``self.`` attributes and module variables, and
+every assignment under an ``if`` follows its test: ``bad += 1`` in the ``else`` of ``if loss <
+best:``), the returns of this file's functions and their parameters, flow-insensitively (a variable once
 assigned a divergent value is divergent everywhere in its scope), until nothing changes. The
 enclosing decisions of a statement are its ``if`` / ``elif`` / ``while`` tests, conditional
 expressions, ``and`` / ``or``, the loops that run it (a per-rank number of times), the early
@@ -349,6 +350,12 @@ class Divergence:
         for call in self.source.calls_by_callee.get("shuffle", []):  # np.random.shuffle(order): in place
             if call.args and is_simple_reference(call.args[0].value) and any(draws(q) for q in self.source.qualified(call)):
                 edges.append((code(call.args[0].value), call, self._scope_of(call)))
+        for branch in self.source.of_types(cst.If):  # `if loss < best: bad = 0 else: bad += 1`: bad follows the test
+            assert isinstance(branch, cst.If)
+            for statement in self.source.of_types_in(branch, cst.Assign, cst.AugAssign):
+                if self.source.enclosing_function(statement) is self.source.enclosing_function(branch):
+                    found = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]  # type: ignore[attr-defined]
+                    edges.extend((name, branch.test, self._scope_of(statement)) for t in found for name in targets(t))
         return edges
 
     @functools.cached_property
