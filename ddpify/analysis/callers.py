@@ -178,12 +178,16 @@ class Callees:
 
 def uncalled(callers: Callers, function: cst.FunctionDef) -> bool:
     """Nothing in the file runs ``function`` nor names it (no call, no mention, no other use of
-    its name), and nothing outside the file's own code calls it implicitly: a module-level
-    function without decorators, or a ``@classmethod`` / ``@staticmethod`` of a module-level
-    class (instance methods may be hooks a framework calls: ``forward``, ``__getitem__``)."""
+    its name), and nothing outside the file's own code calls it implicitly: a module-level or
+    nested function without decorators (glue-factory's ``trace_handler`` defined in ``training``
+    and never handed to the profiler), or a ``@classmethod`` / ``@staticmethod`` of a
+    module-level class (instance methods may be hooks a framework calls: ``forward``,
+    ``__getitem__``)."""
     source = callers.source
-    if function in source.spawned or callers.called(function) or source.enclosing_function(function) is not None:
+    if function in source.spawned or callers.called(function):
         return False
+    if source.enclosing_function(function) is not None and source.enclosing_class(function) is not None:
+        return False  # a method of a class built inside a function
     names = source.names_by_value.get(function.name.value, [])
     if any(n is not function.name and not any(a is function for a in source.ancestors(n)) for n in names):
         return False  # named outside its own body: an alias, `hooks = [f]`

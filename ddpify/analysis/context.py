@@ -222,9 +222,11 @@ class Context:
         """Where ``function`` runs: every rank for a spawn target; else wherever its call sites
         (and the places that hand it over, ``callbacks=[f]``) run; where it is defined when
         this file never calls it; nowhere when it is never called in a script that sets up its
-        processes as it is started (the project cannot import it to call it). Code reached only
+        processes as it is started (the project cannot import it to call it), or when it is a
+        nested function nothing names. Code reached only
         from a cycle with no way in that the file shows runs anywhere (unknown)."""
-        if (self._starts_at_import or self._script_nobody_imports) and uncalled(self._callers, function):
+        nested = self.source.enclosing_function(function) is not None  # reachable through its name only
+        if (nested or self._starts_at_import or self._script_nobody_imports) and uncalled(self._callers, function):
             return NOWHERE
         found = self._where(function)
         return found if found.may else EVERY

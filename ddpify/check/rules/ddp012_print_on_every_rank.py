@@ -35,7 +35,7 @@ class PrintOnEveryRank(Rule):
         "that calls `mp.spawn` before the workers start, in a function that never runs (a script "
         "that joins its process group as it starts, so no module imports it, and never calls nor "
         "names the function: a module-level function or a class/static method; likewise a script with a `__main__` block "
-        "that no file of its project imports), output of a function whose decorator runs it on rank 0 only (`@rank_zero_only`, "
+        "that no file of its project imports; and a function nested in another that nothing names), output of a function whose decorator runs it on rank 0 only (`@rank_zero_only`, "
         "`@master_only` of mmcv or of the project, read from its code), `print` after standard output was sent to "
         "`os.devnull` on the other ranks (`sys.stdout = open(os.devnull, 'w')` under `if local_rank != 0:`), `print` after `builtins.print` was replaced on "
         "the other ranks (`setup_for_distributed(is_master)`, as DETR/DeiT/MAE do; a helper of the "
