@@ -130,6 +130,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.flag_setters import flag_setters
     from ddpify.analysis.launch_args import local_rank_declarers, local_rank_replacers
     from ddpify.analysis.loggers import cache_writers, file_writer_classes, module_console_loggers, path_makers
+    from ddpify.analysis.modules import DDP_WRAPS
     from ddpify.analysis.optimizers import optimizer_classes
     from ddpify.analysis.output import argument_changers, writing_functions
     from ddpify.analysis.own_training import module_methods
@@ -211,6 +212,9 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), distributed=True)
     for name in path_makers(source, tops) & helpers.keys():
         helpers[name] = dataclasses.replace(helpers[name], makes_paths=True)
+    for function in tops:  # create_ddp_model(model): DistributedDataParallel(model, ...) in its body
+        if any(source.qualified(c) & DDP_WRAPS for c in source.of_types_in(function, cst.Call)) and function.name.value in helpers:
+            helpers[function.name.value] = dataclasses.replace(helpers[function.name.value], wraps_ddp=True)
     for name in cache_writers(source, tops) & helpers.keys():
         helpers[name] = dataclasses.replace(helpers[name], writes_cache=True)
     for name in local_rank_replacers(source) & helpers.keys():

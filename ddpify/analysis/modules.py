@@ -14,12 +14,15 @@ from ddpify.tree import cstutil
 
 # DataParallel wraps too, in one process: the conversion replaces it, so it places nothing.
 DATAPARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"})
-WRAPS = DATAPARALLEL | {
-    "torch.nn.parallel.DistributedDataParallel",
-    "torch.nn.parallel.distributed.DistributedDataParallel",
-    "torch.distributed.fsdp.FullyShardedDataParallel",
-    "ddpify.runtime.prepare_model",
-}
+DDP_WRAPS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"})
+WRAPS = (
+    DATAPARALLEL
+    | DDP_WRAPS
+    | {
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        "ddpify.runtime.prepare_model",
+    }
+)
 # Calls that give back the model they are given (wrapped, compiled or unwrapped).
 SAME_MODEL = WRAPS | {
     "torch.compile",

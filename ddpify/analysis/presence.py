@@ -25,7 +25,7 @@ class Presence:
         self._ranks = ranks
         self._where = where
         self._found: dict[str, Ranks | None] = {}
-        self._busy: set[str] = set()
+        self._busy: set[object] = set()
 
     def of(self, reference: cst.BaseExpression) -> Ranks | None:
         """Where ``reference`` (a name or ``self.x``) holds an object; None when that does not
@@ -91,6 +91,17 @@ class Presence:
         function, index, param = found
         if not (isinstance(param.default, cst.Name) and param.default.value == "None"):
             return None
+        key = (function, param.name.value)
+        if key in self._busy:
+            return None  # passed on to itself (a wrapper's log(msg, writer=writer) on the object it wraps): unknown
+        self._busy.add(key)
+        try:
+            return self._passed_to(function, index, param)
+        finally:
+            self._busy.discard(key)
+
+    def _passed_to(self, function: cst.FunctionDef, index: int, param: cst.Param) -> Ranks | None:
+        """Where the callers of ``function`` pass an object for ``param`` (at ``index``)."""
         owner = self.source.enclosing_class(function)
         if owner is not None and function.name.value == "__init__":
             calls = [c for c in self.source.calls_by_callee.get(owner.name.value, []) if is_simple_reference(c.func)]

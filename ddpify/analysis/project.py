@@ -87,6 +87,7 @@ class Helper:
     ``changes_arguments``, it may change what it is handed or module state (``model.eval()``,
     ``history.append(x)``: ``ddpify.analysis.output.argument_changers``). ``writes_cache``, it writes
     a file it first tests for by the same path (``ddpify.analysis.loggers.cache_writers``).
+    ``wraps_ddp``, it wraps a model in DistributedDataParallel (Pointcept's ``create_ddp_model``).
     Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
@@ -118,6 +119,7 @@ class Helper:
     replaces_local_rank: bool = False
     changes_arguments: bool = False
     writes_cache: bool = False
+    wraps_ddp: bool = False
 
 
 # The key of a module's helpers that says what importing the module does (its module-level code):

@@ -5,6 +5,7 @@ import re
 
 import libcst as cst
 
+from ddpify.analysis.source import Source
 from ddpify.check.calls import callee_name, every_call, nodes
 from ddpify.check.rule import Invalid, Rule
 from ddpify.check.wraps import is_ddp_wrap
@@ -40,7 +41,8 @@ class AccumulationWithoutNoSync(Rule):
         "`backward()` every iteration (and none under the `if`, where every optimizer of the loop steps: a "
         "GAN's `n_critic` schedule is no accumulation), or in a method that does (`run_step(batch)`, called "
         "once per batch) under such a named test; where a loop's `if step % k != 0: continue` after the "
-        "backward skips the step; in a script that wraps a model in DDP and never mentions `no_sync` (nor "
+        "backward skips the step; in a script that wraps a model in DDP (itself, or through a helper of its project "
+        "that does: `create_ddp_model(model)`) and never mentions `no_sync` (nor "
         "`ddpify.sync_gradients`, which the converter inserts, nor Accelerate's `accumulate`); and where a loss "
         "scaler does the backward and steps only every k-th call (`loss_scaler(loss, optimizer, "
         "update_grad=(idx + 1) % k == 0)`, the timm/Swin `NativeScaler`)."
@@ -234,7 +236,8 @@ for idx, (samples, targets) in enumerate(data_loader):
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        if not any(is_ddp_wrap(self, call) for call in every_call(node)):
+        source = self.file.analysis.source
+        if not any(is_ddp_wrap(self, call) or _wraps_in_project(source, call) for call in every_call(node)):
             return
         if self._mentions_no_sync(node):
             return
@@ -388,6 +391,12 @@ for idx, (samples, targets) in enumerate(data_loader):
             if is_method_call(call, "backward") and boundary not in set(self.ancestors(call)):
                 return True
         return False
+
+
+def _wraps_in_project(source: Source, call: cst.Call) -> bool:
+    """``create_ddp_model(model)``: a project helper that wraps the model in DDP (``Helper.wraps_ddp``)."""
+    helper = source.project.helper(call)
+    return helper is not None and helper.wraps_ddp
 
 
 def _accumulation_named(test: cst.BaseExpression) -> bool:
