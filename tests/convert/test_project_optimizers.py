@@ -102,3 +102,17 @@ def test_a_module_the_script_puts_on_sys_path(tmp_path: Path, added: str) -> Non
     script.write_text(text)
     result = convert_source(text, filename=str(script))
     assert "model = ddpify.prepare_model(model)" in result.output, result.output
+
+
+def test_a_package_named_like_the_model_is_no_member_of_it(tmp_path: Path) -> None:
+    """unseen20g's SAM example imports ``from model.smooth import smooth_loss`` and names its
+    network ``model``: the import path is no member the DDP wrapper lacks (a false line)."""
+    (tmp_path / "sam.py").write_text(_SAM)
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "smooth.py").write_text("def smooth_loss(model, x):\n    return model(x).sum()\n")
+    script = tmp_path / "train.py"
+    text = _TRAIN.replace("from sam import SAM", "from model.smooth import smooth_loss\nfrom sam import SAM")
+    text = text.replace("torch.save(", "print(smooth_loss(model, x))\ntorch.save(")
+    script.write_text(text)
+    result = convert_source(text, filename=str(script))
+    assert not [m for m in result.manual if "model.smooth" in m.why], result.manual

@@ -56,7 +56,10 @@ def _own_members(recording: Recording, facts: Facts) -> dict[str, dict[str, int]
     """Per trained model, the members of its own this file uses (``decoder.init_hidden``),
     with their first line: what the DDP wrapper does not have."""
     found: dict[str, dict[str, int]] = {}
+    imported = {id(a) for statement in of_types(recording.module, cst.Import, cst.ImportFrom) for a in of_types(statement, cst.Attribute)}
     for attribute in of_types(recording.module, cst.Attribute):
+        if id(attribute) in imported:
+            continue  # `from model.wide_res import WideResNet`: a package named like the model
         model = code(attribute.value)
         member = attribute.attr.value
         if model in facts.model_keys and member not in names.MODULE_API and not member.startswith("__"):
