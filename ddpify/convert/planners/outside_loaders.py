@@ -151,7 +151,30 @@ def _trace(recording: Recording, source: BatchSource, origins: tuple[Origin, ...
                 built_here=True,
             )
         return _Outside(code(iterated)[:60], f"set from {made}", None, unshardable="it comes from more than one place")
+    held = _attribute_of_project_object(recording, iterated)
+    if held is not None:
+        return held
     return _Outside(code(iterated)[:60], "made by code this file does not show", None, unshardable="ddpify cannot tell what it is")
+
+
+def _attribute_of_project_object(recording: Recording, iterated: cst.BaseExpression) -> _Outside | None:
+    """``for x, y in dataset.train:`` with ``dataset = Cifar(batch_size)`` bound once here by a
+    class (or function) of the project's modules: rebound after that statement
+    (``dataset.train = ddpify.shard(dataset.train)``), which rebuilds a plain DataLoader with a
+    DistributedSampler and hands anything else back unchanged."""
+    if not (isinstance(iterated, cst.Attribute) and isinstance(iterated.value, cst.Name)):
+        return None
+    source = recording.analysis.source
+    bindings = source.assignments.get(iterated.value.value, [])
+    if len(bindings) != 1:
+        return None
+    statement, value = bindings[0]
+    if not isinstance(value, cst.Call) or source.project_call(value) is None:
+        return None
+    line = source.statement_of(statement) if not isinstance(statement, cst.BaseStatement) else statement
+    if not isinstance(line, cst.BaseStatement):
+        return None
+    return _Outside(code(iterated), f"an attribute of {iterated.value.value}, made by {code(value.func)}() of another file", line)
 
 
 def _looped(recording: Recording, source: BatchSource) -> cst.BaseExpression | None:
