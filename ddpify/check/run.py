@@ -207,6 +207,8 @@ def _worker(item: tuple[int, _Task, Options]) -> tuple[int, CheckResult | str]:
         return index, str(error)
     except Exhausted as exhausted:  # not checked: silence would claim the file clean
         return index, f"{task.path}: not checked: {exhausted}"
+    except RecursionError:  # one file's analysis ran out of stack: the other files are still checked
+        return index, f"{task.path}: not checked: the analysis recursed too deeply on this file (a ddpify limit; please report it)"
 
 
 def _run(tasks: list[tuple[int, _Task]], options: Options) -> Iterable[tuple[int, CheckResult | str]]:

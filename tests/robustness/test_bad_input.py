@@ -286,3 +286,28 @@ def test_closed_stdout_is_not_a_traceback(tmp_path: Path) -> None:
     stderr = process.stderr.read()
     assert process.wait(timeout=60) != 0
     assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr, stderr
+
+
+def test_a_file_whose_analysis_recurses_too_deeply_is_said_and_the_others_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A RecursionError in one file's analysis (a ddpify limit) is no crash of the whole run:
+    that file is named as not checked, the next file is still checked, and the summary never
+    says all checks passed."""
+    import ddpify.check.run as run
+
+    real = run._engine
+
+    def engine(task, options):
+        if str(task.path).endswith("deep.py"):
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(task, options)
+
+    monkeypatch.setattr(run, "_engine", engine)
+    deep, plain = tmp_path / "deep.py", tmp_path / "plain.py"
+    deep.write_text("import torch.distributed as dist\n")
+    plain.write_text("import torch.distributed as dist\nimport torch\ntorch.load('x.pt')\n")
+    result = CliRunner().invoke(main, ["check", "--no-cache", "-j", "1", str(deep), str(plain)])
+    assert "deep.py: not checked: the analysis recursed too deeply" in result.output, result.output
+    assert "DDP004" in result.output and "All checks passed" not in result.output, result.output
+    assert result.exit_code != 3, result.output
