@@ -44,3 +44,24 @@ def test_a_parameter_passed_back_and_forth_between_two_wrappers_is_unknown() -> 
     result = check_source(_WRAPPERS, "wrappers.py")  # the default rules ask whether `writer` is present
     assert result.distributed
     convert_source(_WRAPPERS.replace("dist.init_process_group(\"gloo\")", "pass"))
+
+
+def test_many_wrappers_passing_the_parameter_on_cost_linear_work(monkeypatch) -> None:
+    """Adversarial shape: a hundred classes whose same-named ``log`` methods pass ``writer`` on
+    to each other. Where ``writer`` holds an object is asked of each method's callers; the
+    questions asked stay proportional to the classes (each parameter once per top-level
+    question, cut where it comes back), not to the paths between them."""
+    from ddpify.analysis.presence import Presence
+
+    asked: list[object] = []
+    real = Presence._passed_to
+    monkeypatch.setattr(Presence, "_passed_to", lambda self, *args: asked.append(args[0]) or real(self, *args))
+    classes = "".join(
+        f"class W{i}:\n    def __init__(self, inner):\n        self.inner = inner\n\n"
+        f"    def log(self, message, writer=None):\n        if writer:\n            writer.add_text('x', message)\n"
+        "        return self.inner.log(message, writer=writer)\n\n\n"
+        for i in range(100)
+    )
+    text = "import torch.distributed as dist\n\n\n" + classes + "def main(rank):\n    dist.init_process_group('gloo')\n    W0(W1(None)).log('hi')\n"
+    check_source(text, "wrappers.py")
+    assert len(asked) <= 100, len(asked)
