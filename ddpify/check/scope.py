@@ -43,7 +43,7 @@ def mentions_distributed(source: str, path: str | None = None) -> bool:
 
 
 # What a distributed script's text names (``DistributedDataParallel``, ``init_process_group``, ...).
-_DDP_TEXT = re.compile(r"DistributedDataParallel|init_process_group|DistributedSampler|torch\.distributed|\bdist\.")
+_DDP_TEXT = re.compile(r"DistributedDataParallel|init_process_group|DistributedSampler|torch\.distributed")
 
 
 def imported_by_ddp(path: str) -> bool:

@@ -53,8 +53,9 @@ trainer.load("last.pt")
         ({"trainer.py": _TRAINER}, _DDP_MAIN.format(module="trainer"), True),
         ({"engine/__init__.py": "from .trainer import Trainer\n", "engine/trainer.py": _TRAINER}, _DDP_MAIN.format(module="engine"), True),
         ({"trainer.py": _TRAINER}, _PLAIN_MAIN.format(module="trainer"), False),
+        ({"trainer.py": _TRAINER}, _PLAIN_MAIN.format(module="trainer") + "dist = torch.distributions.Normal(0, 1)\ndist.sample()\n", False),
     ],
-    ids=["sibling", "through-a-package", "single-process-importer"],
+    ids=["sibling", "through-a-package", "single-process-importer", "importer-with-a-distribution-named-dist"],
 )
 def test_a_module_imported_by_a_ddp_script_is_checked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: dict[str, str], main: str, checked: bool

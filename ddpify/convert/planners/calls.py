@@ -76,6 +76,15 @@ def behind_rank_test(recording: Recording, node: cst.CSTNode) -> bool:
     return recording.analysis.context.selection(node) is not RankSelection.ALL
 
 
+def builds_project_object(recording: Recording, call: cst.Call) -> bool:
+    """``CheckpointIO(...)``, ``Logger(path)``: a class of the project's modules (read) is built;
+    building the object saves or writes nothing yet."""
+    return (
+        isinstance(call.func, (cst.Name, cst.Attribute))
+        and recording.analysis.source.project.named(f"{code(call.func)}.__init__") is not None
+    )
+
+
 def imported_helper(recording: Recording, call: cst.Call) -> str | None:
     """A project helper (see :func:`project_helper`) that is imported, or a plain name a star
     import may have brought; not a method of an object this file cannot name, not a harmless

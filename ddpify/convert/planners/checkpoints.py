@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.convert.fact_types import Facts
-from ddpify.convert.planners.calls import behind_rank_test, project_helper
+from ddpify.convert.planners.calls import behind_rank_test, builds_project_object, project_helper
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
 from ddpify.tree.cstutil import code
@@ -22,7 +22,7 @@ def plan(recording: Recording, facts: Facts) -> None:
     file, so whether it calls collectives (which would hang the other ranks) is reported."""
     for call in recording.checkpoint_calls:
         helper = project_helper(recording, call) or _saving_method(recording, call)
-        if helper is None or behind_rank_test(recording, call) or _constructs(recording, call):
+        if helper is None or behind_rank_test(recording, call) or builds_project_object(recording, call):
             continue
         expression = recording.parent(call)
         statement = recording.parent(expression) if isinstance(expression, cst.Expr) else None
@@ -58,11 +58,3 @@ def _saving_method(recording: Recording, call: cst.Call) -> str | None:
     if helper is None or not helper.writes or helper.trains or helper.distributed:
         return None
     return code(call.func)
-
-
-def _constructs(recording: Recording, call: cst.Call) -> bool:
-    """``CheckpointIO(...)``: a class of the project (read), built, not a save."""
-    return (
-        isinstance(call.func, (cst.Name, cst.Attribute))
-        and recording.analysis.source.project.named(f"{code(call.func)}.__init__") is not None
-    )

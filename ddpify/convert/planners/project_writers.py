@@ -14,6 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.convert.fact_types import Facts
+from ddpify.convert.planners.calls import builds_project_object
 from ddpify.convert.planners.rank_zero import already_guarded, is_call_statement, statement_of
 from ddpify.convert.record import Recording
 from ddpify.tree.cstutil import code
@@ -29,7 +30,7 @@ def plan(recording: Recording, facts: Facts) -> None:
         if helper.changes_arguments or helper.writes_cache:
             continue  # rank 0 alone must change nothing the others go on with (a model left in eval mode, a cache they read)
         statement = statement_of(recording, call)
-        if not is_call_statement(statement, call) or already_guarded(recording, call) or _constructs(recording, call):
+        if not is_call_statement(statement, call) or already_guarded(recording, call) or builds_project_object(recording, call):
             continue
         assert isinstance(statement, cst.SimpleStatementLine)
         if statement in facts.rank_zero_helpers or statement in facts.main_process_only or statement in facts.node_rewrites:
@@ -37,8 +38,3 @@ def plan(recording: Recording, facts: Facts) -> None:
         models = [a for a in call.args if code(a.value) in facts.model_keys]
         facts.unwrapped_args.update((a, "output code") for a in models)
         facts.main_process_only[statement] = f"{code(call.func)}() (another file, which writes files or images)"
-
-
-def _constructs(recording: Recording, call: cst.Call) -> bool:
-    """``Logger(path)``: building an object of a project class writes nothing yet."""
-    return recording.analysis.source.project.named(f"{code(call.func)}.__init__") is not None
