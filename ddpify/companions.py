@@ -86,8 +86,9 @@ def _training_code(trained: list[str]) -> str:
     """``Trainer.train()``; or, when several of the module's functions or classes train (an
     algorithm chosen by name at run time), which ones, none singled out."""
     classes = sorted(dict.fromkeys(name.split(".")[0] for name in trained))
-    if len(classes) == 1:
-        return f"{trained[0]}()"
+    if len(classes) == 1:  # the script calls a public method (`train`), not the steps it runs (`_reset_grad`)
+        public = [name for name in trained if not name.rpartition(".")[2].startswith("_")]
+        return f"{(public or trained)[0]}()"
     listed = ", ".join(classes[:4]) + (f" and {len(classes) - 4} more" if len(classes) > 4 else "")
     return f"whichever of its {len(classes)} training classes or functions the run uses ({listed})"
 

@@ -184,7 +184,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             flag_defaults=rank_tests.defaults_read.get(function, frozenset()),
             changes_arguments=function in changers,
         )
-    for function in training | writes:  # a method that trains or writes (`Trainer.do_pass`, `CheckpointIO.save`)
+    for function in sorted(training | writes, key=source.line):  # a method that trains or writes (`CheckpointIO.save`)
         owner = source.enclosing_class(function)
         if owner is not None and source.enclosing_function(function) is None and source.enclosing_class(owner) is None:
             method = Helper(

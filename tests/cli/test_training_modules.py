@@ -243,3 +243,19 @@ def test_a_module_with_several_training_classes_names_none_as_the_one(tmp_path: 
     script.write_text(text)
     [module] = companions.training_modules(text, script)
     assert module.trains == "whichever of its 3 training classes or functions the run uses (DANN, ERM, MLDG)"
+
+
+def test_the_training_method_named_is_the_one_the_script_calls(tmp_path: Path) -> None:
+    """stargan-v2's Solver: ``_reset_grad`` (zero_grad only, defined first) is a step of
+    ``train``; the report names the public method a script calls, never the helper step."""
+    (tmp_path / "solver.py").write_text(
+        "import torch\n\n\nclass Solver(torch.nn.Module):\n"
+        "    def _reset_grad(self):\n        for optim in self.optims.values():\n            optim.zero_grad()\n\n"
+        "    def train(self, loader):\n        for x in loader:\n            self._reset_grad()\n"
+        "            self.net(x).sum().backward()\n            self.optims.net.step()\n"
+    )
+    script = tmp_path / "main.py"
+    text = "from solver import Solver\n\nsolver = Solver(args)\nsolver.train(loaders)\n"
+    script.write_text(text)
+    [module] = companions.training_modules(text, script)
+    assert module.trains == "Solver.train()"

@@ -34,7 +34,8 @@ class MissingSetEpoch(Rule):
         "(`train_loader, test_loader = get_loader(args)`). A set_epoch counts for the loader it is "
         "called on (its sampler, `loader.sampler`, the loader): one called only for another loader's "
         "sampler leaves the loop's own loader repeating its order. Samplers built with "
-        "`shuffle=False`, and evaluation loaders read beside a training loader, need none."
+        "`shuffle=False`, and evaluation loaders read or handed on beside a training loader (also one "
+        "this file cannot see into, like a DALI iterator), need none."
     )
     default = True
     fix = "safe"
@@ -93,6 +94,17 @@ val_loader = DataLoader(val_set, batch_size=8)
 for epoch in range(3):  # a second phase on the unsharded loader only
     for batch in val_loader:
         step(batch)
+""",
+        """\
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+from data import get_train_loader
+
+train_loader = get_train_loader(args)  # a DALI iterator: sharded by its pipeline
+val_loader = DataLoader(val_set, batch_size=8, sampler=DistributedSampler(val_set))
+for epoch in range(args.epochs):  # the evaluation loader's order changes no result
+    train_loop(model, optimizer, train_loader, val_loader, epoch)
 """,
     )
     invalid = (
@@ -267,12 +279,16 @@ for epoch in range(1000000):
                 return True
         return False
 
-    def _ordered(self, loaders: list[str]) -> list[str]:
+    def _ordered(self, loaders: list[str], read: list[str]) -> list[str]:
         """The loaders whose order matters: their sampler shuffles, and evaluation loaders
         (``val_loader``) only when the loop reads no other: which rank evaluates which
-        sample in which order changes no result."""
+        sample in which order changes no result. ``read``: everything the loop iterates or
+        hands out; a training loader among it that this file cannot see into (a DALI
+        iterator from ``get_train_loader``) is the other loader too."""
         shuffled = [key for key in loaders if self._samplers.shuffles(key)]
         training = [key for key in shuffled if not names.EVAL_LOADER.search(key) or names.TRAIN_LOADER.search(key)]
+        if not training and any(names.TRAIN_LOADER.search(key) and not names.EVAL_LOADER.search(key) for key in read):
+            return []
         return training or shuffled
 
     def _receivers(self, bodies: Sequence[cst.CSTNode]) -> list[str]:
@@ -346,10 +362,11 @@ for epoch in range(1000000):
             return
         bodies = [original_node.body, *(f.body for f in loops.called_functions(original_node))]
         iterated = loops.iterated(original_node)
-        chosen = [key for key in iterated if key in self._loaders]
-        if not chosen:
-            chosen = [key for key in loops.handed_out(original_node) if key in self._loaders]
-        chosen = self._ordered(chosen)
+        handed = loops.handed_out(original_node)
+        chosen = [key for key in iterated if key in self._loaders] or [key for key in handed if key in self._loaders]
+        chosen = self._ordered(chosen, [*iterated, *handed])
+        if not chosen and any(key in self._loaders for key in [*iterated, *handed]):
+            return  # only evaluation loaders beside a training loader: their order changes nothing
         if not chosen and any(key in self._samplers.plain for key in iterated):
             return  # it iterates a loader without a DistributedSampler
         if not chosen and self._receivers(bodies):
