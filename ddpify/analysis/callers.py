@@ -23,6 +23,7 @@ import libcst as cst
 from ddpify.analysis.budget import Budget
 from ddpify.analysis.fixpoint import Fixpoint
 from ddpify.analysis.source import Source
+from ddpify.tree.cstutil import accepts
 from ddpify.tree.cstutil import code as cstutil_code
 
 T = TypeVar("T")
@@ -77,9 +78,16 @@ class Callers:
     def _method_sites(self) -> dict[str, list[cst.CSTNode]]:
         """Attribute calls (and mentions) by method name; not those of an imported module or
         name (``torch.log(x)`` runs no ``log`` method of this file)."""
-        found: dict[str, list[cst.CSTNode]] = {}
+        found: dict[str, list[cst.CSTNode]] = {}  # a call no method of its name accepts runs none (`self.model.train()`)
         for name, calls in self.source.calls_by_callee.items():
-            found[name] = [c for c in calls if isinstance(c.func, cst.Attribute) and not self.source.of_import(c.func)]
+            methods = [f for f in self.source.functions.get(name, []) if self.source.is_method(f)]
+            found[name] = [
+                c
+                for c in calls
+                if isinstance(c.func, cst.Attribute)
+                and not self.source.of_import(c.func)
+                and (not methods or any(accepts(f, c, bound=not _static(f)) for f in methods))
+            ]
         if self.mentions:
             for name, functions in self.source.functions.items():
                 method = next((f for f in functions if self.source.is_method(f)), None)
@@ -107,6 +115,11 @@ class Callers:
         klass = self.source.enclosing_class(method)
         assert klass is not None
         return [c for c in self.source.calls_by_callee.get(klass.name.value, []) if isinstance(c.func, cst.Name)]
+
+
+def _static(function: cst.FunctionDef) -> bool:
+    """A ``@staticmethod`` takes no ``self``: its first parameter is an argument."""
+    return any(cstutil_code(d.decorator) == "staticmethod" for d in function.decorators)
 
 
 def first_on_the_way(

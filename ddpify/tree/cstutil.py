@@ -409,3 +409,22 @@ def leading_lines(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
     ``BaseStatement`` does not declare them)."""
     assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
     return statement.leading_lines
+
+
+def accepts(function: cst.FunctionDef, call: cst.Call, *, bound: bool) -> bool:
+    """Whether ``call``'s arguments can bind to ``function``'s parameters (``bound``: called
+    as a method, ``self`` given by the receiver). A call with ``*args`` / ``**kwargs`` may bind
+    to anything; ``self.model.train()`` cannot be ``Trainer.train(self, args)``."""
+    if any(a.star for a in call.args):
+        return True
+    params = function.params
+    positional = [*params.posonly_params, *params.params][1 if bound else 0 :]
+    passed = [a for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+    if len(passed) > len(positional) and not isinstance(params.star_arg, cst.Param):
+        return False
+    by_name = {p.name.value for p in [*params.params, *params.kwonly_params]} - {p.name.value for p in params.posonly_params}
+    if keywords - by_name and params.star_kwarg is None:
+        return False
+    unfilled = [p for p in positional[len(passed) :] if p.default is None] + [p for p in params.kwonly_params if p.default is None]
+    return all(p.name.value in keywords for p in unfilled)

@@ -296,3 +296,31 @@ def test_walk_matcher_visitors_as_libcst_does(kind: type) -> None:
     module.visit(expected)
     cstutil.walk(module, got)
     assert got.seen == expected.seen and expected.seen
+
+
+@pytest.mark.parametrize(
+    ("definition", "call", "bound", "expected"),
+    [
+        ("def train(self, args, logger=None): ...", "self.model.train()", True, False),  # nn.Module.train()
+        ("def train(self, args, logger=None): ...", "m.train(args)", True, True),
+        ("def train(self, args, logger=None): ...", "m.train(args, logger=log)", True, True),
+        ("def train(self, args, logger=None): ...", "m.train(args=a)", True, True),
+        ("def train(self, args, logger=None): ...", "m.train(a, b, c)", True, False),
+        ("def train(self, args, logger=None): ...", "m.train(a, verbose=True)", True, False),
+        ("def train(self, *args): ...", "m.train(a, b, c)", True, True),
+        ("def train(self, **kw): ...", "m.train(verbose=True)", True, True),
+        ("def train(self, mode=True): ...", "m.train()", True, True),
+        ("def save(self, *, path): ...", "m.save()", True, False),
+        ("def save(self, *, path): ...", "m.save(path=p)", True, True),
+        ("def f(a, /, b): ...", "f(1, b=2)", False, True),
+        ("def f(a, /, b): ...", "f(a=1, b=2)", False, False),
+        ("def f(a): ...", "f(*xs)", False, True),
+        ("def f(a): ...", "f(**kw)", False, True),
+        ("def scale(x, factor): ...", "m.scale(x, 2)", False, True),  # a staticmethod: nothing bound
+    ],
+)
+def test_accepts_tells_whether_a_call_can_bind(definition: str, call: str, bound: bool, expected: bool) -> None:
+    function = cst.parse_statement(definition)
+    node = cst.parse_expression(call)
+    assert isinstance(function, cst.FunctionDef) and isinstance(node, cst.Call)
+    assert cstutil.accepts(function, node, bound=bound) is expected

@@ -106,6 +106,25 @@ import torch.distributed as dist
 buffer = io.BytesIO()
 torch.save(model.state_dict(), buffer)  # into memory, then broadcast: no file
 """,
+        """\
+import os
+import torch
+import torch.distributed as dist
+
+
+class FixMatch:
+    def train(self, args):
+        for it in range(args.iterations):
+            self.step()
+            if args.rank == 0:
+                self.save_model("latest.pth", args.save_dir)
+
+    def save_model(self, name, folder):
+        self.model.eval()
+        state = self.model.state_dict()
+        self.model.train()  # nn.Module.train(): FixMatch.train needs args, so this call is not it
+        torch.save(state, os.path.join(folder, name))
+""",
     )
     invalid = (
         Invalid(
