@@ -114,6 +114,12 @@ RUNTIME_MODULE = "ddpify.runtime"
 DEVICE_VARIABLE = re.compile(r"^(device|dev|gpu|gpu_id|gpu_ids|device_id|cuda_device|cuda)$", re.I)
 CUDA_STRING = re.compile(r"^cuda(:\d+)?$")
 MPS_STRING = re.compile(r"^mps(:\d+)?$")  # Apple's GPU: no process group backend for it
+# Tests for a non-finite value (`torch.isnan(loss).any()`, `loss.isinf()`): what one rank sees
+# in its own batch, an event of that rank only.
+NON_FINITE_CHECKS = frozenset(
+    f"{module}.{name}" for module in ("torch", "math", "numpy") for name in ("isnan", "isinf", "isfinite", "isneginf", "isposinf")
+)
+NON_FINITE_METHODS = frozenset({"isnan", "isinf", "isfinite", "isneginf", "isposinf"})
 EVAL_LOADER = re.compile(r"val|test|eval|dev(?!ice)", re.I)
 TRAIN_LOADER = re.compile(r"train", re.I)
 # Variables that hold a loader returned by a helper ddpify cannot see into.

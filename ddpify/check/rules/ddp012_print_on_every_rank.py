@@ -8,7 +8,7 @@ from ddpify.check import fixes
 from ddpify.check.rule import Invalid, Rule, short
 from ddpify.convert import names, rewrites
 from ddpify.convert.writes import TQDM_WRITE
-from ddpify.tree.cstutil import code, is_simple_reference
+from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
 
 # What a console handler at its usual level (INFO) prints.
 _LOG_LEVELS = frozenset({"info", "warning", "warn", "error", "critical", "exception"})
@@ -37,7 +37,9 @@ class PrintOnEveryRank(Rule):
         "names the function: a module-level function or a class/static method; likewise a script with a `__main__` block "
         "that no file of its project imports; and a function nested in another that nothing names), output of a function whose decorator runs it on rank 0 only (`@rank_zero_only`, "
         "`@master_only` of mmcv or of the project, read from its code), `print` after standard output was sent to "
-        "`os.devnull` on the other ranks (`sys.stdout = open(os.devnull, 'w')` under `if local_rank != 0:`), `print` after `builtins.print` was replaced on "
+        "`os.devnull` on the other ranks (`sys.stdout = open(os.devnull, 'w')` under `if local_rank != 0:`), a print about the rank's own "
+        "mishap (in an `except` handler, or under a test for a non-finite value, `if torch.isnan(loss).any():`: the rank that met it "
+        "must tell, rank 0 may not have), `print` after `builtins.print` was replaced on "
         "the other ranks (`setup_for_distributed(is_master)`, as DETR/DeiT/MAE do; a helper of the "
         "project's own modules that the file imports is read to see whether it replaces print, "
         "whatever its name, and a rank test such as `utils.is_main_process()` defined there counts as one), and lines that name "
@@ -57,6 +59,21 @@ class PrintOnEveryRank(Rule):
         "package, or more than two imports away) under a name it does not know."
     )
     valid = (
+        """\
+import torch
+import torch.distributed as dist
+
+for it, batch in enumerate(loader):
+    loss = model(batch).mean()
+    if torch.isnan(loss).any():
+        print(f"Detected NaN, skipping iteration {it}")  # this rank's own batch: only it can tell
+        continue
+    try:
+        loss.backward()
+    except RuntimeError as error:
+        print("backward failed:", error)  # raised on this rank
+        raise
+""",
         """\
 import torch.distributed as dist
 
@@ -298,6 +315,8 @@ if __name__ == "__main__":
             )
             return
         if printing:
+            if self._own_anomaly(node):
+                return  # "Detected NaN, skipping": the rank that met it tells; rank 0 may not have
             if (output.print_silenced(node) and qualified & names.PRINT) or any(
                 a.keyword is not None and a.keyword.value == "force" for a in node.args
             ):
@@ -315,6 +334,18 @@ if __name__ == "__main__":
         quiet = _quiet_progress_bar(node, f"({dist}.is_initialized() and {dist}.get_rank() != 0)")
         if quiet is not None:
             self.report(node, replacement=quiet, imports=imports)
+
+    def _own_anomaly(self, node: cst.Call) -> bool:
+        """The print runs only where this rank's own run went wrong: in an ``except`` handler,
+        or under a test for a non-finite value of its own batch (``if torch.isnan(loss):``).
+        A rank-0-only print would hide what the other ranks met."""
+        decision = self.file.analysis.context.divergent_condition(node)
+        if decision is None:
+            return False
+        if decision.kind == "exception":
+            return True
+        calls = of_types(decision.node, cst.Call) if decision.kind == "data" and isinstance(decision.node, cst.BaseExpression) else []
+        return any(self.qualified(c) & names.NON_FINITE_CHECKS or is_method_call(c, *names.NON_FINITE_METHODS) for c in calls)
 
     def _disabled_off_rank_zero(self, node: cst.Call) -> bool:
         """``disable=`` is true on the other ranks and false on rank 0, as the rank tests tell
