@@ -206,40 +206,94 @@ _CHANGING = MUTATORS | frozenset({"eval", "train", "step", "zero_grad", "load_st
 
 
 def argument_changers(source: Source, functions: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
-    """Those of ``functions`` that may change what they are given or module state (one level
-    deep, read from their own body): ``global``, an attribute or item assigned on a parameter,
-    a changing method called on one (``model.eval()`` unless ``model.train()`` follows it),
-    or a parameter handed on to the module's own functions, which are not read."""
-    found: set[cst.FunctionDef] = set()
+    """Those of ``functions`` that may change what they are given or module state: ``global``,
+    an attribute or item assigned on a parameter, a changing method called on one
+    (``model.eval()`` unless ``model.train()`` follows it), or a parameter handed to one of the
+    module's own functions that changes the parameter it lands in (``save_image(x)`` calling
+    ``denormalize(x)``, which only reads it, changes nothing). Solved once per function over
+    the module's own calls (a worklist: each function is re-read only when a callee of it
+    turns out to change a parameter); a call that cannot be matched to parameters counts as
+    a change."""
+    changed = {f: _changes_directly(source, f) for f in functions}
+    callers: dict[cst.FunctionDef, list[tuple[cst.FunctionDef, cst.Call]]] = {}
     for function in functions:
-        params = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
-        if source.of_types_in(function.body, cst.Global, cst.Nonlocal) or _assigns_into(source, function, params):
-            found.add(function)
+        for call in source.of_types_in(function.body, cst.Call):
+            assert isinstance(call, cst.Call)
+            for callee in source.functions_called(call):
+                callers.setdefault(callee, []).append((function, call))
+    pending = [f for f in functions if changed[f]]
+    while pending:
+        callee = pending.pop()
+        for caller, call in callers.get(callee, []):
+            handed = _handed_parameters(caller, call, callee, changed[callee])
+            if handed - changed.setdefault(caller, set()):
+                changed[caller] |= handed
+                pending.append(caller)
+    return {f for f in functions if changed[f]}
+
+
+def _parameter_names(function: cst.FunctionDef) -> set[str]:
+    params = function.params
+    stars = [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params, *stars)}
+
+
+_STATE = "<state>"  # module state (``global``): the function changes something beyond its parameters
+
+
+def _changes_directly(source: Source, function: cst.FunctionDef) -> set[str]:
+    """The parameters ``function`` changes in its own body (``_STATE`` for module state)."""
+    params = _parameter_names(function)
+    if source.of_types_in(function.body, cst.Global, cst.Nonlocal):
+        return {_STATE}
+    found = _assigned_into(source, function, params)
+    called = [c for c in source.of_types_in(function.body, cst.Call) if isinstance(c, cst.Call)]
+    methods = {(_root(c.func.value), c.func.attr.value) for c in called if isinstance(c.func, cst.Attribute)}
+    restored = {owner for owner, method in methods if method == "eval" and (owner, "train") in methods}
+    return found | {
+        owner for owner, method in methods if owner in params and owner not in restored and (method in _CHANGING or _in_place(method))
+    }
+
+
+def _root(node: cst.BaseExpression) -> str | None:
+    """The name an attribute or item chain starts from (``items`` of ``items[0].weight``)."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _in_place(method: str) -> bool:
+    """PyTorch's in-place spelling: ``mul_``, ``clamp_``, ``zero_`` (not ``__call__``)."""
+    return method.endswith("_") and not method.startswith("_")
+
+
+def _handed_parameters(caller: cst.FunctionDef, call: cst.Call, callee: cst.FunctionDef, changes: set[str]) -> set[str]:
+    """The caller's parameters that ``call`` hands to a parameter ``callee`` changes (all of
+    those it hands when the arguments cannot be matched: ``*args``, ``**kwargs``)."""
+    params = _parameter_names(caller)
+    positional = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)]
+    if positional and positional[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
+        positional = positional[1:]
+    named = set(positional) | {p.name.value for p in callee.params.kwonly_params}
+    found = {_STATE} if _STATE in changes else set()
+    for index, argument in enumerate(call.args):
+        if not (isinstance(argument.value, cst.Name) and argument.value.value in params):
             continue
-        called = [c for c in source.of_types_in(function.body, cst.Call) if isinstance(c, cst.Call)]
-        methods = {
-            (c.func.value.value, c.func.attr.value)
-            for c in called
-            if isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name) and c.func.value.value in params
-        }
-        restored = {owner for owner, method in methods if method == "eval" and (owner, "train") in methods}
-        if any(method in _CHANGING and owner not in restored for owner, method in methods):
-            found.add(function)
-            continue
-        own = [c for c in called if source.functions_called(c)]
-        if any(isinstance(a.value, cst.Name) and a.value.value in params for c in own for a in c.args):
-            found.add(function)
+        if argument.keyword is not None:
+            target = argument.keyword.value if argument.keyword.value in named else None
+        else:
+            target = positional[index] if index < len(positional) and not argument.star else None
+        if target is None or target in changes:  # into *args / **kwargs, or unmatched: may change
+            found.add(argument.value.value)
     return found
 
 
-def _assigns_into(source: Source, function: cst.FunctionDef, params: set[str]) -> bool:
-    """``param.x = ...`` / ``param[i] = ...`` in ``function``'s body."""
+def _assigned_into(source: Source, function: cst.FunctionDef, params: set[str]) -> set[str]:
+    """The parameters ``function`` assigns into: ``param.x = ...`` / ``param[i] = ...``."""
+    found: set[str] = set()
     for target in source.of_types_in(function.body, cst.AssignTarget, cst.AugAssign):
         node = target.target  # type: ignore[attr-defined]
-        if isinstance(node, (cst.Attribute, cst.Subscript)):
-            root: cst.BaseExpression = node
-            while isinstance(root, (cst.Attribute, cst.Subscript)):
-                root = root.value
-            if isinstance(root, cst.Name) and root.value in params:
-                return True
-    return False
+        root = _root(node) if isinstance(node, (cst.Attribute, cst.Subscript)) else None
+        if root in params:
+            found.add(root)
+    return found

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 import libcst as cst
 
 from ddpify.analysis import summarise
@@ -144,3 +146,58 @@ def test_importers_skip_hidden_environment_and_vanishing_folders(tmp_path: Path,
     monkeypatch.setattr(os, "scandir", scandir)
     found = project_files.importers(tmp_path / "helper.py")
     assert found == [tmp_path / "src" / "user.py"]
+
+
+OUTPUT_HELPERS = """\
+import torchvision.utils as vutils
+
+
+def denormalize(x):
+    out = (x + 1) / 2
+    return out.clamp_(0, 1)
+
+
+def save_image(x, ncol, filename):
+    x = denormalize(x)
+    vutils.save_image(x.cpu(), filename, nrow=ncol)
+
+
+def scale_(x):
+    x.mul_(2)
+
+
+def save_scaled(x, filename):
+    scale_(x)
+    vutils.save_image(x, filename)
+
+
+def save_through(x, filename, *rest):
+    keep(*rest)
+    save_scaled(x=x, filename=filename)
+
+
+def keep(*items):
+    items[0].append(1)
+
+
+def countdown(model, n):
+    return countdown(model, n - 1) if n else model.eval()
+"""
+
+
+@pytest.mark.parametrize(
+    ("helper", "changes"),
+    [
+        ("denormalize", False),  # clamps its own copy
+        ("save_image", False),  # hands x to denormalize, which only reads it (stargan-v2's utils)
+        ("scale_", True),
+        ("save_scaled", True),  # hands x to scale_, which changes it in place
+        ("save_through", True),  # by keyword, two calls deep; and *rest into *items
+        ("keep", True),  # items[0].append: an item of a parameter
+        ("countdown", True),  # recursion ends; model.eval() without train()
+    ],
+)
+def test_argument_changers_follow_the_module_own_calls(tmp_path: Path, helper: str, changes: bool) -> None:
+    project = _project(tmp_path, {"out.py": OUTPUT_HELPERS}, "import out\n")
+    found = project.helper(_call(f"out.{helper}(a, b)"))
+    assert found is not None and found.changes_arguments is changes
