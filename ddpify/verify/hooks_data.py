@@ -115,6 +115,7 @@ def install(rec: Recorder) -> None:
             drop_last=loader.drop_last,
             sampler=type(sampler).__name__,
             sampler_drop_last=getattr(sampler, "drop_last", None),
+            replacement=bool(getattr(getattr(sampler, "inner", None) or sampler, "replacement", False)),
             batch_sampler=type(loader.batch_sampler).__name__ if loader.batch_sampler is not None else None,
             single_batch=_single_process_batch(loader),
             per_process_batch=bool(getattr(loader, "per_process_batch", False)),

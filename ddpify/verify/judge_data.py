@@ -63,7 +63,7 @@ def _judge_loader(loader: Event, by_number: dict[int, dict[int, Event]], world: 
         shards_ = {rank: _indices(event) for rank, event in per_rank.items()}
         if not any(shards_.values()):
             return "", "no indices (an IterableDataset shards itself)"
-        if any(len(set(s)) < len(s) for s in shards_.values()):  # a sampler drawing with replacement
+        if loader.get("replacement") or any(len(set(s)) < len(s) for s in shards_.values()):  # drawing with replacement
             if all(s == shards_[0] for s in shards_.values()):
                 return f"epoch {number}: every rank drew the same samples ({len(shards_[0])} of them)", ""
             continue

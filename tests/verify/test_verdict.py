@@ -72,6 +72,12 @@ def test_replacement_samplers_must_differ_between_ranks() -> None:
     assert "every rank drew the same samples" in judge_data.shards(same).evidence
     differ = records(r0=[LOADER, one_pass([3, 3, 1])], r1=[LOADER, one_pass([2, 0, 2])])
     assert judge_data.shards(differ).status == NA  # nothing to cover: draws with replacement
+    weighted = {**LOADER, "replacement": True}  # a WeightedRandomSampler: no repeat within a rank's short shard
+    across = records(r0=[weighted, one_pass([3, 1])], r1=[weighted, one_pass([3, 0])])
+    assert judge_data.shards(across).status == NA  # one agreed draw split by rank: the repeat is the draw's
+    assert judge_data.shards(records(r0=[LOADER, one_pass([3, 1])], r1=[LOADER, one_pass([3, 0])])).status == FAIL
+    alike = records(r0=[weighted, one_pass([3, 1])], r1=[weighted, one_pass([3, 1])])
+    assert "every rank drew the same samples" in judge_data.shards(alike).evidence
 
 
 def test_a_run_stopped_inside_the_first_epoch_checks_disjointness_only() -> None:
