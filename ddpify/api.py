@@ -28,6 +28,7 @@ def convert_source(
     annotate: bool = False,
     trains_elsewhere: bool = False,
     models_from_caller: bool = False,
+    data_from_caller: bool = False,
 ) -> ConversionResult:
     """Rewrite a single-GPU training script for DDP.
 
@@ -39,7 +40,9 @@ def convert_source(
     the script's training is done by modules converted alongside it (``ddpify.companions``), so
     a script with no training code of its own is converted all the same (its process group,
     prints, seeds and writes). ``models_from_caller``: this is a module converted alongside a
-    script that wraps the models it hands to it (``Facts.models_from_caller``).
+    script that wraps the models it hands to it (``Facts.models_from_caller``);
+    ``data_from_caller``: and that shards, at run time, the loaders it hands to it
+    (``Facts.data_from_caller``).
     """
     if standalone or embedding.is_standalone(source):
         plain = convert_source(
@@ -49,6 +52,7 @@ def convert_source(
             annotate=annotate,
             trains_elsewhere=trains_elsewhere,
             models_from_caller=models_from_caller,
+            data_from_caller=data_from_caller,
         )
         return dataclasses.replace(plain, source=source, output=embedding.embed(plain.output))
     module = parse(source, filename)  # refuse broken input even when there is nothing to do
@@ -57,7 +61,11 @@ def convert_source(
     wrapper = FastMetadata(module)
     try:
         facts = collect_facts(
-            wrapper, Analysis(wrapper, filename), trains_elsewhere=trains_elsewhere, models_from_caller=models_from_caller
+            wrapper,
+            Analysis(wrapper, filename),
+            trains_elsewhere=trains_elsewhere,
+            models_from_caller=models_from_caller,
+            data_from_caller=data_from_caller,
         )  # the project's modules beside it are read
         if not facts.has_training_code and not facts.trained_elsewhere and not trains_elsewhere:
             return ConversionResult(source, source, already_converted=facts.already_converted)
@@ -85,6 +93,8 @@ def convert_source(
         already_converted=facts.already_converted,
         trained_elsewhere=bool(facts.trained_elsewhere),
         wraps_for_modules=bool(facts.wrapped_for_modules),
+        trains_here=bool(facts.trained) or facts.wraps_models(),
+        shards_at_run_time=any(f.role == "decided" for f in facts.loaders.values()) or any(h.decided for h in facts.helper_loaders),
     )
 
 

@@ -29,7 +29,11 @@ class ConversionResult:
     "no training code". ``trained_elsewhere``: the script trains nothing itself and hands a
     model it builds to a training function of another file (``ddpify.companions`` converts it).
     ``wraps_for_modules``: the script wraps models and hands them to a trainer of another file
-    that trains them on data of its own (that module is converted alongside, told so)."""
+    that trains them on data of its own (that module is converted alongside, told so).
+    ``trains_here``: the script builds an optimizer or wraps a model itself; one that does
+    neither (it builds loaders and hands them on) may have its training in the project's modules.
+    ``shards_at_run_time``: some of its loaders are sharded for the passes that train, decided by
+    the run (``only_when_training``): what it hands to such modules is sharded there."""
 
     source: str
     output: str
@@ -38,6 +42,8 @@ class ConversionResult:
     already_converted: bool = False
     trained_elsewhere: bool = False
     wraps_for_modules: bool = False
+    trains_here: bool = True
+    shards_at_run_time: bool = False
 
     @property
     def changed(self) -> bool:

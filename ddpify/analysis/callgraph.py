@@ -421,3 +421,13 @@ def literal(node: cst.CSTNode | None) -> str | int | None:
 
 def _decorated(function: cst.FunctionDef, name: str) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == name for d in function.decorators)
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def reads_keys(source: Source, loop: cst.For | cst.CompFor) -> bool:
+    """``for name in nets: ... nets[name]`` (also in a comprehension): the loop variable holds
+    the container's keys, not its elements (``cstutil.loop_reads_keys``)."""
+    scope = loop.body if isinstance(loop, cst.For) else next((a for a in source.ancestors(loop) if isinstance(a, _COMPREHENSIONS)), None)
+    return scope is not None and cstutil.loop_reads_keys(loop, scope)

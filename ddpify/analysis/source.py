@@ -254,11 +254,28 @@ class Source:
         found = project.helper(call) or project.named(f"{cstutil.code(func)}.__init__")
         if found is not None or not isinstance(func, cst.Attribute):
             return found
-        bound = self.assignments.get(cstutil.code(func.value), [])
-        classes = {cstutil.code(v.func) for _, v in bound if isinstance(v, cst.Call) and cstutil.is_simple_reference(v.func)}
-        if len(classes) != 1 or not all(isinstance(v, cst.Call) for _, v in bound):
+        receiver = func.value
+        bindings = self.assignments.get(cstutil.code(receiver), [])
+        bound: list[cst.BaseExpression | None] = [v for _, v in bindings]
+        if isinstance(receiver, cst.Name) and bindings and all(isinstance(node, cst.For) for node, _ in bindings):
+            bound = list(self._elements_iterated(call, receiver.value))  # `for ckptio in self.ckptios: ckptio.save(step)`
+        classes = {cstutil.code(v.func) for v in bound if isinstance(v, cst.Call) and cstutil.is_simple_reference(v.func)}
+        if len(classes) != 1 or not all(isinstance(v, cst.Call) for v in bound):
             return None
         return project.named(f"{classes.pop()}.{func.attr.value}")
+
+    def _elements_iterated(self, call: cst.Call, name: str) -> list[cst.BaseExpression]:
+        """What ``name`` takes in the ``for name in holder:`` loop around ``call``: the elements
+        of every list or tuple literal assigned to ``holder`` (``self.ckptios = [CheckpointIO(...),
+        ...]``); nothing when ``holder`` is ever bound to anything else."""
+        loop = next((a for a in self.ancestors(call) if isinstance(a, cst.For) and cstutil.code(a.target) == name), None)
+        if loop is None or not cstutil.is_simple_reference(loop.iter):
+            return []
+        values = [v for _, v in self.assignments.get(cstutil.code(loop.iter), [])]
+        literals = [v for v in values if isinstance(v, (cst.List, cst.Tuple))]
+        if not values or len(literals) < len(values):
+            return []
+        return [e.value for v in literals for e in v.elements]
 
     @functools.cached_property
     def process_starts(self) -> list[cst.Call]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ddpify.analysis.callgraph import CallGraph, binding_site, literal
+from ddpify.analysis.callgraph import CallGraph, binding_site, literal, reads_keys
 from ddpify.analysis.source import Source
 from ddpify.tree import cstutil
 
@@ -219,7 +219,7 @@ class Values(CallGraph):
             return [(site.value, path[0], steps)] if len(path) == 1 and slot is None else unknown
         if isinstance(site, (cst.For, cst.CompFor)) and slot is None:
             iterable = site.iter
-            if not path:
+            if not path and not reads_keys(self.source, site):
                 return [(iterable, ANY, steps)]
             if path == (1,) and isinstance(iterable, cst.Call):
                 func = iterable.func
@@ -344,6 +344,8 @@ class _Forward:
                 return [(parent, None, trail, subscript_index(parent))]
             return [(parent, None, trail, key)] if slot in (ANY, found) else []
         if isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is node and slot is not None:
+            if reads_keys(self.source, parent):
+                return []  # for name in nets: nets[name] -- a dict's keys, not the models
             target = parent.target
             if isinstance(node, cst.Call) and cstutil.attribute_name(node.func) == "items":  # for name, net in nets.items()
                 pair = target.elements if isinstance(target, (cst.Tuple, cst.List)) else ()

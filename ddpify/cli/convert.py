@@ -193,7 +193,7 @@ def _convert_one(src: str, output: Path | None, options: _Options) -> None:
     )
     target = None if options.show_diff else src if options.in_place else str(output) if output is not None else STDOUT
     companions: list[tuple[TrainingModule, SourceFile, ConversionResult]] = []
-    elsewhere = not result.changed or result.trained_elsewhere or result.wraps_for_modules
+    elsewhere = not result.changed or not result.trains_here or result.trained_elsewhere or result.wraps_for_modules
     if elsewhere and not result.already_converted and notebook is None and src != "-":
         result, companions = _training_modules(Path(src), result, output, options)
     report = ""  # built before writing: nothing can fail after the write
@@ -236,6 +236,9 @@ def _training_modules(
     modules = companions.training_modules(result.source, src)
     if not modules:
         return result, []
+    script = convert_source(  # its own prints, seeds, writes and process group, now that the training is DDP's
+        result.source, per_process_batch=options.per_process_batch, filename=str(src), standalone=options.standalone, trains_elsewhere=True
+    )
     beside = options.in_place or (output is not None and output.suffix != ".ipynb" and _same_folder(src, output))
     if not beside:
         command = f"ddpify {src} -o {src.with_name(suggested_output(src.name))}"
@@ -249,6 +252,7 @@ def _training_modules(
             filename=str(module.file),
             standalone=options.standalone,
             models_from_caller=result.wraps_for_modules,
+            data_from_caller=script.shards_at_run_time,
         )
         if not module_result.changed:
             continue
@@ -258,9 +262,6 @@ def _training_modules(
         converted.append((module, module_source, module_result))
     if not converted:
         return result, []
-    script = convert_source(  # its own prints, seeds, writes and process group, now that the training is DDP's
-        result.source, per_process_batch=options.per_process_batch, filename=str(src), standalone=options.standalone, trains_elsewhere=True
-    )
     return companions.redirected(script, [module for module, _, _ in converted]), converted
 
 

@@ -117,6 +117,17 @@ class LoaderVariable(NamedTuple):
     line: int
 
 
+class ContainerWrap(NamedTuple):
+    """``statement`` (``ddpify.prepare_trained(modules, ...)``) inserted after ``anchor``: the
+    container's modules an optimizer steps are wrapped by the run (``planners.container_wraps``);
+    ``what`` is the report line."""
+
+    modules: str
+    anchor: cst.CSTNode
+    statement: cst.BaseStatement
+    what: str
+
+
 class NodeRewrite(NamedTuple):
     """A planner's rewrite of one node: ``rewrite(updated_node)`` and what the report says."""
 
@@ -138,6 +149,8 @@ class Facts:
     model_keys: set[str] = field(default_factory=set)
     # models wrapped where they go into the container that trains them (``Facts.node_rewrites``)
     container_wraps: list[str] = field(default_factory=list)
+    # containers whose trained modules the run wraps (``ddpify.prepare_trained``)
+    container_trained: list[ContainerWrap] = field(default_factory=list)
     # keyword arguments for a wrap: (anchor, model key) -> "find_unused_parameters=True"
     wrap_options: dict[tuple[cst.CSTNode, str], str] = field(default_factory=dict)
     # `model.decode` of a model left unwrapped: stays as written (no ddpify.unwrap)
@@ -183,6 +196,9 @@ class Facts:
     # this file is a project module converted alongside a script that wraps the models it hands
     # in (``ddpify.companions``): the models it trains are DDP models already
     models_from_caller: bool = False
+    # and the loaders it hands in are sharded there for the passes that train (only_when_training):
+    # the data this module trains on without building it is sharded, and reshuffles each pass
+    data_from_caller: bool = False
     # hand-overs of the DDP models built here to a project trainer that trains them on data
     # this file neither builds nor hands to it: that module is converted alongside
     wrapped_for_modules: set[cst.Call] = field(default_factory=set)

@@ -18,12 +18,18 @@ __all__ = ["Facts", "HelperLoader", "LoaderFact", "LoaderVariable", "Role", "col
 
 
 def collect_facts(
-    wrapper: MetadataWrapper, analysis: Analysis | None = None, *, trains_elsewhere: bool = False, models_from_caller: bool = False
+    wrapper: MetadataWrapper,
+    analysis: Analysis | None = None,
+    *,
+    trains_elsewhere: bool = False,
+    models_from_caller: bool = False,
+    data_from_caller: bool = False,
 ) -> Facts:
     """The converter's read-only fact pass over ``wrapper.module``: one walk, then the planners.
     ``analysis``: one already built from ``wrapper`` (the linter's), so the file is analysed once;
     ``trains_elsewhere``: the project modules that train are converted alongside (``Facts.trains_in_modules``);
-    ``models_from_caller``: this is such a module, handed DDP models (``Facts.models_from_caller``)."""
+    ``models_from_caller``: this is such a module, handed DDP models (``Facts.models_from_caller``),
+    ``data_from_caller``: and loaders the caller shards at run time (``Facts.data_from_caller``)."""
     recorder = Recorder()
     run_visitor(wrapper, recorder)
     recording = recorder.recording
@@ -34,6 +40,11 @@ def collect_facts(
     chosen = [c for c in recording.analysis.models.optimizers.calls if c not in recording.optimizer_calls and picked(c)]
     if chosen:
         recording.optimizer_calls = sorted([*recording.optimizer_calls, *chosen], key=recording.line)
-    facts = Facts(analysis_of=lambda: recording.analysis, trains_in_modules=trains_elsewhere, models_from_caller=models_from_caller)
+    facts = Facts(
+        analysis_of=lambda: recording.analysis,
+        trains_in_modules=trains_elsewhere,
+        models_from_caller=models_from_caller,
+        data_from_caller=data_from_caller,
+    )
     planners.run(recording, facts)
     return facts

@@ -81,6 +81,8 @@ class ConvertTransformer(cst.CSTTransformer):
             statement = snippets.statement("prepare_model", rt=RT, model=key, options=self.facts.wrap_options.get((anchor, key), ""))
             what = f"wrap the model for DDP: {code(statement).strip()}"
             (self._before if where == "before" else self._after).setdefault(anchor, []).append((statement, what))
+        for wrap in self.facts.container_trained:
+            self._after.setdefault(wrap.anchor, []).append((wrap.statement, wrap.what))
         for loader in self.facts.helper_loaders:
             batch = self.per_process_batch or loader.batch_used_at is not None
             statement = rewrites.sharded(loader.key, per_process_batch=batch, only_when_training=loader.decided)

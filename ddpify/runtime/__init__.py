@@ -14,7 +14,7 @@ from ._env import Env, detect_env
 from ._io import NullObject, load, print, rank_zero, save
 from ._logging import rank_zero_logging
 from ._metrics import mean_over_ranks
-from ._model import load_state_dict, prepare_model, sync_gradients, through_ddp, unwrap, wrapped
+from ._model import load_state_dict, prepare_model, prepare_trained, sync_gradients, through_ddp, unwrap, wrapped
 from ._per_process import device_from, shared_mkdtemp, shared_temporary_directory
 from ._process_group import (
     barrier,
@@ -53,6 +53,7 @@ __all__ = [
     "unsharded",
     "batch_part",
     "prepare_model",
+    "prepare_trained",
     "sync_gradients",
     "unwrap",
     "wrapped",

@@ -7,7 +7,7 @@ per-rank batch size). With one process ``distributed_loader`` is exactly ``DataL
 from __future__ import annotations
 
 import contextlib
-import inspect
+import copy
 import itertools
 import math
 import os
@@ -18,18 +18,18 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Optional
 
 import torch
-from torch.utils.data import DataLoader, IterableDataset, RandomSampler, Sampler, SequentialSampler
+from torch.utils.data import DataLoader, IterableDataset, Sampler
 from torch.utils.data.distributed import DistributedSampler
 
 from . import _passes, _seed
 from ._batches import ShardedBatches, reiterable_batches
 from ._env import detect_env
 from ._guard import call_site, training_now
+from ._loader_arguments import DATALOADER_SIGNATURE, loader_arguments
 from ._process_group import is_main_process, rank, world_size
 
 __all__ = ["EpochDataLoader", "ShardedSampler", "ShardedBatchSampler", "distributed_loader", "set_epoch", "shard"]
 
-_DATALOADER_SIGNATURE = inspect.signature(DataLoader)
 
 # Messages already shown by this process: "once" must hold even where warning filters say
 # "always" (pytest, notebooks), and must not repeat for every loader.
@@ -230,7 +230,7 @@ class EpochDataLoader(DataLoader):
 
 def _default(name: str) -> Any:
     """DataLoader's own default for an argument the caller did not pass."""
-    return _DATALOADER_SIGNATURE.parameters[name].default
+    return DATALOADER_SIGNATURE.parameters[name].default
 
 
 def distributed_loader(*args: Any, per_process_batch: bool = False, only_when_training: bool = False, **kwargs: Any) -> Any:
@@ -256,7 +256,7 @@ def distributed_loader(*args: Any, per_process_batch: bool = False, only_when_tr
         return RunTimeRoleLoader(args, kwargs, per_process_batch)
 
     try:
-        bound = _DATALOADER_SIGNATURE.bind(*args, **kwargs)
+        bound = DATALOADER_SIGNATURE.bind(*args, **kwargs)
     except TypeError as exc:
         raise TypeError(f"ddpify.distributed_loader: invalid DataLoader arguments: {exc}") from None
     arguments = dict(bound.arguments)
@@ -313,10 +313,6 @@ def distributed_loader(*args: Any, per_process_batch: bool = False, only_when_tr
     return loader
 
 
-# What decides sampling: rebuilt by shard() from the loader's sampler, never copied as is.
-_SAMPLING_ARGUMENTS = frozenset({"dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "drop_last"})
-
-
 def shard(loader: Any, *, per_process_batch: bool = False, only_when_training: bool = False) -> Any:
     """The same loader with a distributed sampler, for a ``DataLoader`` built where ddpify
     cannot rewrite it (a helper in another file).
@@ -339,7 +335,7 @@ def shard(loader: Any, *, per_process_batch: bool = False, only_when_training: b
             shard(value, per_process_batch=per_process_batch, only_when_training=True) if isinstance(value, DataLoader) else value
             for value in _values(loader)
         ]
-        return dict(zip(loader, shards, strict=True)) if isinstance(loader, dict) else type(loader)(shards)
+        return _refilled(loader, shards)
     if world_size() <= 1 or _is_sharded(loader):
         return loader
     if type(loader) is not DataLoader:
@@ -359,8 +355,8 @@ def shard(loader: Any, *, per_process_batch: bool = False, only_when_training: b
         )
         return loader
     if only_when_training:
-        return RunTimeRoleLoader((), _loader_arguments(loader), per_process_batch, plain=loader)
-    rebuilt = distributed_loader(**_loader_arguments(loader), per_process_batch=per_process_batch)
+        return RunTimeRoleLoader((), loader_arguments(loader), per_process_batch, plain=loader)
+    rebuilt = distributed_loader(**loader_arguments(loader), per_process_batch=per_process_batch)
     rebuilt._unsharded = loader
     return rebuilt
 
@@ -369,42 +365,18 @@ def _values(container: Any) -> list[Any]:
     return list(container.values()) if isinstance(container, dict) else list(container)
 
 
+def _refilled(container: Any, values: list[Any]) -> Any:
+    """A container of the same kind holding ``values`` (a Munch keeps its attribute access)."""
+    if not isinstance(container, dict):
+        return type(container)(values)
+    refilled = copy.copy(container)
+    refilled.update(zip(container, values, strict=True))
+    return refilled
+
+
 def _is_sharded(loader: Any) -> bool:
     """Already distributed: ours, or a loader given a DistributedSampler by hand."""
     return isinstance(loader, (EpochDataLoader, ShardedBatches)) or isinstance(getattr(loader, "sampler", None), DistributedSampler)
-
-
-def _loader_arguments(loader: DataLoader) -> dict[str, Any]:
-    """DataLoader arguments that rebuild ``loader``: what it stores under each parameter's
-    name, plus how it samples (``shuffle`` when its sampler is the one DataLoader made itself)."""
-    arguments: dict[str, Any] = {"dataset": loader.dataset}
-    for name, parameter in _DATALOADER_SIGNATURE.parameters.items():
-        if name not in _SAMPLING_ARGUMENTS and hasattr(loader, name):
-            value = getattr(loader, name)
-            if value is not parameter.default:
-                arguments[name] = value
-    if loader.batch_size is None and loader.batch_sampler is not None:
-        arguments["batch_sampler"] = loader.batch_sampler  # the user's own
-        return arguments
-    arguments["batch_size"] = loader.batch_size
-    arguments["drop_last"] = loader.drop_last
-    if _is_default_sampler(loader, RandomSampler):
-        arguments["shuffle"] = True
-    elif not _is_default_sampler(loader, SequentialSampler):
-        arguments["sampler"] = loader.sampler
-    return arguments
-
-
-def _is_default_sampler(loader: DataLoader, kind: type) -> bool:
-    """Whether ``loader.sampler`` is the one ``DataLoader(shuffle=...)`` made, not a user's
-    (a RandomSampler with replacement or num_samples must be kept as it is)."""
-    sampler = loader.sampler
-    if type(sampler) is not kind or getattr(sampler, "data_source", None) is not loader.dataset:
-        return False
-    if kind is RandomSampler:
-        random: Any = sampler
-        return not random.replacement and random._num_samples is None and random.generator is loader.generator
-    return True
 
 
 def _cap_workers(arguments: dict[str, Any]) -> None:

@@ -77,6 +77,23 @@ def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, on_rank_devi
     return wrapped
 
 
+def prepare_trained(modules: Any, optimizers: Any, **options: Any) -> Any:
+    """Wrap, in place, each module held in ``modules`` (a dict, Munch, list or ModuleDict) whose
+    parameters one of ``optimizers`` (an optimizer, or a dict or list of them) steps:
+    ``ddpify.prepare_trained(self.nets, self.optims)`` after nets from a helper got their
+    optimizers in a loop. Which nets train is what the run built, so the run decides; the
+    others (EMA copies, a frozen landmark net) stay plain. Returns ``modules``."""
+    found = optimizers.values() if isinstance(optimizers, Mapping) else optimizers
+    stepping = [found] if isinstance(found, torch.optim.Optimizer) else list(found)
+    trained = {id(p) for optimizer in stepping for group in optimizer.param_groups for p in group["params"]}
+    keys = list(modules.keys()) if hasattr(modules, "keys") else range(len(modules))
+    for key in keys:
+        module = modules[key]
+        if isinstance(module, nn.Module) and any(id(p) in trained for p in unwrap(module).parameters()):
+            modules[key] = prepare_model(module, **options)
+    return modules
+
+
 def _on_rank_device(model: nn.Module, *, cpu_too: bool = False) -> nn.Module:
     """``model`` on this rank's GPU when it sits wholly on another GPU (or, ``cpu_too``, on the
     CPU); otherwise unchanged."""

@@ -428,3 +428,19 @@ def accepts(function: cst.FunctionDef, call: cst.Call, *, bound: bool) -> bool:
         return False
     unfilled = [p for p in positional[len(passed) :] if p.default is None] + [p for p in params.kwonly_params if p.default is None]
     return all(p.name.value in keywords for p in unfilled)
+
+
+def loop_reads_keys(loop: cst.For | cst.CompFor, scope: cst.CSTNode) -> bool:
+    """``for name in nets: ... nets[name]``: the loop variable indexes the container it runs
+    over, so it holds the keys (a dict's), not the elements. ``scope``: where the loop's
+    variable is used (the loop's body; a comprehension for a ``CompFor``)."""
+    if not isinstance(loop.target, cst.Name) or not is_simple_reference(loop.iter):
+        return False
+    container, key = code(loop.iter), loop.target.value
+    return any(
+        code(s.value) == container
+        and len(s.slice) == 1
+        and isinstance(s.slice[0].slice, cst.Index)
+        and is_name(s.slice[0].slice.value, key)
+        for s in of_types(scope, cst.Subscript)
+    )

@@ -126,3 +126,33 @@ def test_a_trainer_that_builds_its_own_loader_is_converted_alongside_the_script_
     run.assert_no_module_keys()
     run.assert_params_equal()
     run_script(tmp_path / "main_ddp.py", ["--epochs", "1"], nproc=None, cwd=tmp_path).assert_ok()
+
+
+CONTAINER = Path(__file__).resolve().parent / "data" / "nets_in_a_container_project"
+
+
+@pytest.mark.torchrun
+def test_nets_a_helper_builds_into_a_dict_are_wrapped_by_the_run(tmp_path: Path) -> None:
+    """Issue 20 (stargan-v2's shape): ``self.nets, self.nets_ema = build_nets(args)`` of a
+    sibling module, one optimizer per trained net made in a loop under ``if args.mode ==
+    "train":``, the loaders in an attribute dict the script builds and hands to
+    ``solver.train``. The end of ``Solver.__init__`` gets ``ddpify.prepare_trained(self.nets,
+    self.optims)`` under the same test (the run wraps the generator and discriminator; the
+    frozen net and the EMA copy stay plain), the script shards its loaders for the passes that
+    train, and the solver's report claims no unsharded data. Under torchrun: disjoint,
+    reshuffled shards, one plain checkpoint, equal parameters; one process runs as before."""
+    names = ("main.py", "solver.py", "nets.py")
+    converted = _convert_project(tmp_path, CONTAINER, names, "main.py", "main_ddp.py")
+    assert "needs a human" not in converted.stderr, converted.stderr
+    solver = (tmp_path / "solver_ddp.py").read_text()
+    assert '        self.to(self.device)\n        if args.mode == "train":\n            ddpify.prepare_trained(self.nets, self.optims)\n' in solver
+    assert "loaders = ddpify.shard(loaders, only_when_training=True)" in (tmp_path / "main_ddp.py").read_text()
+    run = run_script(tmp_path / "main_ddp.py", ["--epochs", "2"], cwd=tmp_path).assert_ok()
+    loader = run.loader_seq(64, nth=1)  # the plain loader first (never iterated), then the sharded one
+    for epoch in (0, 1):
+        run.assert_disjoint_cover(loader, epoch, dataset_len=64)
+    run.assert_reshuffled(loader)
+    run.assert_only_rank0_saves()
+    run.assert_no_module_keys()
+    run.assert_params_equal()
+    run_script(tmp_path / "main_ddp.py", ["--epochs", "1"], nproc=None, cwd=tmp_path).assert_ok()

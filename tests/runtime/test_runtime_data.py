@@ -428,3 +428,15 @@ def test_reseeding_rearms_the_switch(as_rank):
     ddpify.seed(calls.append, 20)  # replaces the record, ranks identical again
     ddpify.switch_to_rank_seeds()
     assert calls == [10, 11, 20, 21]
+
+
+def test_shard_keeps_the_kind_of_dict(as_rank):
+    """A Munch-like attribute dict of loaders comes back as one (``loaders.src`` still works)."""
+
+    class AttrDict(dict):
+        def __getattr__(self, name):
+            return self[name]
+
+    as_rank(1, 2)
+    loaders = ddpify.shard(AttrDict(src=DataLoader(DATA, batch_size=4, shuffle=True), classes=10), only_when_training=True)
+    assert type(loaders) is AttrDict and loaders.classes == 10 and loaders.src is loaders["src"]

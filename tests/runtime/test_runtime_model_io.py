@@ -177,3 +177,31 @@ def test_null_object_absorbs_everything():
         with null:
             raise KeyError("must not be swallowed")
     assert repr(null) == "NullObject()"
+
+
+def test_prepare_trained_wraps_what_an_optimizer_steps_in_place(monkeypatch):
+    """``ddpify.prepare_trained(self.nets, self.optims)``: the nets an optimizer of the dict
+    steps are wrapped in place (the dict's kind kept); EMA copies and frozen nets stay plain;
+    the optimizers may come as a dict, a list or one optimizer."""
+    from ddpify.runtime import _model
+
+    class Wrapped(nn.Module):
+        def __init__(self, module):
+            super().__init__()
+            self.module = module
+
+    monkeypatch.setattr(_model, "prepare_model", lambda module, **options: Wrapped(module))
+
+    class AttrDict(dict):
+        pass
+
+    generator, discriminator, ema, frozen = small_model(), small_model(), small_model(), small_model()
+    nets = AttrDict(generator=generator, discriminator=discriminator, ema=ema, frozen=frozen, steps=3)
+    optims = {"generator": torch.optim.SGD(generator.parameters(), lr=0.1), "discriminator": torch.optim.Adam(discriminator.parameters())}
+    assert ddpify.prepare_trained(nets, optims) is nets and type(nets) is AttrDict
+    assert nets["generator"].module is generator and nets["discriminator"].module is discriminator
+    assert nets["ema"] is ema and nets["frozen"] is frozen and nets["steps"] == 3
+    listed = [small_model(), small_model()]
+    only = torch.optim.SGD(listed[1].parameters(), lr=0.1)
+    ddpify.prepare_trained(listed, only)
+    assert not isinstance(listed[0], Wrapped) and isinstance(listed[1], Wrapped)

@@ -364,8 +364,11 @@ def _settle_decided(recording: Recording, facts: Facts) -> None:
     """A loader whose role only the run can tell is sharded for the passes that train a
     wrapped model (``only_when_training``) -- unless a trained model stays unwrapped (its
     training passes would be taken for the wrapped model's) or nothing is wrapped: then it is
-    kept whole and reported, with what to write."""
-    safe = not facts.held_models and bool(facts.wraps_models() or recording.existing_wraps or _wraps_itself(recording))
+    kept whole and reported, with what to write. Training done by project modules converted
+    alongside (``Facts.trains_in_modules``) wraps its models there: the run tells which passes
+    train one, and with none wrapped no pass is sharded."""
+    wrapped = facts.wraps_models() or recording.existing_wraps or _wraps_itself(recording) or facts.trains_in_modules
+    safe = not facts.held_models and bool(wrapped)
     for fact in facts.loaders.values():
         if fact.role != "decided" or safe:
             continue

@@ -259,6 +259,8 @@ def plan_wraps(recording: Recording, facts: Facts) -> None:
         anchor, where = spot
         facts.model_wraps.append((key, anchor, where))
     for model in recording.analysis.models.models:  # trained models no plain name reaches (models["g"])
+        if model.parts and all(f"self.{part}" in seen for part in model.parts):
+            continue  # `Adam(self.net.parameters())` in a Solver(nn.Module): self.net is what trains, wrapped there
         if model.optimizers and not any(model is other for other in handled) and isinstance(model.optimizers[0].node, cst.Call):
             wrapped = wraps.plan(recording, facts, model, model.key, _before_first_stop)
             if wrapped is not None:

@@ -89,7 +89,10 @@ def plan(recording: Recording, facts: Facts) -> None:
         if outside.key in recording.existing_shards or at in done:
             continue
         done.add(at)
-        reason = unwrapped_trainee(recording, facts, [source]) or outside.unshardable
+        trainee = unwrapped_trainee(recording, facts, [source])
+        if facts.data_from_caller and not outside.built_here and trainee is None:
+            continue  # the script converted alongside shards what it hands in, for the passes that train
+        reason = trainee or outside.unshardable
         if reason is None and outside.statement is not None:
             _shard(recording, facts, outside)
         else:

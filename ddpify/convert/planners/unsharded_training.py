@@ -22,7 +22,7 @@ _ALREADY_SAID = ("unsharded", "not sharded", "cannot shard", "ddpify shards Data
 
 def report(recording: Recording, facts: Facts) -> None:
     backward = recording.first_backward
-    if backward is None or not facts.wraps_models() or facts.already_converted:
+    if backward is None or not facts.wraps_models() or facts.already_converted or facts.data_from_caller:
         return
     sharded = (
         any(f.role in ("train", "decided") for f in facts.loaders.values())

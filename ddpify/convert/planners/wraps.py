@@ -23,6 +23,7 @@ from ddpify.analysis.modules import DATAPARALLEL, WRAPS
 from ddpify.analysis.own_training import Bypass
 from ddpify.convert import rewrites
 from ddpify.convert.fact_types import Facts, HeldModel, NodeRewrite, item
+from ddpify.convert.planners import container_wraps
 from ddpify.convert.record import Recording
 from ddpify.convert.rewrites import RT
 from ddpify.findings import Change
@@ -100,7 +101,7 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     placement = flow.last_placement(model)
     statement = placement.statement
     if statement is None:
-        if _wrap_handed_in(recording, facts, model, key, spot):
+        if _wrap_handed_in(recording, facts, model, key, spot) or container_wraps.plan(recording, facts, model):
             return None
         reason = model.unknown[0] if model.unknown else placement.reason
         _hold(recording, facts, model, key, f"ddpify cannot tell where {key} is on its final device and loaded: {reason}")
@@ -110,6 +111,8 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
         statement, spelling = _kept_by_callee(recording, model, statement)
     block = recording.parent(statement) if statement is not None else None
     body: list[cst.CSTNode] = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+    if (spelling is None or statement not in body) and container_wraps.plan(recording, facts, model):
+        return None
     if spelling is None or statement not in body:
         _hold(
             recording, facts, model, key, f"ddpify finds no name for {key} where it is on its final device and loaded ({placement.reason})"
@@ -382,7 +385,11 @@ def _spelling(recording: Recording, model: Model, statement: cst.BaseStatement) 
             found += [t.target for t in parent.targets if is_simple_reference(t.target)]
         elif isinstance(parent, cst.AnnAssign) and parent.value is node and is_simple_reference(parent.target):
             found.append(parent.target)
-        elif is_simple_reference(node) and not _in_comprehension(recording, node, statement):
+        elif (
+            is_simple_reference(node)
+            and not _in_comprehension(recording, node, statement)
+            and not _loop_variable(recording, node, statement)
+        ):
             found.append(node)
     return found[-1] if found else None
 
@@ -396,6 +403,16 @@ def _in_comprehension(recording: Recording, node: cst.CSTNode, statement: cst.CS
         if isinstance(ancestor, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return True
     return False
+
+
+def _loop_variable(recording: Recording, node: cst.CSTNode, statement: cst.CSTNode) -> bool:
+    """``net`` of ``for net in nets.values(): net.to(device)``: one element at a time; rebinding
+    it after the loop would wrap the last element and change nothing the container hands out."""
+    if not isinstance(node, cst.Name):
+        return False
+    loops = [a for a in recording.analysis.source.ancestors(node) if isinstance(a, cst.For)]
+    inside = [loop for loop in loops if loop is statement or any(a is statement for a in recording.analysis.source.ancestors(loop))]
+    return any(isinstance(loop.target, cst.Name) and loop.target.value == node.value for loop in inside)
 
 
 def _kept_by_callee(
