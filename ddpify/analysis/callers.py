@@ -80,13 +80,13 @@ class Callers:
         name (``torch.log(x)`` runs no ``log`` method of this file)."""
         found: dict[str, list[cst.CSTNode]] = {}  # a call no method of its name accepts runs none (`self.model.train()`)
         for name, calls in self.source.calls_by_callee.items():
-            methods = [f for f in self.source.functions.get(name, []) if self.source.is_method(f)]
+            shapes = _signatures([f for f in self.source.functions.get(name, []) if self.source.is_method(f)])
             found[name] = [
                 c
                 for c in calls
                 if isinstance(c.func, cst.Attribute)
                 and not self.source.of_import(c.func)
-                and (not methods or any(accepts(f, c, bound=not _static(f)) for f in methods))
+                and (not shapes or any(accepts(f, c, bound=not _static(f)) for f in shapes))
             ]
         if self.mentions:
             for name, functions in self.source.functions.items():
@@ -115,6 +115,19 @@ class Callers:
         klass = self.source.enclosing_class(method)
         assert klass is not None
         return [c for c in self.source.calls_by_callee.get(klass.name.value, []) if isinstance(c.func, cst.Name)]
+
+
+_SHAPES = 8  # distinct signatures of one method name matched against its calls; past this, none is
+
+
+def _signatures(methods: list[cst.FunctionDef]) -> list[cst.FunctionDef]:
+    """One method per distinct signature (same-named methods mostly share one), so matching a
+    call costs the same whatever the number of classes; none when there are more than
+    ``_SHAPES`` (every call is kept: the work stays linear)."""
+    found: dict[str, cst.FunctionDef] = {}
+    for method in methods:
+        found.setdefault(("static " if _static(method) else "") + cst.Module([]).code_for_node(method.params), method)
+    return list(found.values()) if len(found) <= _SHAPES else []
 
 
 def _static(function: cst.FunctionDef) -> bool:

@@ -40,6 +40,8 @@ class Source:
         self.budget = Budget.for_nodes(len(self._parents))
         self._call_sites: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._methods: dict[cst.FunctionDef, bool] = {}
+        self._around: dict[cst.FunctionDef, frozenset[cst.FunctionDef]] = {}
+        self._mentions: dict[tuple[str, bool], tuple[list[cst.Name], dict[str, list[cst.Name]]]] = {}
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
         """The qualified names ``node`` may refer to (``{"torch.utils.data.DataLoader"}``)."""
@@ -130,7 +132,7 @@ class Source:
                 call
                 for call in self.calls_by_callee.get(function.name.value, [])
                 if isinstance(call.func, cst.Attribute if method else cst.Name)
-                and not self._inside(call, function)
+                and function not in self._functions_around(call)
                 and (method or function in self.functions_called(call))
             ]
             self._call_sites[function] = found
@@ -171,8 +173,16 @@ class Source:
             found = self._methods[function] = isinstance(scope, cst.ClassDef)
         return found
 
-    def _inside(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
-        return any(a is outer for a in self.ancestors(node))
+    def _functions_around(self, node: cst.CSTNode) -> frozenset[cst.FunctionDef]:
+        """The functions ``node`` lies in, innermost to outermost, computed once per function
+        (``call_sites`` asks it for every call of every same-named method)."""
+        function = self.enclosing_function(node)
+        if function is None:
+            return frozenset()
+        found = self._around.get(function)
+        if found is None:
+            found = self._around[function] = self._functions_around(function) | {function}
+        return found
 
     @functools.cached_property
     def names_by_value(self) -> dict[str, list[cst.Name]]:
@@ -187,11 +197,30 @@ class Source:
         """Names that refer to ``function`` without calling it (``mp.spawn(main_worker, ...)``,
         ``Process(target=run)``, ``callbacks=[log]``, ``hook=self.log``): it runs where that code
         sends it. A parameter or variable of the same name is not ``function`` (qualified names
-        tell them apart); a method is mentioned only as an attribute."""
+        tell them apart); a method is mentioned only as an attribute. The candidates of a name
+        are read once, indexed by qualified name: many same-named nested functions cost no
+        more than one each."""
         method = self.is_method(function)
+        candidates, by_qualified = self._mention_candidates(function.name.value, method)
         own = self.qualified(function.name)
-        found = []
-        for name in self.names_by_value.get(function.name.value, []):
+        if method or not own:
+            return list(candidates)
+        found: dict[int, cst.Name] = {}
+        for qualified in sorted(own):
+            for name in by_qualified.get(qualified, ()):
+                found.setdefault(id(name), name)
+        return list(found.values())
+
+    def _mention_candidates(self, value: str, method: bool) -> tuple[list[cst.Name], dict[str, list[cst.Name]]]:
+        """The names spelled ``value`` that may mention a function (methods: as an attribute
+        not called; functions: a plain name not called), and those by their qualified names."""
+        key = (value, method)
+        cached = self._mentions.get(key)
+        if cached is not None:
+            return cached
+        candidates: list[cst.Name] = []
+        by_qualified: dict[str, list[cst.Name]] = {}
+        for name in self.names_by_value.get(value, []):
             parent = self.parent(name)
             if isinstance(parent, cst.FunctionDef):
                 continue
@@ -200,14 +229,15 @@ class Source:
                 assert parent is not None
                 holder = self.parent(parent)
                 if attribute and not (isinstance(holder, cst.Call) and holder.func is parent):
-                    found.append(name)
+                    candidates.append(name)
                 continue
             if attribute or (isinstance(parent, cst.Call) and parent.func is name):
                 continue
-            if own and not self.qualified(name) & own:
-                continue  # `def f(train): ...` -- another `train`
-            found.append(name)
-        return found
+            candidates.append(name)
+            for qualified in self.qualified(name):
+                by_qualified.setdefault(qualified, []).append(name)
+        self._mentions[key] = candidates, by_qualified
+        return candidates, by_qualified
 
     @functools.cached_property
     def assignments(self) -> dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]]:
@@ -259,6 +289,7 @@ class Source:
         bound: list[cst.BaseExpression | None] = [v for _, v in bindings]
         if isinstance(receiver, cst.Name) and bindings and all(isinstance(node, cst.For) for node, _ in bindings):
             bound = list(self._elements_iterated(call, receiver.value))  # `for ckptio in self.ckptios: ckptio.save(step)`
+        bound = [_unless_none(v) for v in bound if not _is_none(v)]  # `ema = None` on the other path
         classes = {cstutil.code(v.func) for v in bound if isinstance(v, cst.Call) and cstutil.is_simple_reference(v.func)}
         if len(classes) != 1 or not all(isinstance(v, cst.Call) for v in bound):
             return None
@@ -342,3 +373,14 @@ def _bind(
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
             _bind(found, statement, element.value, None)
+
+
+def _is_none(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _unless_none(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """``EMAHelper(mu) if cfg.ema else None``: the value when it is not None."""
+    if isinstance(node, cst.IfExp) and (_is_none(node.body) or _is_none(node.orelse)):
+        return node.orelse if _is_none(node.body) else node.body
+    return node
