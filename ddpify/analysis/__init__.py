@@ -130,7 +130,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.flag_setters import flag_setters
     from ddpify.analysis.launch_args import local_rank_declarers, local_rank_replacers
     from ddpify.analysis.loggers import cache_writers, file_writer_classes, module_console_loggers, path_makers
-    from ddpify.analysis.modules import DDP_WRAPS
+    from ddpify.analysis.modules import DDP_WRAPS, name_readers
     from ddpify.analysis.optimizers import optimizer_classes
     from ddpify.analysis.output import argument_changers, writing_functions
     from ddpify.analysis.own_training import module_methods
@@ -227,6 +227,16 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     for name, methods in module_methods(CallGraph(source)).items():
         key = f"{name}.__init__"
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), module_methods=methods)
+    for function, positions in name_readers(source, every).items():  # `EMAHelper.register(module)`
+        owner = source.enclosing_class(function)
+        key = f"{owner.name.value}.{function.name.value}" if owner is not None else function.name.value
+        if source.enclosing_function(function) is None and (owner is None or source.enclosing_class(owner) is None):
+            helpers[key] = dataclasses.replace(helpers.get(key, Helper()), reads_names=positions)
+    for klass in module.body:  # every class is read: building one that does none of these things is no unknown
+        if isinstance(klass, cst.ClassDef):
+            helpers.setdefault(f"{klass.name.value}.__init__", Helper())
+    for name in _library_objects(module, path):  # `cfg = CN()` of yacs
+        helpers.setdefault(name, Helper(library_object=True))
     for name in optimizer_classes(source):
         key = f"{name}.__init__"
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), optimizer_class=True)
@@ -240,6 +250,27 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             if found is not None:
                 helpers[item.bound] = found
     return helpers
+
+
+def _library_objects(module: cst.Module, path: str) -> list[str]:
+    """Module-level names bound to a call of what an import from outside the project names
+    (``from yacs.config import CfgNode as CN`` then ``cfg = CN()``)."""
+    import libcst as cst
+
+    from ddpify.analysis import project_files
+    from ddpify.tree.cstutil import code
+
+    imported = {item.bound: item for item in project_files.imports(module.code)}
+    found: list[str] = []
+    for statement in module.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
+            continue
+        value = small.value
+        item = imported.get(code(value.func).split(".")[0]) if isinstance(value, cst.Call) else None
+        if item is not None and project_files.module_file(item.module, item.level, Path(path)) is None:
+            found.append(small.targets[0].target.value)
+    return found
 
 
 def _unused_submodules(source: Source, tops: list[cst.FunctionDef]) -> dict[str, tuple[str, ...]]:

@@ -136,30 +136,88 @@ def unused_submodules(graph: CallGraph, klass: cst.ClassDef, root: str = "forwar
     nor the methods it calls read (a read in ``__init__`` itself, ``nn.Sequential(self.a)``,
     counts as a use). Empty when that method or ``__init__`` is not the class's own, or when it
     reaches its submodules dynamically (``self.children()``, ``getattr(self, ...)``)."""
+    return _submodule_uses(graph, klass, root)[0]
+
+
+def indexed_submodules(graph: CallGraph, klass: cst.ClassDef, root: str = "forward", depth: int = 0) -> tuple[str, ...]:
+    """Module lists ``klass.__init__`` registers that ``forward`` (and what it calls) reads at an
+    index or slice computed at run time on some path (a progressive GAN's ``self.from_rgb[self.depth
+    - depth]``, ``self.blocks[start:]``): such a step runs some of their modules, and the others'
+    parameters get no gradient in it. (A forward that also runs them all on another path, or
+    reads one more at a run-time index, costs ``find_unused_parameters`` its graph walk only.)
+    Submodules built from classes of this file count too, a few levels down
+    (``self.g_synthesis.blocks`` of StyleGAN's Generator)."""
+    found = _submodule_uses(graph, klass, root)[1]
+    if found or depth >= _NESTING:
+        return found
+    for attribute, (stores, _) in graph.attributes(klass).items():
+        for store, _method in stores:
+            site = binding_site(graph.source, store)
+            value = site.value if isinstance(site, (cst.Assign, cst.AnnAssign)) else None
+            inner = graph.class_called(value) if isinstance(value, cst.Call) else None
+            if inner is not None and inner is not klass and is_module_class(graph, inner):
+                nested = indexed_submodules(graph, inner, depth=depth + 1)
+                if nested:
+                    return tuple(f"{attribute}.{name}" for name in nested)
+    return ()
+
+
+_NESTING = 3  # how many levels of submodule classes indexed_submodules reads
+
+
+def _submodule_uses(graph: CallGraph, klass: cst.ClassDef, root: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(unused, read only at run-time indexes): see ``unused_submodules``, ``indexed_submodules``."""
     source = graph.source
     own = {s.name.value: s for s in klass.body.body if isinstance(s, cst.FunctionDef)}
     init, forward = own.get("__init__"), own.get(root)
     if init is None or forward is None:
-        return ()
+        return (), ()
     reached, pending = {forward}, [forward]
     while pending:
         method = pending.pop()
         for call in graph.own(method, cst.Call):
             func = call.func  # type: ignore[attr-defined]
             if isinstance(func, cst.Name) and func.value in ("getattr", "vars"):
-                return ()
+                return (), ()
             for callee, implicit in graph.callees(call):  # type: ignore[arg-type]
                 if implicit and source.enclosing_class(callee) is klass and callee not in reached:
                     reached.add(callee)
                     pending.append(callee)
     unused: list[str] = []
+    indexed: list[str] = []
     for attribute, (stores, reads) in graph.attributes(klass).items():
         if attribute in _DYNAMIC and any(m in reached for _, m in reads):
-            return ()
-        registered = any(m is init and registers(graph, binding_site(source, s)) for s, m in stores)
-        if registered and not any(m in reached or m is init for _, m in reads):
+            return (), ()
+        sites = [binding_site(source, s) for s, m in stores if m is init]
+        if not any(registers(graph, site) for site in sites):
+            continue
+        used = [node for node, m in reads if m in reached]
+        if not used and not any(m is init for _, m in reads):
             unused.append(attribute)
-    return tuple(unused)
+        elif any(_at_run_time_index(source, node) for node in used) and any(_module_list(graph, site) for site in sites):
+            indexed.append(attribute)
+    return tuple(unused), tuple(indexed)
+
+
+def _module_list(graph: CallGraph, site: cst.CSTNode | None) -> bool:
+    """``self.blocks = nn.ModuleList(...)`` (or a ModuleDict)."""
+    value = site.value if isinstance(site, (cst.Assign, cst.AnnAssign)) else None
+    return isinstance(value, cst.Call) and any(q.endswith(("ModuleList", "ModuleDict")) for q in graph.source.qualified(value))
+
+
+def _at_run_time_index(source: Source, node: cst.CSTNode) -> bool:
+    """``self.blocks[i]`` / ``self.blocks[a:b]`` with an index that is not a literal."""
+    parent = source.parent(node)
+    if not isinstance(parent, cst.Subscript) or parent.value is not node:
+        return False
+    return any(not (isinstance(e.slice, cst.Index) and _literal(e.slice.value)) for e in parent.slice)
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    """``0``, ``-1``, ``"key"``."""
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.SimpleString))
 
 
 def model_outer(source: Source, node: cst.CSTNode) -> cst.BaseExpression | None:
@@ -236,3 +294,37 @@ def _unused_made(graph: CallGraph, value: cst.BaseExpression, own: dict[str, tup
         return own.get(f"{klass.name.value}.__init__", ())
     helper = graph.source.project_call(value)
     return helper.unused_submodules if helper is not None else ()
+
+
+# methods that read a module's members by their names: through a DDP wrapper each name starts with "module."
+NAMED_READS = frozenset({"named_parameters", "named_buffers", "named_modules", "named_children", "state_dict"})
+
+
+def name_readers(source: Source, functions: list[cst.FunctionDef]) -> dict[cst.FunctionDef, tuple[int, ...]]:
+    """For each of ``functions`` that reads what a parameter holds by name (``for name, p in
+    module.named_parameters():``, ``module.state_dict()``) and neither calls that parameter nor
+    hands it to other code (``isinstance(module, nn.DataParallel)`` only looks at it):
+    the argument positions of those parameters (``self`` not counted). An EMA helper's
+    ``register(model)`` keyed by those names must get the plain module: through a DDP wrapper
+    every name starts with ``module.``, and what it saves no longer loads into the model."""
+    found: dict[cst.FunctionDef, tuple[int, ...]] = {}
+    for function in functions:
+        positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        if positional and positional[0] in ("self", "cls") and source.is_method(function):
+            positional = positional[1:]
+        calls = [c for c in source.of_types_in(function.body, cst.Call) if isinstance(c, cst.Call)]
+        called = {c.func.value for c in calls if isinstance(c.func, cst.Name)}
+        called |= {a.value.value for c in calls if not _inspects(c) for a in c.args if isinstance(a.value, cst.Name)}  # handed on
+        read = {c.func.value.value for c in calls if cstutil.is_method_call(c, *NAMED_READS) and isinstance(c.func.value, cst.Name)}  # type: ignore[attr-defined]
+        positions = tuple(i for i, name in enumerate(positional) if name in read and name not in called)
+        if positions:
+            found[function] = positions
+    return found
+
+
+_INSPECTIONS = frozenset({"isinstance", "hasattr", "getattr", "type", "id"})
+
+
+def _inspects(call: cst.Call) -> bool:
+    """``isinstance(module, nn.DataParallel)``: a look at the object, not a use of it."""
+    return isinstance(call.func, cst.Name) and call.func.value in _INSPECTIONS

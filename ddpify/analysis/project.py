@@ -88,6 +88,10 @@ class Helper:
     ``history.append(x)``: ``ddpify.analysis.output.argument_changers``). ``writes_cache``, it writes
     a file it first tests for by the same path (``ddpify.analysis.loggers.cache_writers``).
     ``wraps_ddp``, it wraps a model in DistributedDataParallel (Pointcept's ``create_ddp_model``).
+    ``reads_names``, the positions of the arguments whose members it reads by name and never calls
+    (an EMA helper's ``register(model)``: ``ddpify.analysis.modules.name_readers``).
+    ``library_object``, a module-level variable holding an object of a library's class (yacs's
+    ``cfg = CN()``): its methods are the library's, not the project's.
     Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
@@ -118,6 +122,8 @@ class Helper:
     module_methods: frozenset[str] = frozenset()
     replaces_local_rank: bool = False
     changes_arguments: bool = False
+    reads_names: tuple[int, ...] = ()
+    library_object: bool = False
     writes_cache: bool = False
     wraps_ddp: bool = False
 

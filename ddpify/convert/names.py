@@ -125,9 +125,10 @@ TRAIN_LOADER = re.compile(r"train", re.I)
 # Variables that hold a loader returned by a helper ddpify cannot see into.
 LOADER_VARIABLE = re.compile(r"loader|(^|_)dl$", re.I)
 # A helper of the project's own modules that writes a checkpoint: save_checkpoint, save_model,
-# checkpoint(...), save_ckpt; not load_checkpoint / restore_checkpoint / resume_from_checkpoint.
+# checkpoint(...), save_ckpt; not load_checkpoint / restore_checkpoint / resume_from_checkpoint,
+# nor a getter of a path or URL (ddim's get_ckpt_path, which downloads one).
 CHECKPOINT_HELPER = re.compile(r"save|checkpoint|ckpt", re.I)
-NOT_A_SAVE = re.compile(r"load|restore|resume|read|find|latest|exists", re.I)
+NOT_A_SAVE = re.compile(r"load|restore|resume|read|find|latest|exists|^get_|url|fetch", re.I)
 # Top-level packages that are libraries, not the project's own modules (with the standard
 # library's): their save functions are not the script's checkpoint code.
 LIBRARY_MODULES = frozenset(

@@ -6,9 +6,11 @@ which now happen once per rank, are reported (once per function)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
+from ddpify.analysis.modules import name_readers
 from ddpify.convert import names
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.names import RUNTIME_MODULE
@@ -125,8 +127,8 @@ def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: se
         helper = imported_helper(recording, call)
         if helper is None or helper in reported or call in handled or call in facts.trained_elsewhere:
             continue
-        if not is_simple_reference(call.func):
-            continue  # `Trainer(model).run()`: a method of an object, not a function of the project
+        if not is_simple_reference(call.func) or _of_library_object(recording, call):
+            continue  # `Trainer(model).run()`, `cfg.merge_from_file(f)` of yacs: not a function of the project
         path = _path_argument(call) if _WRITER_NAME.search(helper) else None
         kept = not is_call_statement(statement_of(recording, call), call)
         if kept and path is None:
@@ -160,6 +162,15 @@ def _report_side_effect_helpers(recording: Recording, facts: Facts, reported: se
         )
 
 
+def _of_library_object(recording: Recording, call: cst.Call) -> bool:
+    """``opt.merge_from_file(path)`` where ``opt`` is a project module's ``cfg = CN()`` (yacs):
+    a library's method (``Helper.library_object``)."""
+    if not isinstance(call.func, cst.Attribute):
+        return False
+    owner = recording.analysis.source.project.named(code(call.func.value))
+    return owner is not None and owner.library_object
+
+
 def _on_rank_zero(call: cst.Call, kept: bool) -> str:
     """How to run ``call`` on rank 0 alone: a guard for a call made for its effects, the no-op
     object for one whose result is kept (``self.logger = Logger(...)``)."""
@@ -189,23 +200,49 @@ def plan_plain_handoffs(recording: Recording, facts: Facts) -> None:
     ``copy.deepcopy(model)`` after the wrap (meliketoy's best model, saved and loaded alone)."""
     held = {h.key for h in facts.held_models}
     no_grad = recording.analysis.dataflow.batches.no_grad_around
+    readers = _name_readers(recording)
     for call in recording.reference_calls:
         name = callee_name(call)
-        if name is None or recording.defines(name) or call in recording.checkpoint_calls or _runtime(recording, call):
+        if name is None or call in recording.checkpoint_calls or _runtime(recording, call):
             continue  # ddpify.unwrap(model) itself: converting twice changes nothing
-        for arg in call.args:
+        reads = readers(call)
+        if recording.defines(name) and not reads:
+            continue
+        for index, arg in enumerate(call.args):
             key = code(arg.value)
             if name in COPIES and key not in facts.model_keys and arg is call.args[0]:
                 found = recording.analysis.models.model_of(arg.value)  # the model through a parameter
                 key = found.key if found is not None and key in found.references else key
             if key not in facts.model_keys or key in held or arg in facts.unwrapped_args or _before_wrap(recording, facts, call, key):
                 continue
-            if name in COPIES:  # best = copy.deepcopy(model) after the wrap
+            if index in reads and arg.keyword is None:  # ema_helper.register(model): keyed by its parameters' names
+                facts.unwrapped_args[arg] = (
+                    "code that keys what it keeps by the model's parameter names (the wrapper's start with 'module.')"
+                )
+            elif name in COPIES:  # best = copy.deepcopy(model) after the wrap
                 facts.unwrapped_args[arg] = f"{name} (a copy of the DDP wrapper drags the process group into checkpoints)"
             elif no_grad(call) is not None:
                 facts.unwrapped_args[arg] = "code that runs without gradients (no_grad: DDP has nothing to average there)"
             elif copies := [code(o.value) for o in call.args if o is not arg and _copy_of(recording, o.value, key)]:
                 facts.unwrapped_args[arg] = f"code that also gets {copies[0]}, its plain copy made before the wrap,"
+
+
+def _name_readers(recording: Recording) -> Callable[[cst.Call], tuple[int, ...]]:
+    """The argument positions a call hands to a function that reads their members by name
+    (``Helper.reads_names``: a project helper; ``name_readers``: this file's own, every function
+    the call may run agreeing)."""
+    source = recording.analysis.source
+    own = name_readers(source, [f for functions in source.functions.values() for f in functions])
+
+    def positions(call: cst.Call) -> tuple[int, ...]:
+        helper = source.project_call(call)
+        if helper is not None:
+            return helper.reads_names
+        callees = source.functions_called(call)
+        found = [set(own.get(f, ())) for f in callees]
+        return tuple(sorted(set.intersection(*found))) if found else ()
+
+    return positions
 
 
 def _runtime(recording: Recording, call: cst.Call) -> bool:
