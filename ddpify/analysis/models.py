@@ -29,6 +29,7 @@ from ddpify.analysis.modules import (
     MODULE_API,
     MOVES,
     WRAPS,
+    indexed_submodules,
     is_module_class,
     model_inner,
     model_outer,
@@ -87,6 +88,7 @@ class Model:
     routed: tuple[cst.Call, ...] = ()  # ``self(x)`` in its own training methods: to run through the DDP wrapper
     through: tuple[cst.Call, ...] = ()  # ``model.log_probs(x)`` on the training path: to run as the wrapper's forward
     through_whole: bool = True  # each of ``through`` provably runs the whole model (else find_unused_parameters)
+    indexed: tuple[str, ...] = ()  # module lists its forward reads at run-time indexes only (``modules.indexed_submodules``)
 
 
 @dataclass
@@ -271,7 +273,9 @@ class ModelFlow:
         built = [c for c in constructions if isinstance(c, cst.Call)]
         through, through_whole = called_through_wrapper(self.values, left, forwarding, class_def, built) if left else ((), True)
         unknown = [self._unknown_origin(o) for o in group.origins if not o.known]
-        unused = unused_submodules(self.values, class_def) if class_def is not None and is_module_class(self.values, class_def) else ()
+        module_class = class_def is not None and is_module_class(self.values, class_def)
+        unused = unused_submodules(self.values, class_def) if class_def is not None and module_class else ()
+        indexed = indexed_submodules(self.values, class_def) if class_def is not None and module_class else ()
         if class_def is None:  # built by a class or a function of the project's modules
             unused = next((u for c in constructions if isinstance(c, cst.Call) and (u := self._project_unused(c))), ())
         references = tuple(dict.fromkeys(s for o in occurrences.values() if (s := spelling(o.node)) is not None))
@@ -289,6 +293,7 @@ class ModelFlow:
             bypasses=tuple(sorted((b for b in left if b.node not in through), key=lambda b: (b.line, self.values.end(b.node)))),
             own_uses=tuple(sorted(uses.own, key=lambda b: (b.line, self.values.end(b.node)))),
             possibly_unused=unused,
+            indexed=indexed,
             handoffs=_ordered(uses.handoffs, self.values.end),
             unknown=tuple(unknown),
             class_def=class_def,

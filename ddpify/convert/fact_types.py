@@ -117,12 +117,12 @@ class LoaderVariable(NamedTuple):
     line: int
 
 
-class ContainerWrap(NamedTuple):
-    """``statement`` (``ddpify.prepare_trained(modules, ...)``) inserted after ``anchor``: the
-    container's modules an optimizer steps are wrapped by the run (``planners.container_wraps``);
-    ``what`` is the report line."""
+class Insertion(NamedTuple):
+    """A statement a planner adds after ``anchor`` (``ddpify.prepare_trained(self.nets,
+    self.optims)``, ``ddpify.barrier()``); ``key`` names what it is for (one per key), ``what``
+    is the report line."""
 
-    modules: str
+    key: str
     anchor: cst.CSTNode
     statement: cst.BaseStatement
     what: str
@@ -149,8 +149,8 @@ class Facts:
     model_keys: set[str] = field(default_factory=set)
     # models wrapped where they go into the container that trains them (``Facts.node_rewrites``)
     container_wraps: list[str] = field(default_factory=list)
-    # containers whose trained modules the run wraps (``ddpify.prepare_trained``)
-    container_trained: list[ContainerWrap] = field(default_factory=list)
+    # statements added after others (``planners.container_wraps``, ``directories``)
+    inserted: list[Insertion] = field(default_factory=list)
     # keyword arguments for a wrap: (anchor, model key) -> "find_unused_parameters=True"
     wrap_options: dict[tuple[cst.CSTNode, str], str] = field(default_factory=dict)
     # `model.decode` of a model left unwrapped: stays as written (no ddpify.unwrap)

@@ -81,8 +81,8 @@ class ConvertTransformer(cst.CSTTransformer):
             statement = snippets.statement("prepare_model", rt=RT, model=key, options=self.facts.wrap_options.get((anchor, key), ""))
             what = f"wrap the model for DDP: {code(statement).strip()}"
             (self._before if where == "before" else self._after).setdefault(anchor, []).append((statement, what))
-        for wrap in self.facts.container_trained:
-            self._after.setdefault(wrap.anchor, []).append((wrap.statement, wrap.what))
+        for insertion in self.facts.inserted:
+            self._after.setdefault(insertion.anchor, []).append((insertion.statement, insertion.what))
         for loader in self.facts.helper_loaders:
             batch = self.per_process_batch or loader.batch_used_at is not None
             statement = rewrites.sharded(loader.key, per_process_batch=batch, only_when_training=loader.decided)
@@ -449,7 +449,7 @@ class ConvertTransformer(cst.CSTTransformer):
             self.note(original, f"{code(original.func)} runs on rank 0 only (other ranks get a no-op object)")
             return rewrites.rank_zero_factory(updated)
         if original in self.facts.rank_zero_clients and original not in self.facts.kept_writes:
-            what = f"{code(original.func)} (a class of the project that writes files)"
+            what = f"{code(original.func)} (project code that writes files or logs on every rank)"
             self.note(original, f"{what} is built on rank 0 only: ddpify.rank_zero (other ranks get a no-op object)")
             return rewrites.rank_zero_factory(updated)
         return None

@@ -106,7 +106,7 @@ def test_a_project_class_that_writes_files_is_built_on_rank_zero(
     result = convert_source(script.read_text(encoding="utf-8"), filename=str(script))
     assert (f"log = ddpify.rank_zero({name})(" in result.output) is built_on_rank_zero
     if built_on_rank_zero:
-        assert any(c.what.startswith(f"{name} (a class of the project that writes files) is built on rank 0 only") for c in result.changes)
+        assert any(c.what.startswith(f"{name} (project code that writes files or logs on every rank) is built on rank 0 only") for c in result.changes)
 
 
 def test_a_value_read_off_the_rank_zero_object_keeps_it_on_every_rank(tmp_path: Path) -> None:

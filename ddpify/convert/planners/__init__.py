@@ -111,10 +111,12 @@ PLANNERS: tuple[Planner, ...] = (
     output_helpers.plan,  # this file's helpers that write, whole on rank 0
     paths.plan,  # clock-named directories; temporary folders rank 0 writes into
     directories.plan,  # pathlib mkdir(): exist_ok=True; `from os import mkdir` reported
+    directories.plan_refusals,  # `if os.path.exists(out): raise` before creating it: a barrier after the test
     fetches.plan,  # other web downloads: rank 0 first (never inside rank-0-only code)
     fetches.plan_directory_helpers,  # the project's directory-making helpers: rank 0 first
     logs.plan,  # logging configured on rank 0
     logs.plan_file_writer_classes,  # the project's file-writing classes built on rank 0
+    logs.plan_logger_helpers,  # `logger = make_logger(...)` of the project: built on rank 0 only
     random_data.plan,  # random_split generator; unseeded synthetic datasets
     device_args.plan,  # --device options: the rank's own GPU
     device_choice.report,  # Apple's MPS chosen: no DDP there

@@ -19,7 +19,7 @@ import libcst as cst
 
 from ddpify import snippets
 from ddpify.analysis.models import Model
-from ddpify.convert.fact_types import ContainerWrap, Facts
+from ddpify.convert.fact_types import Facts, Insertion
 from ddpify.convert.record import Recording
 from ddpify.convert.rewrites import RT
 from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
@@ -31,14 +31,14 @@ _PLACING = ("to", "cuda", "cpu", "load_state_dict", "train", "eval", "float", "h
 
 
 def plan(recording: Recording, facts: Facts, model: Model) -> bool:
-    """Wrap the trained values of ``model``'s container at run time (``Facts.container_trained``);
+    """Wrap the trained values of ``model``'s container at run time (``Facts.inserted``);
     False when ``model`` is not a container element stepped by a container of optimizers, or
     no statement is a safe place for the wrap."""
     found = _containers(recording, model)
     if found is None:
         return False
     modules, optimizers, function = found
-    if any(w.modules == modules for w in facts.container_trained) or _wrapped_already(function, modules):
+    if any(i.key == f"prepare_trained:{modules}" for i in facts.inserted) or _wrapped_already(function, modules):
         return True  # this container's wrap is planned, or was converted before
     optimizer = model.optimizers[0].node
     body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
@@ -54,7 +54,7 @@ def plan(recording: Recording, facts: Facts, model: Model) -> bool:
         f"wrap for DDP each model of {modules} that an optimizer of {optimizers} steps, once they are on their final device: "
         f"ddpify.prepare_trained({modules}, {optimizers}) (the run tells which they are)"
     )
-    facts.container_trained.append(ContainerWrap(modules, anchor, statement, what))
+    facts.inserted.append(Insertion(f"prepare_trained:{modules}", anchor, statement, what))
     facts.container_wraps.append(model.key)
     return True
 

@@ -10,22 +10,84 @@ covers the spellings that rewrite cannot reach:
 - ``mkdir(d)`` imported from ``os`` (``from os import mkdir``, no ``makedirs`` in scope to switch
   to) is reported with what to write.
 
-Calls behind a rank test (only some ranks create it) are left alone."""
+Calls behind a rank test (only some ranks create it) are left alone.
+
+A refusal to overwrite (``if os.path.exists(out): raise KeyError("Existing path")`` before
+``os.makedirs(out)``, StyleGAN.pytorch's train.py) races on every rank: the first rank to create
+the folder makes the others refuse. ``ddpify.barrier()`` after the test lets every rank test
+before any creates it, so all agree, as one process would."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.convert import rewrites
-from ddpify.convert.fact_types import Facts, NodeRewrite
-from ddpify.convert.planners.rank_zero import already_guarded, same_scope_values
+from ddpify import snippets
+from ddpify.convert import names, rewrites
+from ddpify.convert.fact_types import Facts, Insertion, NodeRewrite
+from ddpify.convert.planners.rank_zero import already_guarded, on_rank_zero_only, same_scope_values
 from ddpify.convert.record import Recording
+from ddpify.convert.rewrites import RT
 from ddpify.findings import ManualItem
+from ddpify.tree import cstutil
 from ddpify.tree.cstutil import code
 
 PATH_CLASSES = frozenset({"pathlib.Path", "pathlib.PosixPath", "pathlib.WindowsPath"})
 # Path members that give back another Path.
 _PATH_RESULTS = frozenset({"parent", "joinpath", "with_name", "with_suffix", "with_stem", "resolve", "absolute", "expanduser"})
+
+
+# tests for a path that exists, and calls that end the process
+_EXISTS = frozenset({"os.path.exists", "os.path.isdir", "os.path.isfile", "os.path.lexists"})
+_EXITS = frozenset({"sys.exit", "builtins.exit", "builtins.quit", "os._exit"})
+
+
+def plan_refusals(recording: Recording, facts: Facts) -> None:
+    """``ddpify.barrier()`` after an ``if`` that leaves when a path exists and is followed, in
+    the same block, by a statement that creates a directory (see the module docstring)."""
+    source = recording.analysis.source
+    for test in source.of_types(cst.If):
+        assert isinstance(test, cst.If)
+        block = recording.parent(test)
+        body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+        if test.orelse is not None or not _tests_existence(recording, test.test) or not _leaves(recording, test.body):
+            continue
+        after = body[body.index(test) + 1 :]
+        if on_rank_zero_only(recording, facts, test) or not any(_creates_directory(recording, s) for s in after):
+            continue
+        if after and _is_barrier(recording, after[0]):
+            continue  # converted before
+        statement = snippets.statement("barrier", rt=RT)
+        what = (
+            f"every rank tests `{code(test.test)}` before any rank creates it: ddpify.barrier() after the test "
+            "(else the first rank to create it makes the others refuse)"
+        )
+        facts.inserted.append(Insertion(f"barrier:{recording.line(test)}", test, statement, what))
+
+
+def _is_barrier(recording: Recording, statement: cst.CSTNode) -> bool:
+    calls = cstutil.of_types(statement, cst.Call) if isinstance(statement, cst.SimpleStatementLine) else []
+    return any(f"{names.RUNTIME_MODULE}.barrier" in recording.qualified(c.func) for c in calls)
+
+
+def _tests_existence(recording: Recording, expression: cst.BaseExpression) -> bool:
+    return any(
+        recording.qualified(c.func) & _EXISTS or cstutil.is_method_call(c, "exists", "is_dir")
+        for c in cstutil.of_types(expression, cst.Call)
+    )
+
+
+def _leaves(recording: Recording, block: cst.BaseSuite) -> bool:
+    """The block ends by raising, returning or ending the process."""
+    last = block.body[-1] if isinstance(block, cst.IndentedBlock) and block.body else None
+    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+    if isinstance(small, (cst.Raise, cst.Return)):
+        return True
+    return isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and bool(recording.qualified(small.value.func) & _EXITS)
+
+
+def _creates_directory(recording: Recording, statement: cst.CSTNode) -> bool:
+    calls = cstutil.of_types(statement, cst.Call)
+    return any(recording.qualified(c.func) & names.MAKE_DIRECTORY or cstutil.is_method_call(c, "mkdir") for c in calls)
 
 
 def plan(recording: Recording, facts: Facts) -> None:

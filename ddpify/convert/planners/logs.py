@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.loggers import WHOLE
 from ddpify.convert import names, rewrites_io
 from ddpify.convert.fact_types import Facts, NodeRewrite
 from ddpify.convert.planners.rank_zero import already_guarded
@@ -49,6 +50,25 @@ def plan_file_writer_classes(recording: Recording, facts: Facts) -> None:
             continue
         helper = project.named(f"{code(call.func)}.__init__")
         if helper is not None and helper.writes_files:
+            facts.rank_zero_clients.add(call)
+
+
+def plan_logger_helpers(recording: Recording, facts: Facts) -> None:
+    """``logger = make_logger("project", out_dir, "log")``, a function of the project's modules
+    that returns a logger with a console (and often a file) handler on every rank
+    (``Helper.console_logger``, the whole result): built on rank 0 only,
+    ``ddpify.rank_zero(make_logger)(...)``; the other ranks' ``logger.info(...)`` do nothing
+    (``rank_zero_values`` reports a value read off the no-op object)."""
+    source = recording.analysis.source
+    for call in source.of_types(cst.Call):
+        assert isinstance(call, cst.Call)
+        if not is_simple_reference(call.func) or already_guarded(recording, call) or call in facts.rank_zero_clients:
+            continue
+        parent = recording.parent(call)
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and is_simple_reference(parent.targets[0].target)):
+            continue
+        helper = source.project.helper(call)
+        if helper is not None and helper.console_logger == WHOLE:
             facts.rank_zero_clients.add(call)
 
 

@@ -5,16 +5,13 @@ without an optimizer, or moved between devices after the wrap."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import libcst as cst
 
 from ddpify.analysis.modules import RETURNS_SELF
 from ddpify.convert import names
 from ddpify.convert.fact_types import Facts, item
-from ddpify.convert.planners import wraps
-from ddpify.convert.planners.calls import COPIES, HARMLESS_CALLS, LOADS_INTO
-from ddpify.convert.planners.statements import assigns, assigns_locally, find_outside_definitions, targets
+from ddpify.convert.planners import wrap_spots, wraps
+from ddpify.convert.planners.statements import assigns, assigns_locally, targets
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
 from ddpify.tree.cstutil import attribute_name, code, is_simple_reference, of_types
@@ -248,7 +245,7 @@ def plan_wraps(recording: Recording, facts: Facts) -> None:
             if any(model is other for other in handled):
                 continue
             handled.append(model)
-            wrapped = wraps.plan(recording, facts, model, key, _before_first_stop)
+            wrapped = wraps.plan(recording, facts, model, key, wrap_spots.before_first_stop(recording))
             if wrapped is not None and code(wrapped) != key:
                 _note_model(recording, facts, wrapped)
             continue
@@ -262,7 +259,7 @@ def plan_wraps(recording: Recording, facts: Facts) -> None:
         if model.parts and all(f"self.{part}" in seen for part in model.parts):
             continue  # `Adam(self.net.parameters())` in a Solver(nn.Module): self.net is what trains, wrapped there
         if model.optimizers and not any(model is other for other in handled) and isinstance(model.optimizers[0].node, cst.Call):
-            wrapped = wraps.plan(recording, facts, model, model.key, _before_first_stop)
+            wrapped = wraps.plan(recording, facts, model, model.key, wrap_spots.before_first_stop(recording))
             if wrapped is not None:
                 facts.trained.append((model.optimizers[0].node, code(wrapped)))
                 _note_model(recording, facts, wrapped)
@@ -303,11 +300,11 @@ def _wrap_spot(recording: Recording, optimizer: cst.Call, key: str) -> tuple[cst
         anchor = next((j for j in range(index, -1, -1) if assigns(body[j], key)), None)
         if anchor is not None and not _built_in_each_branch(recording, statement, key):
             # after the optimizer too: DDP must see the final requires_grad flags and modules
-            return _before_first_stop(body, index, key)
+            return wrap_spots.before_first_stop(recording)(body, index, key)
     if key.startswith("self."):
         klass = recording.owners_of(optimizer)[1]
         if klass is not None:
-            return _wrap_spot_in_methods(klass, key)
+            return _wrap_spot_in_methods(recording, klass, key)
     return None
 
 
@@ -322,14 +319,14 @@ def _built_in_each_branch(recording: Recording, statement: cst.CSTNode, key: str
     return assigns(test.with_changes(orelse=None), key) and assigns(test.orelse, key)
 
 
-def _wrap_spot_in_methods(klass: cst.ClassDef, key: str) -> tuple[cst.CSTNode, str] | None:
+def _wrap_spot_in_methods(recording: Recording, klass: cst.ClassDef, key: str) -> tuple[cst.CSTNode, str] | None:
     methods = [s for s in klass.body.body if isinstance(s, cst.FunctionDef)]
     methods.sort(key=lambda f: f.name.value != "__init__")
     for method in methods:
         body = list(method.body.body) if isinstance(method.body, cst.IndentedBlock) else []
         anchor = next((j for j in range(len(body) - 1, -1, -1) if assigns(body[j], key)), None)
         if anchor is not None:
-            return _before_first_stop(body, anchor, key)
+            return wrap_spots.before_first_stop(recording)(body, anchor, key)
     return None
 
 
@@ -349,60 +346,6 @@ def _enclosing_statements(
             break
         current = parent
     return found
-
-
-def _before_first_stop(body: Sequence[cst.CSTNode], anchor: int, key: str) -> tuple[cst.CSTNode, str]:
-    """Before the first statement after ``body[anchor]`` that needs the wrapped model (see
-    _is_stop), else after the block's last statement: the statements in between configure it
-    (optimizer, requires_grad flags), and DDP must see their result."""
-    training = {s.name.value for s in body if isinstance(s, cst.FunctionDef) and _runs_backward(s)}
-    for index in range(anchor + 1, len(body)):
-        if _is_stop(body[index], key, training):
-            return body[index], "before"
-    return body[-1], "after"
-
-
-def _runs_backward(function: cst.FunctionDef) -> bool:
-    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" for c in of_types(function, cst.Call))
-
-
-def _is_stop(statement: cst.CSTNode, key: str, training: set[str]) -> bool:
-    """A statement the model must already be wrapped for: a loop, a return, a forward call, a
-    call that hands the model to other code (``train(model, ...)``), or a call of a function of
-    the same block that trains (``training_loop()`` under the main guard, which reads the model
-    as a global). Definitions are not: their bodies do not run there. Moving (``.to``),
-    configuring and loading the model are not either."""
-    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-        return False
-    if isinstance(statement, cst.For) and _over_own_members(statement.iter, key):
-        return False  # for p in model.parameters(): p.requires_grad = False
-    if find_outside_definitions(statement, cst.For, cst.While, cst.Return):
-        return True
-    for call in find_outside_definitions(statement, cst.Call):
-        assert isinstance(call, cst.Call)
-        if code(call.func) in (key, f"{key}.forward"):
-            return True
-        if isinstance(call.func, cst.Name) and call.func.value in training:
-            return True
-        callee = code(call.func).split(".")[-1]
-        if callee in COPIES:
-            continue  # ema = copy.deepcopy(model): a copy of the plain module, made before the wrap
-        if callee not in HARMLESS_CALLS and not LOADS_INTO.search(callee) and any(code(arg.value) == key for arg in call.args):
-            return True
-    return False
-
-
-def _over_own_members(iterated: cst.BaseExpression, key: str) -> bool:
-    """``model.parameters()``, ``model.named_modules()``... : a loop that configures the model."""
-    return (
-        isinstance(iterated, cst.Call)
-        and isinstance(iterated.func, cst.Attribute)
-        and code(iterated.func.value) == key
-        and iterated.func.attr.value in _MEMBER_ITERATORS
-    )
-
-
-_MEMBER_ITERATORS = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children", "named_children", "buffers"})
 
 
 # ---------------------------------------------------------------- what the wrap cannot settle

@@ -21,15 +21,12 @@ from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.models import Model
 from ddpify.analysis.modules import DATAPARALLEL, WRAPS
 from ddpify.analysis.own_training import Bypass
-from ddpify.convert import rewrites
 from ddpify.convert.fact_types import Facts, HeldModel, NodeRewrite, item
-from ddpify.convert.planners import container_wraps
+from ddpify.convert.planners import container_wraps, wrap_options
 from ddpify.convert.record import Recording
 from ddpify.convert.rewrites import RT
-from ddpify.findings import Change
 from ddpify.tree.cstutil import code, is_simple_reference
 
-UNUSED_OPTION = "find_unused_parameters=True"
 ON_RANK_DEVICE = "on_rank_device=True"  # a CPU model onto the rank's GPU before the wrap
 # (body, index of the statement the wrap follows, key) -> (anchor, "before" | "after")
 Spot = Callable[[Sequence[cst.CSTNode], int, str], tuple[cst.CSTNode, str]]
@@ -134,48 +131,10 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
         body, index = inner, -1
     anchor, where = spot(body, max([index, *configured]), name)  # after its optimizer too: DDP sees the final requires_grad flags
     facts.model_wraps.append((name, anchor, where))
-    _unused_parameters(recording, facts, model, name, anchor)
-    _route_own_training(recording, facts, model, name)
-    _run_through_wrapper(recording, facts, model, name, anchor)
+    wrap_options.unused_parameters(recording, facts, model, name, anchor)
+    wrap_options.route_own_training(recording, facts, model, name)
+    wrap_options.run_through_wrapper(recording, facts, model, name, anchor)
     return spelling
-
-
-def _run_through_wrapper(recording: Recording, facts: Facts, model: Model, name: str, anchor: cst.CSTNode) -> None:
-    """``loss = -model.log_probs(x).mean()``: the method runs as the wrapper's forward
-    (``ModelFlow`` ``through``); a method not proven to run the whole model gets
-    ``find_unused_parameters=True`` (DDP then waits for no gradient it will not get)."""
-    for call in model.through:
-        assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-        method = call.func.attr.value
-        facts.kept_attributes.add(call.func)
-        facts.node_rewrites[call] = NodeRewrite(
-            rewrites.through_ddp,
-            f"{code(call.func)}(...) trains {name} outside its forward → ddpify.through_ddp({code(call.func.value)}).{method}(...): "
-            "the DDP wrapper runs it as its forward, so its backward averages the gradients",
-        )
-    if model.through and not model.through_whole and (anchor, name) not in facts.wrap_options:
-        facts.wrap_options[anchor, name] = UNUSED_OPTION
-        methods = ", ".join(sorted({c.func.attr.value for c in model.through if isinstance(c.func, cst.Attribute)}))
-        facts.changes.append(
-            Change(
-                recording.line(anchor),
-                f"{name}'s own {methods}() may not use every parameter: wrapped with {UNUSED_OPTION} "
-                "(DDP would otherwise stop at the second iteration, waiting for their gradients)",
-            )
-        )
-
-
-def _route_own_training(recording: Recording, facts: Facts, model: Model, name: str) -> None:
-    """The model's class trains itself in a method (``out = self(x)`` then backward and step):
-    that forward goes through the wrapper (``ModelFlow._routable``), so DDP averages it."""
-    for call in model.routed:
-        function = recording.analysis.source.enclosing_function(call)
-        method = function.name.value if function is not None else "?"
-        facts.node_rewrites[call] = NodeRewrite(
-            rewrites.through_wrapper,
-            f"{code(call.func)}(...) in {method}(), which trains {name} itself → ddpify.wrapped({code(call.func).split('.')[0]})"
-            "(...): the forward runs through the DDP wrapper, so that backward averages the gradients",
-        )
 
 
 def _wrap_handed_in(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot) -> bool:
@@ -206,7 +165,7 @@ def _wrap_handed_in(recording: Recording, facts: Facts, model: Model, key: str, 
     first = 0 if function.get_docstring() is not None else -1
     anchor, where = spot(body, max([first, *configured]), key)
     facts.model_wraps.append((key, anchor, where))
-    _unused_parameters(recording, facts, model, key, anchor)
+    wrap_options.unused_parameters(recording, facts, model, key, anchor)
     return True
 
 
@@ -431,31 +390,6 @@ def _kept_by_callee(
         if targets and isinstance(held, cst.SimpleStatementLine):
             return held, targets[-1]
     return None, None
-
-
-def _unused_parameters(recording: Recording, facts: Facts, model: Model, name: str, anchor: cst.CSTNode) -> None:
-    """Submodules its ``forward`` never uses, or parameters no optimizer is given: DDP waits
-    for their gradients and stops at the second iteration unless told to look for them."""
-    if model.possibly_unused:
-        why = f"{', '.join(model.possibly_unused)} of {name} {'is' if len(model.possibly_unused) == 1 else 'are'} never used by its forward"
-    elif model.parts:
-        parts = ", ".join(f"{name}.{p}" for p in model.parts)
-        why = f"only {parts} of {name} {'reaches' if len(model.parts) == 1 else 'reach'} the optimizer, so its other parameters may get no gradients"
-    elif (emptied := recording.analysis.models.sometimes_none_input(model)) is not None:
-        argument, line = emptied
-        why = (
-            f"{argument} is set to None on some steps (line {line}) before {name}'s forward gets it: a model that skips the "
-            f"layers using {argument} then (a label embedding for classifier-free guidance) gives them no gradient in those steps"
-        )
-    else:
-        return
-    facts.wrap_options[anchor, name] = UNUSED_OPTION
-    facts.changes.append(
-        Change(
-            recording.line(anchor),
-            f"{why}: wrapped with {UNUSED_OPTION} (DDP would otherwise stop at the second iteration, waiting for their gradients)",
-        )
-    )
 
 
 def _line(recording: Recording, model: Model) -> int:
