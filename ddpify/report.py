@@ -68,6 +68,15 @@ def _unchanged(result: ConversionResult, source_name: str) -> str:
     """Why nothing changed: a converted script is not "without training code", and the tools
     for it are the linter and the torchrun check, not the converter."""
     if not result.already_converted:  # never "nothing to do" for a script whose training lives elsewhere
+        loaded = _LOADED_BY_NAME.search(result.source)
+        if loaded is not None:  # GradientEpisodicMemory: `Model = importlib.import_module('model.' + args.model)`
+            line = result.source.count("\n", 0, loaded.start()) + 1
+            return (
+                "no optimizer, DataLoader or backward() in this file that ddpify can follow, output is identical; it loads "
+                f"code by name at line {line} ({loaded.group(0).rstrip('(')}), so which module's optimizer and backward() "
+                "train is decided at run time: convert the modules it can load (each builds the optimizer its model steps), "
+                "or import the one it trains with directly and convert again"
+            )
         return (
             "no training code in this file (no optimizer, DataLoader or backward() it can follow), output is identical; "
             "training done by code of other modules is not converted here: convert the file that holds the training loop"
@@ -76,6 +85,10 @@ def _unchanged(result: ConversionResult, source_name: str) -> str:
         f"already converted (it uses ddpify's runtime), output is identical; lint it with `ddpify check {source_name}`, "
         f"test it under torchrun with `ddpify verify {source_name}`"
     )
+
+
+# code loaded by a name computed at run time: `importlib.import_module("model." + args.model)`
+_LOADED_BY_NAME = re.compile(r"\b(importlib\.import_module|import_module|__import__)\(")
 
 
 def suggested_output(source_name: str) -> str:

@@ -87,6 +87,21 @@ def test_script_without_training_code_still_says_so(cli, tmp_path: Path) -> None
     assert "no training code in this file" in result.stderr and "other modules" in result.stderr and "already converted" not in result.stderr
 
 
+def test_a_script_that_loads_its_model_module_by_name_says_so(cli, tmp_path: Path) -> None:
+    """GradientEpisodicMemory's main.py: the loop is here, the step is ``model.observe`` of a
+    module ``importlib.import_module('model.' + args.model)`` loads; "convert the file that
+    holds the training loop" would name this very file."""
+    script = tmp_path / "main.py"
+    script.write_text(
+        "import importlib\n\n\ndef main(args, data):\n    Model = importlib.import_module('model.' + args.model)\n"
+        "    model = Model.Net(args)\n    for x, t, y in data:\n        model.observe(x, t, y)\n"
+    )
+    result = cli(str(script), "-o", str(tmp_path / "main_ddp.py"))
+    assert result.returncode == 0, result.stderr
+    assert "it loads code by name at line 5 (importlib.import_module)" in result.stderr
+    assert "convert the file that holds the training loop" not in result.stderr
+
+
 def test_cite_maps_every_line_reference_to_its_cell() -> None:
     from ddpify.report import cite
 
