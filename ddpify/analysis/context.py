@@ -386,7 +386,20 @@ class Context:
             for f in self.source.functions_called(call)
         ]
         spawning = [f for call in self.source.spawned.values() if (f := self.source.enclosing_function(call)) is not None]
-        return self._reachable(top + spawning) - self.workers
+        return self._reachable(top + spawning + self._callers_of(spawning)) - self.workers
+
+    def _callers_of(self, functions: list[cst.FunctionDef]) -> list[cst.FunctionDef]:
+        """The functions that call ``functions``, transitively (CogDL's ``Trainer.run`` calling
+        ``self.dist_train``, which starts the workers): they run in the launching process."""
+        found: dict[Key, None] = {}
+        todo: list[Key] = list(functions)
+        while todo:
+            key = todo.pop()
+            for frame in self._callers.frames(key):
+                if frame not in found:
+                    found[frame] = None
+                    todo.append(frame)
+        return [key for key in found if isinstance(key, cst.FunctionDef)]
 
     def _reachable(self, start: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
         found: set[cst.FunctionDef] = set()

@@ -8,7 +8,7 @@ the linter's rules, which both build it from the same wrapper, see the same fact
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import libcst as cst
@@ -42,6 +42,7 @@ class Source:
         self._methods: dict[cst.FunctionDef, bool] = {}
         self._around: dict[cst.FunctionDef, frozenset[cst.FunctionDef]] = {}
         self._mentions: dict[tuple[str, bool], tuple[list[cst.Name], dict[str, list[cst.Name]]]] = {}
+        self._built_from: dict[str, str | None] = {}  # receiver -> the one class it is built from
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
         """The qualified names ``node`` may refer to (``{"torch.utils.data.DataLoader"}``)."""
@@ -161,8 +162,14 @@ class Source:
         if isinstance(func, cst.Attribute):
             if own_methods_only and not (isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")):
                 return []
-            return [f for f in self.functions.get(func.attr.value, []) if self.is_method(f)]
+            return list(self._methods_named.get(func.attr.value, ()))
         return []
+
+    @functools.cached_property
+    def _methods_named(self) -> dict[str, tuple[cst.FunctionDef, ...]]:
+        """The methods of each name (read once: ``functions_called`` asks per call)."""
+        found = {name: tuple(f for f in functions if self.is_method(f)) for name, functions in self.functions.items()}
+        return {name: methods for name, methods in found.items() if methods}
 
     def is_method(self, function: cst.FunctionDef) -> bool:
         """Defined in a class body: not a function nested in a method (``def save(): ...``
@@ -285,15 +292,15 @@ class Source:
         if found is not None or not isinstance(func, cst.Attribute):
             return found
         receiver = func.value
-        bindings = self.assignments.get(cstutil.code(receiver), [])
-        bound: list[cst.BaseExpression | None] = [v for _, v in bindings]
+        key = cstutil.code(receiver)
+        bindings = self.assignments.get(key, [])
         if isinstance(receiver, cst.Name) and bindings and all(isinstance(node, cst.For) for node, _ in bindings):
-            bound = list(self._elements_iterated(call, receiver.value))  # `for ckptio in self.ckptios: ckptio.save(step)`
-        bound = [_unless_none(v) for v in bound if not _is_none(v)]  # `ema = None` on the other path
-        classes = {cstutil.code(v.func) for v in bound if isinstance(v, cst.Call) and cstutil.is_simple_reference(v.func)}
-        if len(classes) != 1 or not all(isinstance(v, cst.Call) for v in bound):
-            return None
-        return project.named(f"{classes.pop()}.{func.attr.value}")
+            built = _one_class(self._elements_iterated(call, receiver.value))  # `for ckptio in self.ckptios: ckptio.save(step)`
+        else:
+            if key not in self._built_from:  # once per receiver: its bindings are the file's, whatever the call
+                self._built_from[key] = _one_class([v for _, v in bindings])
+            built = self._built_from[key]
+        return project.named(f"{built}.{func.attr.value}") if built is not None else None
 
     def _elements_iterated(self, call: cst.Call, name: str) -> list[cst.BaseExpression]:
         """What ``name`` takes in the ``for name in holder:`` loop around ``call``: the elements
@@ -331,6 +338,11 @@ class Source:
             for target in started(call):
                 for function in self.functions.get(target, []):
                     found.setdefault(function, call)
+            method = started_method(call)  # mp.Process(target=self.train, ...): the class's own train
+            owner = self.enclosing_class(call) if method is not None else None
+            for function in self.functions.get(method or "", []):
+                if owner is not None and self.is_method(function) and self.enclosing_class(function) is owner:
+                    found.setdefault(function, call)
         for call in self.of_types(cst.Call):
             helper = self.project.helper(call) if self.functions else None
             if helper is not None and helper.spawns is not None and len(call.args) > helper.spawns:
@@ -362,6 +374,17 @@ def started(call: cst.Call) -> list[str]:
     return [chosen.value] if isinstance(chosen, cst.Name) else []
 
 
+def started_method(call: cst.Call) -> str | None:
+    """``train`` of ``mp.Process(target=self.train, ...)`` / ``mp.spawn(self.worker, ...)``:
+    a method of the starting object's own class."""
+    chosen = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in ("fn", "target")), None)
+    if chosen is None and call.args and call.args[0].keyword is None and _callee(call) != "Process":
+        chosen = call.args[0].value
+    if isinstance(chosen, cst.Attribute) and isinstance(chosen.value, cst.Name) and chosen.value.value == "self":
+        return chosen.attr.value
+    return None
+
+
 def _bind(
     found: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]],
     statement: cst.CSTNode,
@@ -373,6 +396,14 @@ def _bind(
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
             _bind(found, statement, element.value, None)
+
+
+def _one_class(values: Sequence[cst.BaseExpression | None]) -> str | None:
+    """The one callee every value is a call of (``GanSteps`` of ``steps = GanSteps(...)``),
+    ``None`` values (``ema = None`` on the other path) left out; None when there is no one."""
+    bound = [_unless_none(v) for v in values if not _is_none(v)]
+    classes = {cstutil.code(v.func) for v in bound if isinstance(v, cst.Call) and cstutil.is_simple_reference(v.func)}
+    return classes.pop() if len(classes) == 1 and all(isinstance(v, cst.Call) for v in bound) else None
 
 
 def _is_none(node: cst.BaseExpression | None) -> bool:

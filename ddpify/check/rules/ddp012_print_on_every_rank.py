@@ -32,7 +32,8 @@ class PrintOnEveryRank(Rule):
         "`disable=not pbar` where every call of its function passes `pbar=(rank == 0)`), output under a "
         "rank test (also a parameter every call passes a rank test, `if writer:` / `if self.logger is not None:` of an object this file makes "
         "on rank 0 only, or that the project file importing it hands in on rank 0 only) or after an early exit (also at every call of the function it is in), in the process "
-        "that calls `mp.spawn` before the workers start, in a function that never runs (a script "
+        "that calls `mp.spawn` (or starts `mp.Process(target=self.train)`) before the workers start, and in the functions "
+        "that call it (`Trainer.run` calling `self.dist_train`), in a function that never runs (a script "
         "that joins its process group as it starts, so no module imports it, and never calls nor "
         "names the function: a module-level function or a class/static method; likewise a script with a `__main__` block "
         "that no file of its project imports; and a function nested in another that nothing names), output of a function whose decorator runs it on rank 0 only (`@rank_zero_only`, "
@@ -59,6 +60,27 @@ class PrintOnEveryRank(Rule):
         "package, or more than two imports away) under a name it does not know."
     )
     valid = (
+        """\
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+class Trainer:
+    def run(self, model):
+        print("parameters:", sum(p.numel() for p in model.parameters()))  # the launching process
+        return self.dist_train(model)
+
+    def dist_train(self, model):
+        print(f"using {self.world_size} GPUs")  # before the workers start, in the parent
+        workers = [mp.Process(target=self.train, args=(rank, model)) for rank in range(self.world_size)]
+        for worker in workers:
+            worker.start()
+
+    def train(self, rank, model):
+        dist.init_process_group("nccl", rank=rank, world_size=self.world_size)
+        if rank == 0:
+            print("training")
+""",
         """\
 import torch
 import torch.distributed as dist
