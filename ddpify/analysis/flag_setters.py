@@ -77,3 +77,27 @@ def flags_set_by_calls(source: Source) -> dict[str, Ranks]:
 def _either(first: Ranks, second: Ranks) -> Ranks:
     """One of two values, not known which: true where either may be, surely only where both are."""
     return Ranks(first.may | second.may, first.must & second.must)
+
+
+def cleared_later(
+    source: Source, bindings: list[tuple[cst.CSTNode, cst.BaseExpression | None]], weighed: list[tuple[Ranks, cst.BaseExpression | None]]
+) -> list[tuple[Ranks, cst.BaseExpression | None]]:
+    """``weighed`` (each assignment's value with where it runs), where an assignment of
+    ``False`` / ``None`` that follows others in the same function overrides them on the
+    ranks where it surely runs: ``self._use_wandb = conf.use_wandb`` then, under ``if rank not
+    in [0, -1]:``, ``self._use_wandb = False`` leaves the flag possibly true on rank 0 only."""
+    cleared = [
+        (statement, ranks.must)
+        for (statement, value), (ranks, _) in zip(bindings, weighed, strict=True)
+        if isinstance(value, cst.Name) and value.value in ("False", "None") and ranks.must
+    ]
+    if not cleared:
+        return weighed
+    found: list[tuple[Ranks, cst.BaseExpression | None]] = []
+    for (statement, _), (ranks, value) in zip(bindings, weighed, strict=True):
+        home, start = source.enclosing_function(statement), source.line(statement)
+        for later, must in cleared:
+            if later is not statement and source.enclosing_function(later) is home and source.line(later) > start:
+                ranks = Ranks(ranks.may & ~must, ranks.must & ~must)
+        found.append((ranks, value))
+    return found

@@ -39,7 +39,7 @@ from typing import cast
 import libcst as cst
 
 from ddpify.analysis.flag_defaults import by_default, literal_defaults, passes, skipped_by_default
-from ddpify.analysis.flag_setters import flags_set_by_calls
+from ddpify.analysis.flag_setters import cleared_later, flags_set_by_calls
 from ddpify.analysis.parameter_flags import passed_flag
 from ddpify.analysis.presence import Presence
 from ddpify.analysis.ranks import (
@@ -62,12 +62,11 @@ from ddpify.analysis.ranks import (
     Ranks,
     RankSelection,
     Term,
-    compare,
     constant,
     constants_of,
+    evaluate,
     flipped,
     last_name,
-    values_in,
 )
 from ddpify.analysis.source import Source
 from ddpify.analysis.values import subscript_key
@@ -209,7 +208,7 @@ class RankTests:
             return flag
         number = self.number(node)
         if number is not None:
-            return self._evaluate(number, cst.NotEqual(), [0])
+            return evaluate(number, cst.NotEqual(), [0])
         present = self.presence.of(node)  # `if writer:` of `writer = SummaryWriter() if rank == 0 else None`
         return present if present is not None else UNKNOWN
 
@@ -224,7 +223,7 @@ class RankTests:
                 continue
             number = self.number(this)
             if number is not None:
-                return self._evaluate(number, op, constants)
+                return evaluate(number, op, constants)
         if isinstance(operator, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot)) and isinstance(right, cst.Name) and right.value == "None":
             present = self.presence.of(left)  # `if self.logger is not None:` of a rank-0-only logger
             if present is not None:
@@ -239,16 +238,6 @@ class RankTests:
                 positive = isinstance(operator, (cst.Equal, cst.Is)) == (right.value == "True")
                 return flag if positive else ~flag
         return UNKNOWN
-
-    def _evaluate(self, number: Number, operator: cst.BaseCompOp, constants: list[int]) -> Ranks:
-        may = must = 0
-        for klass, value in zip(CLASSES, values_in(number, -1 in constants), strict=True):
-            answer = compare(value, operator, constants)
-            if answer is not False:
-                may |= klass
-            if answer is True:
-                must |= klass
-        return Ranks(may, must)
 
     # ---------------------------------------------------------------- flags
     def flag(self, node: cst.BaseExpression) -> Ranks | None:
@@ -303,7 +292,7 @@ class RankTests:
         self._busy.add(target)
         try:
             weighed = [(self.where(statement), value) for statement, value in bindings]
-            return self.combine(weighed)
+            return self.combine(cleared_later(self.source, bindings, weighed))
         finally:
             self._busy.discard(target)
 

@@ -312,3 +312,15 @@ def last_name(node: cst.CSTNode) -> str | None:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return None
+
+
+def evaluate(number: Number, operator: cst.BaseCompOp, constants: list[int]) -> Ranks:
+    """Where ``number <operator> constants`` holds, class by class of process."""
+    may = must = 0
+    for klass, value in zip(CLASSES, values_in(number, -1 in constants), strict=True):
+        answer = compare(value, operator, constants)
+        if answer is not False:
+            may |= klass
+        if answer is True:
+            must |= klass
+    return Ranks(may, must)

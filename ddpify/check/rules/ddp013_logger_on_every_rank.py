@@ -37,6 +37,24 @@ class LoggerOnEveryRank(Rule):
     false_positives = "A logger switched off on the other ranks by code of another module."
     valid = (
         """\
+import os
+
+import torch.distributed as dist
+import wandb
+
+
+class Experiment:
+    def __init__(self, conf):
+        self._use_wandb = conf.use_wandb
+        dist.init_process_group("nccl")
+        if int(os.environ["RANK"]) not in [0, -1]:
+            self._use_wandb = False  # cleared on the other ranks: true on rank 0 at most
+
+    def start_training(self):
+        if self._use_wandb:
+            wandb.init(project="se3")
+""",
+        """\
 import torch.distributed as dist
 from torch.utils.tensorboard import SummaryWriter
 
@@ -95,6 +113,25 @@ import wandb
 wandb.init(project="toy")
 for step in range(10):
     wandb.log({"step": step})
+"""
+        ),
+        Invalid(
+            """\
+import os
+
+import torch.distributed as dist
+import wandb
+
+
+class Experiment:
+    def __init__(self, conf):
+        if int(os.environ["RANK"]) != 0:
+            self._use_wandb = False
+        self._use_wandb = conf.use_wandb  # set after the clearing: true on every rank again
+
+    def start_training(self):
+        if self._use_wandb:
+            wandb.init(project="se3")
 """
         ),
         Invalid(
