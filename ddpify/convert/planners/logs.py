@@ -46,10 +46,10 @@ def plan_file_writer_classes(recording: Recording, facts: Facts) -> None:
     project = recording.analysis.source.project
     for call in recording.analysis.source.of_types(cst.Call):
         assert isinstance(call, cst.Call)
-        if not is_simple_reference(call.func) or already_guarded(recording, call) or not _held_or_dropped(recording, call):
+        if not is_simple_reference(call.func) or not _held_or_dropped(recording, call):
             continue
         helper = project.named(f"{code(call.func)}.__init__")
-        if helper is not None and helper.writes_files:
+        if helper is not None and helper.writes_files and not already_guarded(recording, call):
             facts.rank_zero_clients.add(call)
 
 
@@ -62,13 +62,13 @@ def plan_logger_helpers(recording: Recording, facts: Facts) -> None:
     source = recording.analysis.source
     for call in source.of_types(cst.Call):
         assert isinstance(call, cst.Call)
-        if not is_simple_reference(call.func) or already_guarded(recording, call) or call in facts.rank_zero_clients:
+        if not is_simple_reference(call.func) or call in facts.rank_zero_clients:
             continue
         parent = recording.parent(call)
         if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and is_simple_reference(parent.targets[0].target)):
             continue
         helper = source.project.helper(call)
-        if helper is not None and helper.console_logger == WHOLE:
+        if helper is not None and helper.console_logger == WHOLE and not already_guarded(recording, call):
             facts.rank_zero_clients.add(call)
 
 
