@@ -31,6 +31,7 @@ from ddpify.analysis.batches import (
     name_hint,
 )
 from ddpify.analysis.handouts import handing_out
+from ddpify.analysis.loops import drawn_for_a_split
 from ddpify.analysis.source import Source
 from ddpify.analysis.sources import RANDOM, BatchSource, Consumer, Kind, Role, Use
 from ddpify.analysis.values import ANY, Edge, Occurrence, Slot, Values, comprehension_keys, held_spelling, spelling
@@ -184,7 +185,7 @@ class DataFlow:
                 continue
             loop, statements = self._region(call)
             reach = self.batches.reach(statements, seeds=(call,))
-            if not reach.indexes:
+            if not reach.indexes or loop is None and not (reach.returns or reach.yields) and drawn_for_a_split(self.source, call):
                 continue
             function = self.source.enclosing_function(call)
             callers = self.values.callers(function) if function is not None and loop is None and reach.returns else []

@@ -26,7 +26,7 @@ import libcst as cst
 from ddpify.analysis.callers import CalleeKey, Callees
 from ddpify.analysis.fixpoint import Fixpoint
 from ddpify.analysis.source import Source
-from ddpify.tree.cstutil import code, is_simple_reference
+from ddpify.tree.cstutil import code, is_simple_reference, of_types
 
 EPOCH_VARIABLE = re.compile(r"epoch|^ep$|^e$", re.I)
 # A name in a `range(...)` bound that counts epochs (`epochs`, `args.n_epochs`, `NUM_EPOCHS`), not
@@ -251,3 +251,21 @@ def _from_slots(keys: tuple[str, ...], call: cst.Call) -> list[str]:
 # the summaries would grow for ever (a real file ran out of memory); what loops iterate is
 # never that deep.
 _MAX_DEPTH = 4
+
+
+def drawn_for_a_split(source: Source, draw: cst.Call) -> bool:
+    """A random draw outside every loop whose result no loop reads (``rp =
+    torch.randperm(n).tolist()`` sliced once into train and test sets): it splits the data
+    once, the same on every rank when seeded alike; it does not pick each step's batches (a
+    permutation a loop then walks, ``perm[i:i + bs]``, does)."""
+    statement = next((a for a in source.ancestors(draw) if isinstance(a, cst.SimpleStatementLine)), None)
+    if statement is None or any(isinstance(a, (cst.For, cst.While, cst.CompFor)) for a in source.ancestors(draw)):
+        return False
+    targets = [t.target for small in statement.body if isinstance(small, cst.Assign) for t in small.targets]
+    names = [n.value for t in targets for n in of_types(t, cst.Name)]
+    scope = source.enclosing_function(draw)
+    for name in names:
+        for use in source.names_by_value.get(name, []):
+            if source.enclosing_function(use) is scope and any(isinstance(a, (cst.For, cst.While)) for a in source.ancestors(use)):
+                return False
+    return True
