@@ -105,18 +105,41 @@ def seeding(source: Source, rank_tests: RankTests, function: cst.FunctionDef) ->
         seeded = next((SEEDS[q] for q in source.qualified(call) if q in SEEDS), None)
         if seeded is None or not call.args or source.enclosing_function(call) is not function:
             continue
-        value = call.args[0].value
+        value = _read_from(source, function, call.args[0].value)
         if rank_tests.depends_on_rank(value):
             return None
-        if not is_simple_reference(value):
+        reference = _reference(value)
+        if reference is None:
             continue
-        root, dot, rest = code(value).partition(".")
+        root, dot, rest = reference.partition(".")
         if root in names and parameter in (None, (root, dot + rest)):
             parameter = (root, dot + rest)
             families.add(seeded)
     if parameter is None:
         return None
     return Seeding(frozenset(families), names.index(parameter[0]), parameter[0], parameter[1])
+
+
+def _read_from(source: Source, function: cst.FunctionDef, value: cst.BaseExpression) -> cst.BaseExpression:
+    """What a seed value reads, through a local name the function assigns once
+    (``random_seed = getattr(opts, "common.seed", 0)``)."""
+    if isinstance(value, cst.Name):
+        bound = [v for s, v in source.assignments.get(value.value, []) if source.enclosing_function(s) is function]
+        if len(bound) == 1 and bound[0] is not None:
+            return bound[0]
+    return value
+
+
+def _reference(value: cst.BaseExpression) -> str | None:
+    """``args.seed``; ``getattr(opts, "common.seed", 0)`` as ``opts.common.seed`` (ml-cvnets'
+    ``device_setup(opts)``); None for anything else."""
+    if is_simple_reference(value):
+        return code(value)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "getattr" and len(value.args) >= 2:
+        owner, name = value.args[0].value, value.args[1].value
+        if isinstance(owner, cst.Name) and isinstance(name, cst.SimpleString) and isinstance(name.evaluated_value, str):
+            return f"{owner.value}.{name.evaluated_value}"
+    return None
 
 
 def module_draws(source: Source, functions: list[cst.FunctionDef]) -> dict[str, frozenset[str]]:

@@ -1170,3 +1170,45 @@ class BaseModel:
 def test_a_rank_read_from_an_options_dict(test: str, report: bool) -> None:
     found = _codes(_OPTIONS_DICT.format(test=test))
     assert ("DDP005" in found) is report and ("DDP012" in found) is report
+
+
+# ------------------------------------------------------------------ seeds of project helpers (DDP034)
+_SEEDING_HELPERS = """\
+import random
+
+import numpy as np
+import torch
+
+
+def device_setup(opts):
+    random_seed = getattr(opts, "common.seed", 0)
+    random.seed(random_seed)
+    torch.manual_seed(random_seed)
+    np.random.seed(random_seed)
+    return opts
+
+
+def fix_seeds(args):
+    torch.manual_seed(args.seed)
+"""
+
+
+@pytest.mark.parametrize(
+    ("parent", "worker", "report"),
+    [
+        ("opts = device_setup(opts)", "pass", True),  # ml-cvnets: seeded in the parent only
+        ("fix_seeds(opts)", "pass", True),
+        ("opts = device_setup(opts)", "device_setup(opts)", False),  # the worker seeds too
+        ("pass", "fix_seeds(opts)", False),
+    ],
+)
+def test_a_project_helper_that_seeds_in_the_spawning_process(tmp_path: Path, parent: str, worker: str, report: bool) -> None:
+    (tmp_path / "common_utils.py").write_text(_SEEDING_HELPERS)
+    script = tmp_path / "main_train.py"
+    script.write_text(
+        _DDP
+        + "from common_utils import device_setup, fix_seeds\n\n\n"
+        + f"def distributed_worker(i, opts):\n    {worker}\n    dist.init_process_group('nccl', rank=i)\n\n\n"
+        + f"def main_worker(opts):\n    {parent}\n    mp.spawn(fn=distributed_worker, args=(opts,), nprocs=2)\n"
+    )
+    assert ("DDP034" in _codes(script.read_text(), str(script))) is report

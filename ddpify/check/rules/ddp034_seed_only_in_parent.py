@@ -3,8 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.analysis.context import Process
+from ddpify.analysis.source import Source
 from ddpify.check.rule import Invalid, Rule, short
-from ddpify.check.seeds import seeds
+from ddpify.check.seeds import SeedCall, seeds
 
 
 class SeedOnlyInParent(Rule):
@@ -20,10 +21,11 @@ class SeedOnlyInParent(Rule):
         "nothing (runs are not reproducible). Seed at the top of the worker function instead "
         "(`torch.manual_seed(args.seed + rank)` after the models are built, or the same seed before). "
         "Reported: a seed call that runs in the launching process of a script whose workers seed no "
-        "RNG of that kind."
+        "RNG of that kind; a call of a helper of the project's own modules that seeds (ml-cvnets' "
+        "`device_setup(opts)`, seeding from `getattr(opts, \"common.seed\")`) counts as its seed calls."
     )
     fix_notes = "No automatic fix: where in the worker to seed (before or after building the models) is the script's choice."
-    false_positives = "Workers seeded by a helper of another module under a name that does not say so."
+    false_positives = "Workers seeded by code the analysis cannot read (an installed package, a module more than three imports away)."
     valid = (
         """\
 import torch
@@ -77,9 +79,9 @@ if __name__ == "__main__":
         if not source.spawned:
             return
         context = self.file.analysis.context
-        rngs = seeds(self)
-        in_workers = {s.family for s in rngs.calls if context.process(s.call) is Process.WORKER}
-        for seed in rngs.calls:
+        calls = [*seeds(self).calls, *self._helper_seeds(source)]
+        in_workers = {s.family for s in calls if context.process(s.call) is Process.WORKER}
+        for seed in calls:
             if seed.family in in_workers or context.process(seed.call) is not Process.PARENT:
                 continue
             self.report(
@@ -87,3 +89,13 @@ if __name__ == "__main__":
                 f"{short(seed.call)} runs in the process that calls mp.spawn: the workers start fresh interpreters and "
                 "are never seeded; seed in the worker function",
             )
+
+    def _helper_seeds(self, source: Source) -> list[SeedCall]:
+        """Calls of the project's helpers that seed the global RNGs (``Helper.seeds``:
+        ml-cvnets' ``device_setup(opts)`` seeding random, torch and numpy), once per family."""
+        found: list[SeedCall] = []
+        for call in source.of_types(cst.Call):
+            helper = source.project.helper(call)
+            if helper is not None and helper.seeds is not None:
+                found.extend(SeedCall(call, family, source.line(call)) for family in sorted(helper.seeds.families))
+        return found
