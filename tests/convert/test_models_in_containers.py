@@ -213,3 +213,75 @@ def main(loader):
 """
     result = _convert(tmp_path, text)
     assert "            if ddpify.is_main_process():\n                ckptio.save(step)\n" in result.output, result.output
+
+
+_ALGORITHMS = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ERM(nn.Module):
+    def __init__(self, hparams):
+        super().__init__()
+        self.featurizer = nn.Linear(4, 8)
+        self.classifier = nn.Linear(8, 3)
+        self.network = nn.Sequential(self.featurizer, self.classifier)
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=hparams["lr"])
+
+    def update(self, x, y):
+        loss = F.cross_entropy(self.network(x), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+
+class DANN(nn.Module):
+    def __init__(self, hparams):
+        super().__init__()
+        self.featurizer = nn.Linear(4, 8)
+        self.discriminator = nn.Linear(8, 2)
+        self.disc_opt = torch.optim.Adam(list(self.discriminator.parameters()), lr=hparams["lr"])
+        self.gen_opt = torch.optim.Adam(self.featurizer.parameters(), lr=hparams["lr"])
+
+    def update(self, x, d):
+        loss = F.cross_entropy(self.discriminator(self.featurizer(x)), d)
+        self.disc_opt.zero_grad()
+        self.gen_opt.zero_grad()
+        loss.backward()
+        self.disc_opt.step()
+        self.gen_opt.step()
+
+
+class URM(ERM):
+    def __init__(self, hparams):
+        ERM.__init__(self, hparams)
+        self._setup_adversarial_net()
+
+    def _setup_adversarial_net(self):
+        self.discriminator = nn.Linear(8, 1)
+        self.discriminator_opt = torch.optim.SGD(self.discriminator.parameters(), lr=0.1)
+
+    def update(self, x, y):
+        loss = self.discriminator(self.featurizer(x)).mean()
+        self.discriminator_opt.zero_grad()
+        loss.backward()
+        self.discriminator_opt.step()
+"""
+
+
+def test_module_classes_wrap_what_their_constructors_train_at_their_end(tmp_path: Path) -> None:
+    """DomainBed's algorithms (a module converted alongside a script that picks the class by name
+    and moves it: ``algorithm.to(device)``): each class's trained attributes are wrapped at the
+    end of its constructor, on this rank's device first, also when a set-up method the
+    constructor calls builds them (URM); ``self.discriminator`` of DANN and of URM are two models."""
+    script = tmp_path / "algorithms.py"
+    script.write_text(_ALGORITHMS)
+    result = convert_source(_ALGORITHMS, filename=str(script), trains_elsewhere=True)
+    out = result.output
+    assert "        self.network = ddpify.prepare_model(self.network, on_rank_device=True)\n" in out
+    assert out.count("self.discriminator = ddpify.prepare_model(self.discriminator, on_rank_device=True)") == 2
+    assert "        self._setup_adversarial_net()\n        self.discriminator = ddpify.prepare_model(" in out
+    assert "        self.featurizer = ddpify.prepare_model(self.featurizer, on_rank_device=True)\n" in out  # DANN's
+    assert not [m for m in result.manual if "not wrapped" in m.why], result.manual
+    assert convert_source(out, filename=str(script), trains_elsewhere=True).output == out

@@ -156,3 +156,27 @@ def test_nets_a_helper_builds_into_a_dict_are_wrapped_by_the_run(tmp_path: Path)
     run.assert_no_module_keys()
     run.assert_params_equal()
     run_script(tmp_path / "main_ddp.py", ["--epochs", "1"], nproc=None, cwd=tmp_path).assert_ok()
+
+
+BY_NAME = Path(__file__).resolve().parent / "data" / "algorithm_by_name_project"
+
+
+@pytest.mark.torchrun
+def test_an_algorithm_class_picked_by_name_trains_as_ddp(tmp_path: Path) -> None:
+    """Issue 20 (unseen20g's DomainBed): ``vars(algorithms)[args.algorithm](...)`` then
+    ``algorithm.to(device)``; the module converted alongside wraps ``self.network`` at the end
+    of the constructor, on this rank's device first. Under torchrun: disjoint, reshuffled
+    shards, one checkpoint with the original keys, equal parameters."""
+    converted = _convert_project(tmp_path, BY_NAME, ("train.py", "algorithms.py"), "train.py", "train_ddp.py")
+    assert "needs a human" not in converted.stderr, converted.stderr
+    assert "self.network = ddpify.prepare_model(self.network, on_rank_device=True)" in (tmp_path / "algorithms_ddp.py").read_text()
+    run = run_script(tmp_path / "train_ddp.py", cwd=tmp_path).assert_ok()
+    iterated = [ld["seq"] for ld in run.loaders(0) if ld["dataset_len"] == 64 and ld["epochs"]]
+    assert len(iterated) == 2, run.describe()  # the two training loaders, sharded at their first training pass
+    for loader in iterated:
+        for epoch in (0, 1):
+            run.assert_disjoint_cover(loader, epoch, dataset_len=64)
+        run.assert_reshuffled(loader)
+    run.assert_only_rank0_saves()
+    run.assert_no_module_keys()
+    run.assert_params_equal()

@@ -237,9 +237,12 @@ def plan_wraps(recording: Recording, facts: Facts) -> None:
     seen: set[str] = set()
     handled: list[object] = []
     for optimizer, key in facts.trained:
-        if key in seen or key in recording.existing_wraps:
+        # `self.discriminator` of one class is not another class's: each class's is its own model
+        owner = recording.analysis.source.enclosing_class(optimizer) if key.startswith("self.") else None
+        spelled = f"{owner.name.value}:{key}" if owner is not None else key
+        if spelled in seen or key in recording.existing_wraps:
             continue
-        seen.add(key)
+        seen.add(spelled)
         model = wraps.analysed(recording, optimizer, key)
         if model is not None:
             if any(model is other for other in handled):
@@ -256,7 +259,7 @@ def plan_wraps(recording: Recording, facts: Facts) -> None:
         anchor, where = spot
         facts.model_wraps.append((key, anchor, where))
     for model in recording.analysis.models.models:  # trained models no plain name reaches (models["g"])
-        if model.parts and all(f"self.{part}" in seen for part in model.parts):
+        if model.parts and all(any(s.partition(":")[2] == f"self.{part}" for s in seen) for part in model.parts):
             continue  # `Adam(self.net.parameters())` in a Solver(nn.Module): self.net is what trains, wrapped there
         if model.optimizers and not any(model is other for other in handled) and isinstance(model.optimizers[0].node, cst.Call):
             wrapped = wraps.plan(recording, facts, model, model.key, wrap_spots.before_first_stop(recording))
