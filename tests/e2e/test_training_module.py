@@ -20,6 +20,18 @@ from harness import run_script  # noqa: E402
 PROJECT = Path(__file__).resolve().parent / "data" / "trainer_module_project"
 
 
+def _assert_trained_as_ddp(run, loaders: list[int]) -> None:
+    """Each training loader's two epochs: disjoint shards that cover its 64 samples, reshuffled;
+    one checkpoint, written by rank 0, without ``module.`` keys; equal parameters at the end."""
+    for loader in loaders:
+        for epoch in (0, 1):
+            run.assert_disjoint_cover(loader, epoch, dataset_len=64)
+        run.assert_reshuffled(loader)
+    run.assert_only_rank0_saves()
+    run.assert_no_module_keys()
+    run.assert_params_equal()
+
+
 def _convert_project(tmp_path: Path, project: Path, names: tuple[str, ...], script: str, output: str) -> subprocess.CompletedProcess[str]:
     """Copy the project's files into ``tmp_path`` and run ``ddpify script -o output`` there."""
     for name in names:
@@ -37,12 +49,7 @@ def test_training_in_a_sibling_module_runs_as_ddp(tmp_path: Path) -> None:
     assert "needs a human" not in converted.stderr, converted.stderr
     run = run_script(tmp_path / "main_ddp.py", ["--epochs", "2"], cwd=tmp_path).assert_ok()
     loader = run.loader_seq(64, nth=1)  # rebuilt sharded by ddpify.shard in Trainer.__init__
-    for epoch in (0, 1):
-        run.assert_disjoint_cover(loader, epoch, dataset_len=64)
-    run.assert_reshuffled(loader)
-    run.assert_only_rank0_saves()
-    run.assert_no_module_keys()
-    run.assert_params_equal()
+    _assert_trained_as_ddp(run, [loader])
     plain = run_script(tmp_path / "main_ddp.py", ["--epochs", "1"], nproc=None, cwd=tmp_path)
     plain.assert_ok()  # still one process, like the original
 
@@ -93,12 +100,7 @@ def test_training_steps_of_a_sibling_class_train_both_models_as_ddp(tmp_path: Pa
     assert run.stdout.count("optimizers built: Adam, lr") == 1  # a print of a project module: rank 0's only
     assert run.stdout.count("epoch 1 d_loss") == 1
     loader = run.loader_seq(64)
-    for epoch in (0, 1):
-        run.assert_disjoint_cover(loader, epoch, dataset_len=64)
-    run.assert_reshuffled(loader)
-    run.assert_only_rank0_saves()
-    run.assert_no_module_keys()
-    run.assert_params_equal()
+    _assert_trained_as_ddp(run, [loader])
     run_script(tmp_path / "train_ddp.py", ["--epochs", "1"], nproc=None, cwd=tmp_path).assert_ok()
 
 
@@ -119,12 +121,7 @@ def test_a_trainer_that_builds_its_own_loader_is_converted_alongside_the_script_
     assert "encoder = ddpify.prepare_model(encoder" in (tmp_path / "main_ddp.py").read_text()
     run = run_script(tmp_path / "main_ddp.py", cwd=tmp_path).assert_ok()
     loader = run.loader_seq(64)
-    for epoch in (0, 1):
-        run.assert_disjoint_cover(loader, epoch, dataset_len=64)
-    run.assert_reshuffled(loader)
-    run.assert_only_rank0_saves()
-    run.assert_no_module_keys()
-    run.assert_params_equal()
+    _assert_trained_as_ddp(run, [loader])
     run_script(tmp_path / "main_ddp.py", ["--epochs", "1"], nproc=None, cwd=tmp_path).assert_ok()
 
 
@@ -149,12 +146,7 @@ def test_nets_a_helper_builds_into_a_dict_are_wrapped_by_the_run(tmp_path: Path)
     assert "loaders = ddpify.shard(loaders, only_when_training=True)" in (tmp_path / "main_ddp.py").read_text()
     run = run_script(tmp_path / "main_ddp.py", ["--epochs", "2"], cwd=tmp_path).assert_ok()
     loader = run.loader_seq(64, nth=1)  # the plain loader first (never iterated), then the sharded one
-    for epoch in (0, 1):
-        run.assert_disjoint_cover(loader, epoch, dataset_len=64)
-    run.assert_reshuffled(loader)
-    run.assert_only_rank0_saves()
-    run.assert_no_module_keys()
-    run.assert_params_equal()
+    _assert_trained_as_ddp(run, [loader])
     run_script(tmp_path / "main_ddp.py", ["--epochs", "1"], nproc=None, cwd=tmp_path).assert_ok()
 
 
@@ -173,10 +165,4 @@ def test_an_algorithm_class_picked_by_name_trains_as_ddp(tmp_path: Path) -> None
     run = run_script(tmp_path / "train_ddp.py", cwd=tmp_path).assert_ok()
     iterated = [ld["seq"] for ld in run.loaders(0) if ld["dataset_len"] == 64 and ld["epochs"]]
     assert len(iterated) == 2, run.describe()  # the two training loaders, sharded at their first training pass
-    for loader in iterated:
-        for epoch in (0, 1):
-            run.assert_disjoint_cover(loader, epoch, dataset_len=64)
-        run.assert_reshuffled(loader)
-    run.assert_only_rank0_saves()
-    run.assert_no_module_keys()
-    run.assert_params_equal()
+    _assert_trained_as_ddp(run, iterated)
