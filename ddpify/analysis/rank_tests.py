@@ -432,12 +432,13 @@ class RankTests:
             self._busy.discard(target)
 
     def _spawn_index(self, node: cst.BaseExpression) -> Number | None:
-        """The first parameter of an ``mp.spawn`` target: the process's index on this node."""
+        """The first parameter of an ``mp.spawn`` target (after ``self`` for a started method):
+        the process's index on this node."""
         if not isinstance(node, cst.Name) or not self.source.spawned:
             return None
         function = self.source.enclosing_function(node)
         while function is not None:
-            params = function.params.params
+            params = function.params.params[1 if self.source.is_method(function) else 0 :]  # a started method's self is no index
             if function in self.source.spawned and params and params[0].name.value == node.value:
                 return Number(Term.GLOBAL_RANK if GLOBAL_NAME.match(node.value) else Term.LOCAL_RANK)
             function = self.source.enclosing_function(function)

@@ -1212,3 +1212,36 @@ def test_a_project_helper_that_seeds_in_the_spawning_process(tmp_path: Path, par
         + f"def main_worker(opts):\n    {parent}\n    mp.spawn(fn=distributed_worker, args=(opts,), nprocs=2)\n"
     )
     assert ("DDP034" in _codes(script.read_text(), str(script))) is report
+
+
+# ------------------------------------------------------------------ prints about a rank's own mishap (DDP012)
+@pytest.mark.parametrize(
+    ("body", "report"),
+    [
+        ('if torch.isnan(loss).any():\n        print(f"NaN at {it}, skipping")\n        continue', False),
+        ("if not torch.isfinite(loss):\n        print('skipped')\n        continue", False),
+        ("if torch.isnan(loss).any():\n        continue\n    print('no NaN here')", True),  # after the branch: every rank
+        ("try:\n        loss.backward()\n    except RuntimeError as error:\n        print(error)\n        raise", False),
+    ],
+)
+def test_a_print_about_the_ranks_own_mishap_is_no_duplicate(body: str, report: bool) -> None:
+    source = _DDP + (
+        "from torch.utils.data import DataLoader, DistributedSampler\n\ndist.init_process_group('nccl')\n"
+        "loader = DataLoader(dataset, sampler=DistributedSampler(dataset))\n"
+        "model = DDP(torch.nn.Linear(4, 1))\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for it, x in enumerate(loader):\n    loss = model(x).mean()\n    " + body + "\n    loss.backward()\n    optimizer.step()\n"
+    )
+    assert ("DDP012" in _codes(source)) is report
+
+
+# ------------------------------------------------------------------ methods started as processes
+def test_a_started_methods_self_is_no_process_index() -> None:
+    """``mp.Process(target=self.train, args=(rank, ...))``: ``rank`` is the index, not ``self``;
+    a bar over ``range(self.epochs)`` in it shows on every rank (CogDL's trainer)."""
+    source = _DDP + (
+        "from tqdm import tqdm\n\n\nclass Trainer:\n    def dist_train(self, model):\n"
+        "        for rank in range(self.world_size):\n            mp.Process(target=self.train, args=(rank, model)).start()\n\n"
+        "    def train(self, rank, model):\n        dist.init_process_group('nccl', rank=rank, world_size=self.world_size)\n"
+        "        for epoch in tqdm(range(1, self.epochs + 1)):\n            model.step()\n"
+    )
+    assert "DDP012" in _codes(source)

@@ -359,14 +359,18 @@ if __name__ == "__main__":
 
     def _own_anomaly(self, node: cst.Call) -> bool:
         """The print runs only where this rank's own run went wrong: in an ``except`` handler,
-        or under a test for a non-finite value of its own batch (``if torch.isnan(loss):``).
-        A rank-0-only print would hide what the other ranks met."""
+        or in the body of a test for a non-finite value of its own batch (``if
+        torch.isnan(loss):``; code after that branch's ``continue`` is not about it). A
+        rank-0-only print would hide what the other ranks met."""
         decision = self.file.analysis.context.divergent_condition(node)
         if decision is None:
             return False
+        branch = self.parent(decision.node) if isinstance(decision.node, cst.BaseExpression) else decision.node
+        if not (isinstance(branch, (cst.If, cst.ExceptHandler)) and any(a is branch.body for a in self.ancestors(node))):
+            return False  # after the branch (past its `continue`), not in it: not about that mishap
         if decision.kind == "exception":
             return True
-        calls = of_types(decision.node, cst.Call) if decision.kind == "data" and isinstance(decision.node, cst.BaseExpression) else []
+        calls = of_types(decision.node, cst.Call) if decision.kind == "data" else []
         return any(self.qualified(c) & names.NON_FINITE_CHECKS or is_method_call(c, *names.NON_FINITE_METHODS) for c in calls)
 
     def _disabled_off_rank_zero(self, node: cst.Call) -> bool:
