@@ -285,3 +285,39 @@ def test_module_classes_wrap_what_their_constructors_train_at_their_end(tmp_path
     assert "        self.featurizer = ddpify.prepare_model(self.featurizer, on_rank_device=True)\n" in out  # DANN's
     assert not [m for m in result.manual if "not wrapped" in m.why], result.manual
     assert convert_source(out, filename=str(script), trains_elsewhere=True).output == out
+
+
+def test_a_net_the_class_trains_through_its_own_methods_stays_unwrapped_and_said(tmp_path: Path) -> None:
+    """MUNIT's shape: ``self.gen_a = Gen()`` and its optimizer in the trainer's constructor, but
+    the steps call ``self.gen_a.encode(x)`` / ``.decode(z)``, never its forward: wrapped, those
+    would train around DDP (the runtime's guard stops the first step). Held, each call named,
+    and the calls left as written (no ``ddpify.unwrap`` for a model nothing wraps)."""
+    (tmp_path / "nets.py").write_text(
+        "import torch.nn as nn\n\n\nclass Gen(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.enc, self.dec = nn.Linear(4, 2), nn.Linear(2, 4)\n\n    def encode(self, x):\n        return self.enc(x)\n\n"
+        "    def decode(self, z):\n        return self.dec(z)\n"
+    )
+    text = """\
+import torch
+import torch.nn as nn
+
+from nets import Gen
+
+
+class Trainer(nn.Module):
+    def __init__(self, lr):
+        super().__init__()
+        self.gen_a = Gen()
+        self.gen_opt = torch.optim.Adam(self.gen_a.parameters(), lr=lr)
+
+    def gen_update(self, x_a):
+        self.gen_opt.zero_grad()
+        loss = (self.gen_a.decode(self.gen_a.encode(x_a)) - x_a).pow(2).mean()
+        loss.backward()
+        self.gen_opt.step()
+"""
+    script = tmp_path / "trainer.py"
+    script.write_text(text)
+    result = convert_source(text, filename=str(script), trains_elsewhere=True)
+    assert "prepare_model" not in result.output and "ddpify.unwrap" not in result.output
+    assert {m.why.split("(")[0] for m in result.manual} >= {"self.gen_a.encode", "self.gen_a.decode"}, result.manual

@@ -17,7 +17,7 @@ from ddpify.convert.names import RUNTIME_MODULE
 from ddpify.convert.planners.calls import COPIES, behind_rank_test, imported_helper
 from ddpify.convert.planners.models import optimizer_builders
 from ddpify.convert.planners.rank_zero import imported_from_local_module, is_call_statement, statement_of
-from ddpify.convert.planners.wraps import ON_RANK_DEVICE
+from ddpify.convert.planners.wrap_options import ON_RANK_DEVICE
 from ddpify.convert.record import Recording
 from ddpify.findings import Change, ManualItem
 from ddpify.tree.cstutil import callee_name, code, is_simple_reference, of_types

@@ -15,6 +15,7 @@ from ddpify.findings import Change
 from ddpify.tree.cstutil import code
 
 UNUSED_OPTION = "find_unused_parameters=True"
+ON_RANK_DEVICE = "on_rank_device=True"  # a CPU model onto the rank's GPU before the wrap
 
 
 def run_through_wrapper(recording: Recording, facts: Facts, model: Model, name: str, anchor: cst.CSTNode) -> None:

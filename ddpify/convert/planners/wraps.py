@@ -12,7 +12,6 @@ forward), models kept in a container, and models whose last placement is unknown
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 
 import libcst as cst
@@ -23,12 +22,12 @@ from ddpify.analysis.models import Model
 from ddpify.analysis.modules import DATAPARALLEL, WRAPS
 from ddpify.analysis.own_training import Bypass
 from ddpify.convert.fact_types import Facts, HeldModel, NodeRewrite, item
-from ddpify.convert.planners import container_wraps, wrap_options
+from ddpify.convert.planners import constructor_wraps, container_wraps, wrap_options
+from ddpify.convert.planners.wrap_options import ON_RANK_DEVICE
 from ddpify.convert.record import Recording
 from ddpify.convert.rewrites import RT
-from ddpify.tree.cstutil import code, is_simple_reference, of_types
+from ddpify.tree.cstutil import code, is_simple_reference
 
-ON_RANK_DEVICE = "on_rank_device=True"  # a CPU model onto the rank's GPU before the wrap
 # (body, index of the statement the wrap follows, key) -> (anchor, "before" | "after")
 Spot = Callable[[Sequence[cst.CSTNode], int, str], tuple[cst.CSTNode, str]]
 
@@ -101,7 +100,14 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     if statement is None:
         if _wrap_handed_in(recording, facts, model, key, spot) or container_wraps.plan(recording, facts, model):
             return None
-        if _wrap_at_constructor_end(recording, facts, model, key):
+        inits = constructor_wraps.constructors(recording, model, key)
+        if inits is not None:
+            bypasses = constructor_wraps.bypasses(recording, key, inits)
+            if bypasses:  # `self.gen_a.encode(x)` (MUNIT): a method of its own runs around the wrapper's forward
+                _hold_for_bypasses(recording, facts, model, key, bypasses)
+                facts.kept_attributes.update(b.node.func for b in bypasses if isinstance(b.node, cst.Call))
+                return None
+            constructor_wraps.plan(recording, facts, model, key, inits)
             return cst.parse_expression(key)
         reason = model.unknown[0] if model.unknown else placement.reason
         _hold(recording, facts, model, key, f"ddpify cannot tell where {key} is on its final device and loaded: {reason}")
@@ -138,55 +144,6 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     wrap_options.route_own_training(recording, facts, model, name)
     wrap_options.run_through_wrapper(recording, facts, model, name, anchor)
     return spelling
-
-
-def _wrap_at_constructor_end(recording: Recording, facts: Facts, model: Model, key: str) -> bool:
-    """``self.network = nn.Sequential(...)`` and its optimizer built in a module class's
-    ``__init__`` (DomainBed's algorithms; several classes may each build their own
-    ``self.discriminator``), the instance moved by code of another file
-    (``algorithm.to(device)``): wrapped at the end of each such constructor with
-    ``on_rank_device`` (under CUDA on this rank's GPU first, so that later move moves
-    nothing); every method then runs it through the wrapper. Not when this file moves or loads
-    it, builds it elsewhere, or a constructor may return early."""
-    source = recording.analysis.source
-    setups = {recording.function_of(site.node) for site in model.optimizers}
-    inits = {_constructor_of(recording, f) for f in setups}
-    if not key.startswith("self.") or key.count(".") != 1 or model.moves or model.loads or model.container:
-        return False
-    if not inits or any(f is None or of_types(f, cst.Return) for f in inits):
-        return False
-    owners = {source.enclosing_class(f) for f in inits if f is not None}
-    built = [(s, v) for s, v in source.assignments.get(key, []) if source.enclosing_class(s) in owners]
-    if not built or not all(isinstance(v, cst.Call) and recording.function_of(v) in inits | setups for _, v in built):
-        return False  # built in those constructors (or the set-up methods they call) only
-    whole = (
-        dataclasses.replace(model, parts=()) if key in {f"{model.key}.{p}" for p in model.parts} else model
-    )  # the part is what is wrapped
-    for init in sorted((f for f in inits if f is not None), key=recording.line):
-        body = list(init.body.body) if isinstance(init.body, cst.IndentedBlock) else []
-        if not body:
-            return False
-        anchor = body[-1]
-        facts.model_wraps.append((key, anchor, "after"))
-        wrap_options.unused_parameters(recording, facts, whole, key, anchor)
-        facts.wrap_options[anchor, key] = ", ".join(o for o in (facts.wrap_options.get((anchor, key), ""), ON_RANK_DEVICE) if o)
-        wrap_options.run_through_wrapper(recording, facts, model, key, anchor)
-    wrap_options.route_own_training(recording, facts, model, key)
-    return True
-
-
-def _constructor_of(recording: Recording, function: cst.FunctionDef | None) -> cst.FunctionDef | None:
-    """``function`` itself when it is an ``__init__``; the ``__init__`` of its class when that
-    is the only code calling it (URM's ``self._setup_adversarial_net()``); else None."""
-    if function is None or function.name.value == "__init__":
-        return function
-    source = recording.analysis.source
-    sites = source.call_sites(function)
-    callers = {source.enclosing_function(c) for c in sites}
-    init = callers.pop() if len(callers) == 1 else None
-    if init is None or init.name.value != "__init__" or source.enclosing_class(init) is not source.enclosing_class(function):
-        return None
-    return init
 
 
 def _wrap_handed_in(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot) -> bool:
