@@ -321,3 +321,41 @@ class Trainer(nn.Module):
     result = convert_source(text, filename=str(script), trains_elsewhere=True)
     assert "prepare_model" not in result.output and "ddpify.unwrap" not in result.output
     assert {m.why.split("(")[0] for m in result.manual} >= {"self.gen_a.encode", "self.gen_a.decode"}, result.manual
+
+
+def test_a_method_called_for_its_effect_is_no_bypass(tmp_path: Path) -> None:
+    """DomainBed's Fish: ``self.network.reset_weights(meta_weights)`` copies weights into the
+    net (a statement, its result unused): no forward runs around the wrapper, so the net is
+    wrapped at the constructor's end and the call reaches the model through ``ddpify.unwrap``."""
+    (tmp_path / "nets.py").write_text(
+        "import copy\n\nimport torch.nn as nn\n\n\nclass WholeFish(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.net = nn.Linear(4, 3)\n\n    def reset_weights(self, weights):\n        self.load_state_dict(copy.deepcopy(weights))\n\n"
+        "    def forward(self, x):\n        return self.net(x)\n"
+    )
+    text = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from nets import WholeFish
+
+
+class Fish(nn.Module):
+    def __init__(self, lr):
+        super().__init__()
+        self.network = WholeFish()
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=lr)
+
+    def update(self, x, y, meta_weights):
+        loss = F.cross_entropy(self.network(x), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        self.network.reset_weights(meta_weights)
+"""
+    script = tmp_path / "algorithms.py"
+    script.write_text(text)
+    result = convert_source(text, filename=str(script), trains_elsewhere=True)
+    assert "self.network = ddpify.prepare_model(self.network, on_rank_device=True)" in result.output
+    assert "ddpify.unwrap(self.network).reset_weights(meta_weights)" in result.output
+    assert not [m for m in result.manual if "not wrapped" in m.why], result.manual

@@ -54,9 +54,12 @@ def constructors(recording: Recording, model: Model, key: str) -> set[cst.Functi
 
 
 def bypasses(recording: Recording, key: str, inits: set[cst.FunctionDef]) -> tuple[Bypass, ...]:
-    """The calls of ``key``'s own methods in its classes (``self.gen_a.encode(x)``)."""
+    """The calls of ``key``'s own methods in its classes whose result a training function
+    uses (``z = self.gen_a.encode(x)`` before a backward); a call made for its effect
+    (``self.network.reset_weights(w)``, Fish's weight copy) runs no forward to average."""
     source = recording.analysis.source
     owners = {source.enclosing_class(f) for f in inits}
+    training = recording.analysis.training_functions
     return tuple(
         Bypass(call, recording.line(call), call.func.attr.value)
         for call in source.of_types(cst.Call)
@@ -65,6 +68,8 @@ def bypasses(recording: Recording, key: str, inits: set[cst.FunctionDef]) -> tup
         and code(call.func.value) == key
         and call.func.attr.value not in _MODULE_API
         and source.enclosing_class(call) in owners
+        and source.enclosing_function(call) in training
+        and not isinstance(source.parent(call), cst.Expr)
     )
 
 
