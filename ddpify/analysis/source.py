@@ -401,17 +401,13 @@ def _bind(
 def _one_class(values: Sequence[cst.BaseExpression | None]) -> str | None:
     """The one callee every value is a call of (``GanSteps`` of ``steps = GanSteps(...)``),
     ``None`` values (``ema = None`` on the other path) left out; None when there is no one."""
-    bound = [_unless_none(v) for v in values if not _is_none(v)]
+    bound = [_unless_none(v) for v in values if not cstutil.is_name(v, "None")]
     classes = {cstutil.code(v.func) for v in bound if isinstance(v, cst.Call) and cstutil.is_simple_reference(v.func)}
     return classes.pop() if len(classes) == 1 and all(isinstance(v, cst.Call) for v in bound) else None
 
 
-def _is_none(node: cst.BaseExpression | None) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
-
-
 def _unless_none(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
     """``EMAHelper(mu) if cfg.ema else None``: the value when it is not None."""
-    if isinstance(node, cst.IfExp) and (_is_none(node.body) or _is_none(node.orelse)):
-        return node.orelse if _is_none(node.body) else node.body
+    if isinstance(node, cst.IfExp) and (cstutil.is_name(node.body, "None") or cstutil.is_name(node.orelse, "None")):
+        return node.orelse if cstutil.is_name(node.body, "None") else node.body
     return node

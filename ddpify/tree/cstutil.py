@@ -150,7 +150,7 @@ def of_types(tree: cst.CSTNode, *kinds: type[cst.CSTNode]) -> list[Any]:
 # ---------------------------------------------------------------- node predicates
 # Plain tests for the shapes the check rules ask about, so that the check path never imports
 # libcst.matchers (~0.25 s of a cold start).
-def is_name(node: cst.CSTNode, *values: str) -> bool:
+def is_name(node: cst.CSTNode | None, *values: str) -> bool:
     """A bare name, one of ``values`` when any are given (``None`` for ``is_name(x, "None")``)."""
     return isinstance(node, cst.Name) and (not values or node.value in values)
 

@@ -8,7 +8,7 @@ import libcst as cst
 from ddpify.analysis.samplers import SAMPLERS, Samplers
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names
-from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
+from ddpify.tree.cstutil import code, is_method_call, is_name, is_simple_reference, of_types
 
 
 class MissingSetEpoch(Rule):
@@ -264,7 +264,7 @@ for epoch in range(1000000):
             if values and all(isinstance(v, cst.Call) and self.qualified(v) & SAMPLERS for _, v in values):
                 if not any(self._conditional(s) for s, _ in values) and not plain:
                     return f"{name}.set_epoch({epoch})"
-            elif values and all(isinstance(v, cst.Call) and self.qualified(v) & SAMPLERS or _is_none(v) for _, v in values):
+            elif values and all(isinstance(v, cst.Call) and self.qualified(v) & SAMPLERS or is_name(v, "None") for _, v in values):
                 return f"if {name} is not None:\n    {name}.set_epoch({epoch})"
         elif isinstance(sampler, cst.Call) and self.qualified(sampler) & SAMPLERS and not plain:
             return f"{loader}.sampler.set_epoch({epoch})"
@@ -379,10 +379,6 @@ for epoch in range(1000000):
             self.report(original_node, replacement=functools.partial(_with_first, original_node, calls))
         else:
             self.report(original_node)  # which loader it reads is not visible here
-
-
-def _is_none(value: cst.BaseExpression | None) -> bool:
-    return isinstance(value, cst.Name) and value.value == "None"
 
 
 def _with_first(loop: cst.For, statements: list[str]) -> cst.For:

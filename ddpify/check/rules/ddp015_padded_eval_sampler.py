@@ -159,7 +159,7 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
     def _check_runtime_loader(self, call: cst.Call) -> None:
         if is_true(keyword_value(call, "only_when_training")):
             return  # evaluation passes read the whole set: only training passes are sharded
-        if is_true(keyword_value(call, "drop_last")) or any(is_name(a.keyword, "sampler", "batch_sampler") for a in call.args):  # type: ignore[arg-type]
+        if is_true(keyword_value(call, "drop_last")) or any(is_name(a.keyword, "sampler", "batch_sampler") for a in call.args):
             return
         target = assigned_to(self, call) or ""
         if is_eval_name(target):

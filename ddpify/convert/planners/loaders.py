@@ -18,7 +18,7 @@ from ddpify.convert.planners.calls import opaque_helper
 from ddpify.convert.planners.statements import find_outside_definitions
 from ddpify.convert.record import Recording
 from ddpify.findings import Change, ManualItem
-from ddpify.tree.cstutil import attribute_name, code, is_simple_reference, keyword_value, of_types
+from ddpify.tree.cstutil import attribute_name, code, is_name, is_simple_reference, keyword_value, of_types
 
 # a loader ddpify cannot place: how to shard it, and the batch-size choice code elsewhere may need
 _UNKNOWN_TODO = (
@@ -78,7 +78,7 @@ def _sampler_given(recording: Recording, call: cst.Call) -> bool:
     the same function whose last assignment above the call is ``None`` (``train_sampler =
     None`` before ``DataLoader(..., sampler=train_sampler)``)."""
     value = keyword_value(call, "sampler")
-    if value is None or _is_none(value):
+    if value is None or is_name(value, "None"):
         return False
     if not isinstance(value, cst.Name):
         return True
@@ -89,11 +89,7 @@ def _sampler_given(recording: Recording, call: cst.Call) -> bool:
         for s, v in source.assignments.get(value.value, [])
         if source.enclosing_function(s) is function and source.line(s) < line
     ]
-    return not above or not _is_none(max(above, key=lambda pair: pair[0])[1])
-
-
-def _is_none(value: cst.BaseExpression | None) -> bool:
-    return isinstance(value, cst.Name) and value.value == "None"
+    return not above or not is_name(max(above, key=lambda pair: pair[0])[1], "None")
 
 
 def _loader_fact(recording: Recording, facts: Facts, call: cst.Call, key: str | None) -> LoaderFact:
