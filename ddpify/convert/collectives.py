@@ -6,6 +6,9 @@ disagree, and what makes them agree."""
 
 from __future__ import annotations
 
+import libcst as cst
+
+from ddpify.analysis import Analysis
 from ddpify.analysis.divergence import Divergent
 from ddpify.findings import ManualItem
 
@@ -26,6 +29,15 @@ _AGREE = {
     "rank": "to save from one rank, test ddpify.is_main_process() instead",
     "exception": "nothing to change if rank 0's own save is what you want; no other rank waits for it",
 }
+
+
+def unwaited_save(analysis: Analysis, save: cst.Call) -> Divergent | None:
+    """The decision that makes the ``torch.save`` call ``save`` a ``ddpify.save(..., wait=False)``:
+    it runs on every rank alike, into one shared file, under a test the ranks may take
+    differently. None for a save that waits (or is left as it is)."""
+    if not analysis.context.every_rank(save) or analysis.output.per_rank_file(save):
+        return None
+    return analysis.context.divergent_condition(save)
 
 
 def decision(divergent: Divergent) -> str:

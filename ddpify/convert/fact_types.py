@@ -119,13 +119,14 @@ class LoaderVariable(NamedTuple):
 
 class Insertion(NamedTuple):
     """A statement a planner adds after ``anchor`` (``ddpify.prepare_trained(self.nets,
-    self.optims)``, ``ddpify.barrier()``); ``key`` names what it is for (one per key), ``what``
-    is the report line."""
+    self.optims)``, ``ddpify.barrier()``), or before it; ``key`` names what it is for (one per
+    key), ``what`` is the report line."""
 
     key: str
     anchor: cst.CSTNode
     statement: cst.BaseStatement
     what: str
+    before: bool = False
 
 
 class NodeRewrite(NamedTuple):

@@ -82,7 +82,9 @@ class ConvertTransformer(cst.CSTTransformer):
             what = f"wrap the model for DDP: {code(statement).strip()}"
             (self._before if where == "before" else self._after).setdefault(anchor, []).append((statement, what))
         for insertion in self.facts.inserted:
-            self._after.setdefault(insertion.anchor, []).append((insertion.statement, insertion.what))
+            (self._before if insertion.before else self._after).setdefault(insertion.anchor, []).append(
+                (insertion.statement, insertion.what)
+            )
         for loader in self.facts.helper_loaders:
             batch = self.per_process_batch or loader.batch_used_at is not None
             statement = rewrites.sharded(loader.key, per_process_batch=batch, only_when_training=loader.decided)
@@ -412,7 +414,7 @@ class ConvertTransformer(cst.CSTTransformer):
             if kept or self.analysis.output.per_rank_file(original):
                 self.note(original, f"torch.save {kept or 'into a file that names the rank: each rank saves its own'}: left as it is")
                 return None
-            divergent = self.analysis.context.divergent_condition(original)
+            divergent = collectives.unwaited_save(self.analysis, original)
             if divergent is not None:
                 self._report_divergent_save(original, divergent)
                 return rewrites.rank_zero_save(updated, wait=False)

@@ -1,7 +1,8 @@
 """A save under a condition the ranks decide differently must not wait for the other ranks:
 the converted script finishes on 2 ranks (CPU, gloo) and rank 0 alone writes the checkpoint.
 With ``ddpify.save``'s barrier the same script hangs (rank 0 waits at the barrier while rank 1
-has gone on to the next epoch's all-reduce)."""
+has gone on to the next epoch's all-reduce). Every rank that reloads the best checkpoint
+afterwards waits for rank 0's last save first (``ddpify.barrier()`` before the load)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,7 @@ def test_best_checkpoint_decided_per_rank_finishes_and_saves_on_rank_0(tmp_path:
     assert len(run.saves()) == EPOCHS, "one write per improvement rank 0 saw, by rank 0 only"
     assert set(torch.load(tmp_path / "best.pt")) == {"weight", "bias"}
     assert not list(tmp_path.glob(".best.pt.*.tmp")), "an interrupted atomic write left its temp file"
+    assert "ddpify.barrier()\n    evaluate(model)" in result.output
+    best = sum(t.sum().item() for t in torch.load(tmp_path / "best.pt").values())
+    loaded = {rank: float((tmp_path / f"loaded-rank{rank}").read_text()) for rank in (0, 1)}
+    assert loaded == {0: pytest.approx(best), 1: pytest.approx(best)}, "a rank reloaded before rank 0's last save ended"

@@ -36,8 +36,7 @@ PATH_CLASSES = frozenset({"pathlib.Path", "pathlib.PosixPath", "pathlib.WindowsP
 _PATH_RESULTS = frozenset({"parent", "joinpath", "with_name", "with_suffix", "with_stem", "resolve", "absolute", "expanduser"})
 
 
-# tests for a path that exists, and calls that end the process
-_EXISTS = frozenset({"os.path.exists", "os.path.isdir", "os.path.isfile", "os.path.lexists"})
+# calls that end the process
 _EXITS = frozenset({"sys.exit", "builtins.exit", "builtins.quit", "os._exit"})
 
 
@@ -49,12 +48,12 @@ def plan_refusals(recording: Recording, facts: Facts) -> None:
         assert isinstance(test, cst.If)
         block = recording.parent(test)
         body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
-        if test.orelse is not None or not _tests_existence(recording, test.test) or not _leaves(recording, test.body):
+        if test.orelse is not None or not tests_existence(recording, test.test) or not _leaves(recording, test.body):
             continue
         after = body[body.index(test) + 1 :]
         if on_rank_zero_only(recording, facts, test) or not any(_creates_directory(recording, s) for s in after):
             continue
-        if after and _is_barrier(recording, after[0]):
+        if after and is_barrier(recording, after[0]):
             continue  # converted before
         statement = snippets.statement("barrier", rt=RT)
         what = (
@@ -64,14 +63,15 @@ def plan_refusals(recording: Recording, facts: Facts) -> None:
         facts.inserted.append(Insertion(f"barrier:{recording.line(test)}", test, statement, what))
 
 
-def _is_barrier(recording: Recording, statement: cst.CSTNode) -> bool:
+def is_barrier(recording: Recording, statement: cst.CSTNode) -> bool:
     calls = cstutil.of_types(statement, cst.Call) if isinstance(statement, cst.SimpleStatementLine) else []
     return any(f"{names.RUNTIME_MODULE}.barrier" in recording.qualified(c.func) for c in calls)
 
 
-def _tests_existence(recording: Recording, expression: cst.BaseExpression) -> bool:
+def tests_existence(recording: Recording, expression: cst.BaseExpression) -> bool:
+    """``expression`` asks whether a path exists: ``os.path.exists(p)``, ``isfile``, ``Path.exists()``..."""
     return any(
-        recording.qualified(c.func) & _EXISTS or cstutil.is_method_call(c, "exists", "is_dir")
+        recording.qualified(c.func) & names.EXISTS_TESTS or cstutil.attribute_name(c.func) in names.EXISTS_METHODS
         for c in cstutil.of_types(expression, cst.Call)
     )
 

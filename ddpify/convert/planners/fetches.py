@@ -26,6 +26,7 @@ import libcst as cst
 
 from ddpify.convert import names, rewrites_io
 from ddpify.convert.fact_types import Facts, NodeRewrite
+from ddpify.convert.planners.directories import tests_existence
 from ddpify.convert.planners.rank_zero import (
     already_guarded,
     is_call_statement,
@@ -37,7 +38,7 @@ from ddpify.convert.planners.rank_zero import (
 )
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
-from ddpify.tree.cstutil import attribute_name, code, keyword_value, of_types
+from ddpify.tree.cstutil import code, keyword_value, of_types
 
 # Methods a DataLoader calls per sample or batch, possibly in its worker processes.
 _PER_SAMPLE = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__", "collate_fn", "collate"})
@@ -162,19 +163,13 @@ def _existence_test(recording: Recording, facts: Facts, statement: cst.SimpleSta
     for ancestor in recording.ancestors(statement):
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return None
-        if isinstance(ancestor, cst.If) and _tests_existence(recording, ancestor.test):
+        if isinstance(ancestor, cst.If) and tests_existence(recording, ancestor.test):
             if isinstance(recording.parent(ancestor), cst.If) or on_rank_zero_only(recording, facts, ancestor):
                 return None
             if any(s in facts.downloads for s in of_types(ancestor, cst.SimpleStatementLine)):
                 return None
             return ancestor
     return None
-
-
-def _tests_existence(recording: Recording, test: cst.BaseExpression) -> bool:
-    return any(
-        recording.qualified(c) & names.EXISTS_TESTS or attribute_name(c.func) in names.EXISTS_METHODS for c in of_types(test, cst.Call)
-    )
 
 
 def plan_directory_helpers(recording: Recording, facts: Facts) -> None:

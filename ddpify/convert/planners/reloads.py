@@ -1,0 +1,159 @@
+"""Checkpoints rank 0 saves without waiting and every rank loads later.
+
+A ``torch.save`` under a decision the ranks may take differently (``if val_loss < best:``,
+computed from each rank's own shard) becomes ``ddpify.save(..., wait=False)``: a barrier there
+would hang the ranks that skip the branch. A later ``torch.load`` that every rank runs alike
+(the best model reloaded for the test, at the end of the epoch loop or in a function called
+after training) then races rank 0's last write: a rank that gets there first reads an older
+file, or none. ``ddpify.barrier()`` before that load lets rank 0 finish first, as one process
+would; before the ``if os.path.exists(best):`` around it, so that the test sees the file too.
+
+Which file a load reads is not matched against the saved path (paths are built in many ways):
+every load that can run after such a save waits, which costs one barrier and is right either
+way. Loads that not every rank reaches alike (behind a rank test or a decision the ranks may
+take differently) get no barrier: it would hang the ranks that skip them.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify import snippets
+from ddpify.convert import collectives, names
+from ddpify.convert.fact_types import Facts, Insertion
+from ddpify.convert.planners.directories import is_barrier, tests_existence
+from ddpify.convert.planners.rank_zero import on_rank_zero_only
+from ddpify.convert.record import Recording
+from ddpify.convert.rewrites import RT
+
+# How many calls up from a save and from a load to look for the function that runs both.
+_CALLER_DEPTH = 4
+
+
+def plan(recording: Recording, facts: Facts) -> None:
+    """``ddpify.barrier()`` before each load every rank runs after a save that does not wait."""
+    analysis = recording.analysis
+    calls = analysis.source.of_types(cst.Call)
+    saves = [c for c in calls if recording.qualified(c) & names.TORCH_SAVE and collectives.unwaited_save(analysis, c)]
+    if not saves:
+        return
+    save_paths = [_path_to(recording, save) for save in saves]
+    planned = {insertion.key for insertion in facts.inserted}
+    waited: list[cst.BaseStatement] = []  # the anchors that got a barrier here
+    for load in calls:
+        if not recording.qualified(load) & names.TORCH_LOAD or not _every_rank_alike(recording, facts, load):
+            continue
+        load_path = _path_to(recording, load)
+        waits = [(save, where) for save, path in zip(saves, save_paths, strict=True) if (where := _first_after(recording, path, load_path))]
+        if not waits or not _every_rank_alike(recording, facts, waits[0][1]):
+            continue
+        anchor = _outermost_existence_test(recording, waits[0][1])
+        key = f"barrier-before:{recording.line(anchor)}"
+        if key in planned or _follows_barrier(recording, anchor) or _waited_already(recording, anchor, waited, save_paths):
+            continue
+        planned.add(key)
+        waited.append(anchor)
+        lines = ", ".join(str(recording.line(save)) for save, _ in waits)
+        what = (
+            f"ddpify.barrier() before reading the checkpoint back (line {recording.line(load)}): rank 0 may still be "
+            f"writing it, saved without waiting (line {lines})"
+        )
+        facts.inserted.append(Insertion(key, anchor, snippets.statement("barrier", rt=RT), what, before=True))
+
+
+def _every_rank_alike(recording: Recording, facts: Facts, node: cst.CSTNode) -> bool:
+    context = recording.analysis.context
+    return context.every_rank(node) and context.divergent_condition(node) is None and not on_rank_zero_only(recording, facts, node)
+
+
+def _path_to(recording: Recording, node: cst.CSTNode) -> dict[cst.FunctionDef | None, cst.CSTNode]:
+    """For the function around ``node`` (None: the module) and its callers up to
+    ``_CALLER_DEPTH`` calls away: the node in that function on the way to ``node`` (``node``
+    itself, or the call that leads to it). The first call found wins."""
+    source = recording.analysis.source
+    function = source.enclosing_function(node)
+    found: dict[cst.FunctionDef | None, cst.CSTNode] = {function: node}
+    frontier = [function]
+    for _ in range(_CALLER_DEPTH):
+        upper: list[cst.FunctionDef | None] = []
+        for current in frontier:
+            if current is None:
+                continue
+            for site in source.call_sites(current):
+                caller = source.enclosing_function(site)
+                if caller not in found:
+                    found[caller] = site
+                    upper.append(caller)
+        frontier = upper
+    return found
+
+
+def _first_after(
+    recording: Recording,
+    save: dict[cst.FunctionDef | None, cst.CSTNode],
+    load: dict[cst.FunctionDef | None, cst.CSTNode],
+) -> cst.CSTNode | None:
+    """Where to wait: in the innermost function that runs the save's way before the load's (or
+    both inside one loop, whose next pass reaches the load after this one's save), the node on
+    the load's way (the load, or the call that leads to it). None when no function does."""
+    for function, loaded in load.items():
+        saved = save.get(function, loaded)
+        if saved is loaded:
+            continue  # not on the save's way, or one call leads to both: decided further down
+        if recording.line(loaded) > recording.line(saved):
+            return loaded
+        if _loops_around(recording, saved, function) & _loops_around(recording, loaded, function):
+            return loaded
+    return None
+
+
+def _loops_around(recording: Recording, node: cst.CSTNode, function: cst.FunctionDef | None) -> set[cst.CSTNode]:
+    loops: set[cst.CSTNode] = set()
+    for ancestor in recording.ancestors(node):
+        if ancestor is function or isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            break
+        if isinstance(ancestor, (cst.For, cst.While)):
+            loops.add(ancestor)
+    return loops
+
+
+def _outermost_existence_test(recording: Recording, node: cst.CSTNode) -> cst.BaseStatement:
+    """The statement to wait before: ``node``'s own, or the ``if os.path.exists(p):`` (or
+    ``elif``/``else`` chain) it sits in, outward, so that the test sees rank 0's file too."""
+    statement = recording.analysis.source.statement_of(node)
+    assert statement is not None
+    anchor: cst.BaseStatement = statement
+    for ancestor in recording.ancestors(statement):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.With, cst.Try)):
+            break
+        if isinstance(ancestor, cst.If) and tests_existence(recording, ancestor.test):
+            anchor = ancestor
+    while isinstance(parent := recording.parent(anchor), cst.If) and parent.orelse is anchor:
+        anchor = parent  # an `elif` is a statement of the `if` before it
+    return anchor
+
+
+def _waited_already(
+    recording: Recording,
+    anchor: cst.BaseStatement,
+    waited: list[cst.BaseStatement],
+    save_paths: list[dict[cst.FunctionDef | None, cst.CSTNode]],
+) -> bool:
+    """An earlier statement of the same block got a barrier, and nothing on a save's way runs
+    between the two (``test(model)`` then ``final = torch.load(best)``: one barrier is enough)."""
+    block = recording.parent(anchor)
+    function = recording.analysis.source.enclosing_function(anchor)
+    ways = [path[function] for path in save_paths if function in path]
+    for earlier in waited:
+        if recording.parent(earlier) is block and recording.line(earlier) < recording.line(anchor):
+            if not any(recording.line(earlier) <= recording.line(way) < recording.line(anchor) for way in ways):
+                return True
+    return False
+
+
+def _follows_barrier(recording: Recording, statement: cst.BaseStatement) -> bool:
+    """``ddpify.barrier()`` right before ``statement`` already (converted before)."""
+    block = recording.parent(statement)
+    body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+    index = next((i for i, s in enumerate(body) if s is statement), 0)
+    return index > 0 and is_barrier(recording, body[index - 1])
