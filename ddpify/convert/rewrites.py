@@ -281,6 +281,12 @@ def quiet_progress_bar(call: cst.Call) -> cst.Call | None:
     return call.with_changes(args=fix_commas(args))
 
 
+def agreed(test: cst.CSTNode) -> cst.CSTNode:
+    """``os.path.exists(d)`` → ``ddpify.agreed(os.path.exists(d))``: rank 0's answer on every rank."""
+    assert isinstance(test, cst.BaseExpression)
+    return snippets.expression("agreed", rt=RT, test=code(test))
+
+
 def rank_zero_factory(call: cst.Call) -> cst.Call:
     """``SummaryWriter(...)`` → ``ddpify.rank_zero(SummaryWriter)(...)``."""
     return call.with_changes(func=snippets.expression("rank_zero", rt=RT, factory=code(call.func)))

@@ -15,7 +15,7 @@ from ._io import NullObject, load, print, rank_zero, save
 from ._logging import rank_zero_logging
 from ._metrics import mean_over_ranks
 from ._model import load_state_dict, prepare_model, prepare_trained, sync_gradients, through_ddp, unwrap, wrapped
-from ._per_process import device_from, shared_mkdtemp, shared_temporary_directory
+from ._per_process import agreed, device_from, shared_mkdtemp, shared_temporary_directory
 from ._process_group import (
     barrier,
     device,
@@ -45,6 +45,7 @@ __all__ = [
     "is_main_process",
     "device",
     "barrier",
+    "agreed",
     "mean_over_ranks",
     "distributed_loader",
     "EpochDataLoader",

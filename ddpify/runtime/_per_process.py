@@ -1,5 +1,6 @@
 """Values each process would make for itself, made once for the job: a temporary folder every
-rank shares, and a device option (``--device cuda:0``) turned into each rank's own GPU."""
+rank shares, a device option (``--device cuda:0``) turned into each rank's own GPU, and rank
+0's answer to a test of shared state (``agreed``)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,16 @@ import contextlib
 import shutil
 import tempfile
 from collections.abc import Iterator
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
 import torch
 import torch.distributed as dist
 
 from ._process_group import barrier, device, is_distributed, is_main_process, setup, world_size
 
-__all__ = ["shared_mkdtemp", "shared_temporary_directory", "device_from"]
+T = TypeVar("T")
+
+__all__ = ["shared_mkdtemp", "shared_temporary_directory", "device_from", "agreed"]
 
 
 def _joined() -> bool:
@@ -32,6 +35,15 @@ def _from_rank_zero(value: Any) -> Any:
     box = [value]
     dist.broadcast_object_list(box, src=0)
     return box[0]
+
+
+def agreed(value: T) -> T:
+    """Rank 0's ``value`` on every rank. For a test of state the ranks share, asked at set-up
+    (``if ddpify.agreed(os.path.exists(log_dir)):`` before one branch removes the folder and
+    another creates it): each rank alone would ask at its own moment, and one that asks after
+    another created the folder takes the other branch. Every rank must call it; one process:
+    ``value``."""
+    return _from_rank_zero(value) if _joined() else value
 
 
 def shared_mkdtemp(suffix: Optional[str] = None, prefix: Optional[str] = None, dir: Optional[str] = None) -> str:  # noqa: A002

@@ -113,6 +113,7 @@ PLANNERS: tuple[Planner, ...] = (
     paths.plan,  # clock-named directories; temporary folders rank 0 writes into
     directories.plan,  # pathlib mkdir(): exist_ok=True; `from os import mkdir` reported
     directories.plan_refusals,  # `if os.path.exists(out): raise` before creating it: a barrier after the test
+    directories.plan_set_up_tests,  # `if exists(d): (rmtree d | exit) else: makedirs(d)`: barriers around it
     reloads.plan,  # a load every rank runs after a save that does not wait: a barrier before it
     fetches.plan,  # other web downloads: rank 0 first (never inside rank-0-only code)
     fetches.plan_directory_helpers,  # the project's directory-making helpers: rank 0 first

@@ -15,7 +15,17 @@ Calls behind a rank test (only some ranks create it) are left alone.
 A refusal to overwrite (``if os.path.exists(out): raise KeyError("Existing path")`` before
 ``os.makedirs(out)``, StyleGAN.pytorch's train.py) races on every rank: the first rank to create
 the folder makes the others refuse. ``ddpify.barrier()`` after the test lets every rank test
-before any creates it, so all agree, as one process would."""
+before any creates it, so all agree, as one process would.
+
+A set-up decision on a path that exists (``if os.path.exists(log): (rmtree and recreate it, or
+exit) else: makedirs(log)``, ddim's main.py; ``if isdir(ckpt) and args.fresh: rmtree(ckpt)``
+before ``makedirs(ckpt)``) races the same way: a rank that tests after another created the
+folder takes the other branch (and exits, leaving the rest hanging), and rank 0's removal may
+come after another rank created it. The test becomes ``ddpify.agreed(test)``, rank 0's answer
+on every rank (a barrier before it would not do: the ranks leave a barrier at different
+moments), and ``ddpify.barrier()`` after the ``if`` lets rank 0 finish removing and creating
+before anyone goes on. A plain ``if not exists(d): makedirs(d)`` needs neither:
+``exist_ok=True`` is enough."""
 
 from __future__ import annotations
 
@@ -25,6 +35,7 @@ from ddpify import snippets
 from ddpify.convert import names, rewrites
 from ddpify.convert.fact_types import Facts, Insertion, NodeRewrite
 from ddpify.convert.planners.rank_zero import already_guarded, on_rank_zero_only, same_scope_values
+from ddpify.convert.planners.read_back import removed_path
 from ddpify.convert.record import Recording
 from ddpify.convert.rewrites import RT
 from ddpify.findings import ManualItem
@@ -61,6 +72,44 @@ def plan_refusals(recording: Recording, facts: Facts) -> None:
             "(else the first rank to create it makes the others refuse)"
         )
         facts.inserted.append(Insertion(f"barrier:{recording.line(test)}", test, statement, what))
+
+
+def plan_set_up_tests(recording: Recording, facts: Facts) -> None:
+    """``ddpify.barrier()`` before and after an ``if`` on a path's existence whose branches
+    remove a path or stop the run, and that creates a directory in a branch or right after (see
+    the module docstring). Only where every rank runs it alike."""
+    context = recording.analysis.context
+    planned = {insertion.key for insertion in facts.inserted}
+    for test in recording.analysis.source.of_types(cst.If):
+        assert isinstance(test, cst.If)
+        block = recording.parent(test)
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)) or not tests_existence(recording, test.test):
+            continue  # an `elif` belongs to the `if` before it
+        body = list(block.body)
+        after = body[body.index(test) + 1 :]
+        calls = cstutil.of_types(test, cst.Call)
+        removes = any(removed_path(recording, c) is not None for c in calls)
+        branches = [b.body for b in cstutil.of_types(test, cst.If, cst.Else) if isinstance(b, (cst.If, cst.Else))]
+        stops = test.orelse is not None and any(_leaves(recording, b) for b in branches)
+        creates = _creates_directory(recording, test) or (after and _creates_directory(recording, after[0]))
+        if not creates or not (removes or stops) or on_rank_zero_only(recording, facts, test):
+            continue
+        if not context.every_rank(test) or context.divergent_condition(test) is not None:
+            continue
+        shown = f"`if {code(test.test)}:`"
+        if not _asks_rank_zero(recording, test.test):
+            what = f"{shown} asks rank 0: ddpify.agreed(...) gives every rank its answer (else a rank that tests after another created the path takes another branch)"
+            facts.node_rewrites[test.test] = NodeRewrite(rewrites.agreed, what)
+        key = f"barrier:{recording.line(test)}"
+        if key not in planned and not (after and is_barrier(recording, after[0])):
+            what = f"ddpify.barrier() after {shown}: rank 0 finishes removing and creating before any rank goes on"
+            facts.inserted.append(Insertion(key, test, snippets.statement("barrier", rt=RT), what))
+            planned.add(key)
+
+
+def _asks_rank_zero(recording: Recording, test: cst.BaseExpression) -> bool:
+    """``ddpify.agreed(...)`` already (converted before)."""
+    return isinstance(test, cst.Call) and f"{names.RUNTIME_MODULE}.agreed" in recording.qualified(test.func)
 
 
 def is_barrier(recording: Recording, statement: cst.CSTNode) -> bool:
