@@ -46,3 +46,44 @@ def test_a_batch_size_that_sizes_a_tensor_keeps_the_per_process_batch(use: str, 
     result = convert_source(textwrap.dedent(_SCRIPT.replace("{use}", use)))
     assert ("per_process_batch=True" in result.output) is sizes
     assert "ddpify.distributed_loader(" in result.output
+
+
+_CONFIGURED = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+config = {"batch_size": 8, "epochs": 2}
+batch_size = config["batch_size"]
+loader = DataLoader(TensorDataset(torch.randn(64, 4)), batch_size={batch}, shuffle=True)
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+{before}
+for epoch in range(config["epochs"]):
+    for (x,) in loader:
+        loss = nn.functional.mse_loss(model(x), {target})
+        loss.backward()
+        optimizer.step()
+{after}
+"""
+
+
+@pytest.mark.parametrize(
+    ("batch", "before", "target", "after", "sizes"),
+    [
+        # a GAN's targets made once before the loop (pytorch-GANs' training_config['batch_size'])
+        ('config["batch_size"]', 'real_gt = torch.ones((config["batch_size"], 1))', "real_gt", "", True),
+        ("batch_size", "real_gt = torch.ones(batch_size, 1)", "real_gt", "", True),
+        ('config["batch_size"]', "", 'torch.zeros(config["batch_size"], 1)', "", True),
+        # made before the loop but only compared after it: nothing in training depends on it
+        ("batch_size", "fixed = torch.ones(batch_size, 1)", "torch.zeros_like(x[:, :1])", "print(model(x).shape == fixed.shape)", False),
+        ('config["batch_size"]', "", "torch.zeros_like(x[:, :1])", 'print(config["batch_size"])', False),
+    ],
+)
+def test_a_configured_batch_size_that_sizes_training_tensors_keeps_the_per_process_batch(
+    batch: str, before: str, target: str, after: str, sizes: bool
+) -> None:
+    script = _CONFIGURED.replace("{batch}", batch).replace("{before}", before).replace("{target}", target).replace("{after}", after)
+    result = convert_source(script)
+    assert ("per_process_batch=True" in result.output) is sizes, result.output
+    assert "ddpify.distributed_loader(" in result.output

@@ -18,7 +18,7 @@ import libcst as cst
 
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.record import Recording
-from ddpify.tree.cstutil import attribute_name, code, of_types
+from ddpify.tree.cstutil import attribute_name, code, is_simple_reference, of_types
 
 # Calls whose arguments are the sizes of the tensor they build or reshape to.
 SHAPE_CALLS = frozenset(
@@ -65,17 +65,23 @@ _BATCH_SIZE_NAME = re.compile(r"(train_|per_device_|local_)?(batch_?size|bs)", r
 _THROUGH = (cst.Tuple, cst.List, cst.Element, cst.BinaryOperation, cst.UnaryOperation, cst.Arg)
 
 
+def is_variable(node: cst.BaseExpression) -> bool:
+    """A batch size one can find again: ``batch_size``, ``args.batch_size``, ``config["batch_size"]``."""
+    if isinstance(node, cst.Subscript):
+        return _last_name(node) is not None and is_simple_reference(node.value)
+    return is_simple_reference(node)
+
+
 def used_at(recording: Recording, batch: cst.BaseExpression) -> int | None:
     """The first line where the variable ``batch`` (``batch_size``, ``args.batch_size``) is
     used as the length of a batch on the training path; None without such evidence."""
     spelled = code(batch)
-    kind = cst.Name if isinstance(batch, cst.Name) else cst.Attribute
-    dataflow = recording.analysis.dataflow
+    kind = type(batch) if isinstance(batch, (cst.Name, cst.Attribute, cst.Subscript)) else cst.Attribute
     lines: list[int] = []
     for node in of_types(recording.module, kind):
         if node is batch or code(node) != spelled or not _same_variable(recording, batch, node):
             continue
-        if _sizes_a_tensor(recording, node) and dataflow.on_training_path(node):
+        if _sizes_a_tensor(recording, node) and _used_in_training(recording, node):
             lines.append(recording.line(node))
     return min(lines, default=None)
 
@@ -84,17 +90,15 @@ def plan_handed_in(recording: Recording, facts: Facts) -> None:
     """Loaders this file does not build (``Facts.helper_loaders``): their batch size is not
     in sight, so the evidence is a value *named* like one (``args.batch_size``, ``bs``) that
     sizes a tensor on the training path. Splitting the batch would then break that code
-    (SimCLR's ``torch.arange(self.args.batch_size)`` labels), so the loader keeps the
+    (SimCLR's ``torch.arange(self.args.batch_size)`` labels, pytorch-GANs'
+    ``torch.ones((training_config['batch_size'], 1))`` targets), so the loader keeps the
     per-process batch, as a loader of this file with such a use does."""
     if not facts.helper_loaders:
         return
-    dataflow = recording.analysis.dataflow
     uses = [
         (code(node), recording.line(node))
-        for node in of_types(recording.module, cst.Name, cst.Attribute)
-        if _BATCH_SIZE_NAME.fullmatch(node.value if isinstance(node, cst.Name) else attribute_name(node) or "")
-        and _sizes_a_tensor(recording, node)
-        and dataflow.on_training_path(node)
+        for node in of_types(recording.module, cst.Name, cst.Attribute, cst.Subscript)
+        if _BATCH_SIZE_NAME.fullmatch(_last_name(node) or "") and _sizes_a_tensor(recording, node) and _used_in_training(recording, node)
     ]
     if uses:
         first = min(uses, key=lambda use: use[1])
@@ -102,8 +106,38 @@ def plan_handed_in(recording: Recording, facts: Facts) -> None:
             loader.batch_used_at = first
 
 
+def _used_in_training(recording: Recording, node: cst.CSTNode) -> bool:
+    """``node`` runs on the training path, or builds a variable read there: the targets a GAN
+    makes once before its loop (``real_gt = torch.ones((batch_size, 1))``) and compares every
+    batch with."""
+    dataflow = recording.analysis.dataflow
+    if dataflow.on_training_path(node):
+        return True
+    statement = recording.analysis.source.statement_of(node)
+    assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return False
+    target = assign.targets[0].target
+    function = recording.function_of(assign)
+    return any(
+        name is not target and recording.function_of(name) is function and dataflow.on_training_path(name)
+        for name in recording.analysis.source.names_by_value.get(target.value, [])
+    )
+
+
+def _last_name(node: cst.CSTNode) -> str | None:
+    """``batch_size`` of ``batch_size``, ``args.batch_size`` and ``config["batch_size"]``."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Subscript):
+        key = node.slice[0].slice if len(node.slice) == 1 else None
+        value = key.value if isinstance(key, cst.Index) else None
+        return value.evaluated_value if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str) else None
+    return attribute_name(node)
+
+
 def _root(node: cst.BaseExpression) -> cst.BaseExpression:
-    while isinstance(node, cst.Attribute):
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
         node = node.value
     return node
 

@@ -57,7 +57,7 @@ def plan(recording: Recording, facts: Facts) -> None:
         batch = keyword_value(call, "batch_size")
         if batch is None and len(call.args) > 1 and call.args[1].keyword is None and not call.args[1].star:
             batch = call.args[1].value
-        if batch is not None and is_simple_reference(batch):
+        if batch is not None and batch_lengths.is_variable(batch):
             fact.batch_expression = code(batch)
             if fact.role in ("train", "decided"):
                 fact.batch_used_at = batch_lengths.used_at(recording, batch)

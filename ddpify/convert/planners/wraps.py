@@ -351,6 +351,8 @@ def _spelling(recording: Recording, model: Model, statement: cst.BaseStatement) 
         parent = recording.parent(node)
         if isinstance(parent, cst.Assign) and parent.value is node:
             found += [t.target for t in parent.targets if is_simple_reference(t.target)]
+        elif (paired := _unpacked_into(recording, node)) is not None:  # g, d = Generator(), Discriminator()
+            found.append(paired)
         elif isinstance(parent, cst.AnnAssign) and parent.value is node and is_simple_reference(parent.target):
             found.append(parent.target)
         elif (
@@ -360,6 +362,23 @@ def _spelling(recording: Recording, model: Model, statement: cst.BaseStatement) 
         ):
             found.append(node)
     return found[-1] if found else None
+
+
+def _unpacked_into(recording: Recording, node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The name ``node`` is bound to by a tuple assignment: ``d`` for ``Discriminator()`` in
+    ``g, d = Generator(), Discriminator()``; None for anything else."""
+    element = recording.parent(node)
+    values = recording.parent(element) if isinstance(element, cst.Element) else None
+    assign = recording.parent(values) if isinstance(values, (cst.Tuple, cst.List)) else None
+    if not isinstance(assign, cst.Assign) or not isinstance(values, (cst.Tuple, cst.List)) or assign.value is not values:
+        return None
+    targets = assign.targets[0].target if len(assign.targets) == 1 else None
+    if not isinstance(targets, (cst.Tuple, cst.List)) or len(targets.elements) != len(values.elements):
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in (*targets.elements, *values.elements)):
+        return None
+    target = targets.elements[values.elements.index(element)].value
+    return target if is_simple_reference(target) else None
 
 
 def _in_comprehension(recording: Recording, node: cst.CSTNode, statement: cst.CSTNode) -> bool:
