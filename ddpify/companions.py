@@ -4,10 +4,14 @@ config); trainer.train()`` with ``Trainer`` in ``trainer.py``) is converted by c
 module, into ``trainer_ddp.py`` beside it, and pointing the script's import at it.
 
 Decisions, and why:
-- Only when the script itself has no training code. A script with its own loop that calls a
+- Only when the script itself runs no training loop. A script with its own loop that calls a
   module's ``train_one_epoch(model, loader, ...)`` is converted where the model and the loader
   are (the module's backward then runs on the wrapped model); converting the module as well
-  would change code that already works.
+  would change code that already works. A script that builds the model, its optimizer and
+  the data and hands them all to a trainer class that runs the loop and writes (Conv-TasNet's
+  ``Solver(data, model, optimizer, args).train()``) gets that module converted alongside:
+  the script wraps and shards, the module's saves and prints happen once
+  (``ConversionResult.wraps_for_modules``).
 - The module is written next to the original under ``<name>_ddp.py``, so its own imports (its
   siblings, its package) resolve exactly as before, and the original stays untouched: a
   conversion never rewrites an input it was not asked to. The script's output must sit next

@@ -25,7 +25,7 @@ from . import _passes, _seed
 from ._batches import ShardedBatches, reiterable_batches
 from ._env import detect_env
 from ._guard import call_site, training_now
-from ._loader_arguments import DATALOADER_SIGNATURE, loader_arguments
+from ._loader_arguments import DATALOADER_SIGNATURE, extra_state, loader_arguments, rebuildable
 from ._process_group import is_main_process, rank, world_size
 
 __all__ = ["EpochDataLoader", "ShardedSampler", "ShardedBatchSampler", "distributed_loader", "set_epoch", "shard"]
@@ -319,9 +319,11 @@ def shard(loader: Any, *, per_process_batch: bool = False, only_when_training: b
 
     Rebuilt through :func:`distributed_loader` from the loader's own arguments, so both behave
     alike (global batch split across ranks, num_workers capped, auto-advancing epochs, a
-    user's sampler or batch sampler kept and sharded). Returned unchanged: with one process,
-    when it is already sharded, and (with a warning) for an ``IterableDataset`` or a
-    ``DataLoader`` subclass, a generator or another one-pass iterator. Any other iterable of
+    user's sampler or batch sampler kept and sharded; a subclass that only changes how a
+    DataLoader is built is rebuilt as a plain one, its own attributes carried over; a batch too
+    small to split keeps the per-process batch). Returned unchanged: with one process, when it
+    is already sharded, and (with a warning) for an ``IterableDataset``, another ``DataLoader``
+    subclass, a generator or another one-pass iterator. Any other iterable of
     batches (a project's own batch iterator class) comes back as ``ShardedBatches``: each batch
     cut across the ranks (``ddpify.runtime._batches``).
 
@@ -338,7 +340,7 @@ def shard(loader: Any, *, per_process_batch: bool = False, only_when_training: b
         return _refilled(loader, shards)
     if world_size() <= 1 or _is_sharded(loader):
         return loader
-    if type(loader) is not DataLoader:
+    if not rebuildable(loader):
         if reiterable_batches(loader):
             return ShardedBatches(loader, only_when_training=only_when_training)  # a project's own batch iterator
         _warn_once(
@@ -354,9 +356,18 @@ def shard(loader: Any, *, per_process_batch: bool = False, only_when_training: b
             "itself by ddpify.rank() / ddpify.world_size()."
         )
         return loader
+    arguments = loader_arguments(loader)
+    batch = arguments.get("batch_size")
+    if not per_process_batch and batch is not None and batch < world_size():
+        _print_once(
+            f"ddpify: a batch of {batch} does not split over {world_size()} processes: each takes its own (effective batch {batch * world_size()})"
+        )
+        per_process_batch = True
     if only_when_training:
-        return RunTimeRoleLoader((), loader_arguments(loader), per_process_batch, plain=loader)
-    rebuilt = distributed_loader(**loader_arguments(loader), per_process_batch=per_process_batch)
+        return RunTimeRoleLoader((), arguments, per_process_batch, plain=loader)
+    rebuilt = distributed_loader(**arguments, per_process_batch=per_process_batch)
+    for name, value in extra_state(loader).items():
+        setattr(rebuilt, name, value)
     rebuilt._unsharded = loader
     return rebuilt
 

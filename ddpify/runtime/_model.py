@@ -25,11 +25,15 @@ _DDP_PREFIX = "module."
 _WRAPPER_OF: weakref.WeakKeyDictionary[nn.Module, weakref.ReferenceType[nn.Module]] = weakref.WeakKeyDictionary()
 
 
-def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, on_rank_device: bool = False, **ddp_kwargs: Any) -> nn.Module:
+def prepare_model(
+    model: nn.Module, *, sync_batchnorm: bool = True, on_rank_device: bool = False, data_parallel: bool = False, **ddp_kwargs: Any
+) -> nn.Module:
     """Wrap ``model`` in DistributedDataParallel on this rank's device.
 
     * One process: ``model`` is returned unchanged (same object), so plain runs match the
-      original script.
+      original script; with ``data_parallel=True`` (the script wrapped it in ``nn.DataParallel``,
+      which the converter removed, and code it cannot see reads ``model.module``), wrapped in
+      ``nn.DataParallel`` as the script did.
     * ``nn.DataParallel`` is unwrapped first (it must not be nested in DDP); an existing DDP
       model is returned as is; a model without trainable parameters is returned as is because
       DDP refuses to wrap it and there is nothing to synchronise.
@@ -55,7 +59,7 @@ def prepare_model(model: nn.Module, *, sync_batchnorm: bool = True, on_rank_devi
     """
     site = call_site(1)
     if world_size() <= 1:
-        return model
+        return nn.DataParallel(model) if data_parallel and not isinstance(model, nn.DataParallel) else model
     setup()
     if isinstance(model, nn.DataParallel):
         model = model.module

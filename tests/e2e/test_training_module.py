@@ -166,3 +166,26 @@ def test_an_algorithm_class_picked_by_name_trains_as_ddp(tmp_path: Path) -> None
     iterated = [ld["seq"] for ld in run.loaders(0) if ld["dataset_len"] == 64 and ld["epochs"]]
     assert len(iterated) == 2, run.describe()  # the two training loaders, sharded at their first training pass
     _assert_trained_as_ddp(run, iterated)
+
+
+SOLVER = Path(__file__).resolve().parent / "data" / "solver_saves_project"
+
+
+@pytest.mark.torchrun
+def test_a_solver_given_the_data_and_the_ddp_model_is_converted_alongside(tmp_path: Path) -> None:
+    """Conv-TasNet's shape (unseen20i): the script builds its loaders (a DataLoader subclass
+    that only sets its collate_fn), the model (an nn.DataParallel) and the optimizer, and hands
+    them all to a ``Solver`` of a sibling module that trains, prints and saves through
+    ``self.model.module``. The script shards its loaders (the subclass rebuilt as a plain
+    DataLoader) and ``solver.py`` is converted alongside, so its checkpoints are written once
+    and without ``module.`` keys; one process keeps the DataParallel the solver reads."""
+    converted = _convert_project(tmp_path, SOLVER, ("train.py", "solver.py", "data.py"), "train.py", "train_ddp.py")
+    assert "from solver_ddp import Solver" in (tmp_path / "train_ddp.py").read_text()
+    assert "ddpify.save(ddpify.unwrap(self.model).serialize(" in (tmp_path / "solver_ddp.py").read_text()
+    assert "written once per rank" not in converted.stderr
+    run = run_script(tmp_path / "train_ddp.py", cwd=tmp_path).assert_ok()
+    loader = run.loader_seq(64, nth=1)  # the subclass first (never iterated sharded), then its plain rebuild
+    _assert_trained_as_ddp(run, [loader])
+    assert run.stdout.count("epoch 2 train loss") == 1
+    run_script(tmp_path / "train_ddp.py", ["--epochs", "1", "--save_folder", "plain"], nproc=None, cwd=tmp_path).assert_ok()
+    assert sorted(p.name for p in (tmp_path / "plain").iterdir()) == ["best.pth", "epoch1.pth"]

@@ -377,13 +377,40 @@ def test_shard_leaves_what_it_cannot_rebuild_and_warns(as_rank):
         assert ddpify.shard(stream) is stream
 
     class Custom(DataLoader):
-        pass
+        def __iter__(self):  # batches its own way: a rebuild would change them
+            return super().__iter__()
 
     custom = Custom(DATA, batch_size=2)
     with pytest.warns(UserWarning, match="Custom is not a plain torch DataLoader"):
         assert ddpify.shard(custom) is custom
     already = ddpify.distributed_loader(DATA, batch_size=2)
     assert ddpify.shard(already) is already
+
+
+def test_shard_rebuilds_a_subclass_that_only_changes_how_it_is_built(as_rank):
+    """Conv-TasNet's AudioDataLoader: ``__init__`` sets ``collate_fn`` (and here a tag the
+    training code may read); its batches are DataLoader's, so a plain rebuild shards them."""
+
+    class Configured(DataLoader):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.collate_fn = lambda items: torch.tensor(items) * 10
+            self.tag = "audio"
+
+    as_rank(1, 2)
+    sharded = ddpify.shard(Configured(DATA, batch_size=4))
+    assert sharded.tag == "audio"
+    drawn = [int(v) for batch in sharded for v in batch]
+    assert len(drawn) == len(DATA) // 2 and all(v % 10 == 0 for v in drawn)  # its shard, through its collate_fn
+
+
+def test_shard_keeps_a_batch_too_small_to_split_per_process(as_rank, capsys):
+    """A loader of pre-built minibatches (``batch_size=1``) cannot give half an item to each
+    rank: each rank takes its own item per step, and the run says so."""
+    as_rank(0, 2)
+    sharded = ddpify.shard(DataLoader(DATA, batch_size=1, shuffle=True))
+    assert sharded.batch_size == 1 and len(sharded) == len(DATA) // 2
+    assert "a batch of 1 does not split over 2 processes" in capsys.readouterr().err
 
 
 def test_shard_then_set_epoch_selects_the_shuffle(as_rank):

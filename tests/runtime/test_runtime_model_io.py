@@ -29,6 +29,16 @@ def test_prepare_model_single_process_returns_same_object():
     assert not any(isinstance(m, nn.SyncBatchNorm) for m in model.modules())
 
 
+def test_prepare_model_single_process_keeps_the_data_parallel_the_script_made():
+    """``data_parallel=True``: the converter removed the script's nn.DataParallel and code it
+    cannot see reads ``model.module``; one process wraps it again, as the original did."""
+    model = small_model()
+    kept = ddpify.prepare_model(model, data_parallel=True)
+    assert isinstance(kept, nn.DataParallel) and kept.module is model
+    parallel = nn.DataParallel(model)
+    assert ddpify.prepare_model(parallel, data_parallel=True) is parallel
+
+
 def test_unwrap_strips_nested_wrappers_only():
     model = small_model()
     assert ddpify.unwrap(nn.DataParallel(nn.DataParallel(model))) is model

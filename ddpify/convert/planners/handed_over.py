@@ -17,7 +17,7 @@ from ddpify.convert.names import RUNTIME_MODULE
 from ddpify.convert.planners.calls import COPIES, behind_rank_test, imported_helper
 from ddpify.convert.planners.models import optimizer_builders
 from ddpify.convert.planners.rank_zero import imported_from_local_module, is_call_statement, statement_of
-from ddpify.convert.planners.wrap_options import ON_RANK_DEVICE
+from ddpify.convert.planners.wrap_options import DATA_PARALLEL, ON_RANK_DEVICE
 from ddpify.convert.record import Recording
 from ddpify.findings import Change, ManualItem
 from ddpify.tree.cstutil import callee_name, code, is_simple_reference, of_types
@@ -91,9 +91,15 @@ def _report_data_elsewhere(recording: Recording, facts: Facts, call: cst.Call, h
     (``Facts.wrapped_for_modules``; ``ddpify.companions``), and shards it there."""
     loaders = {v.key for v in facts.loader_variables} | _converted_loaders(recording)
     training_here = any(f.role in ("train", "decided") for f in facts.loaders.values()) or facts.helper_loaders
+    its_loop = wrapped and not any(isinstance(a, (cst.For, cst.While)) for a in recording.ancestors(call))
     if training_here or any(code(a.value) in loaders or names.LOADER_VARIABLE.search(code(a.value)) for a in call.args):
+        # the data is this file's, sharded here; a trainer that runs the loop and writes (Conv-TasNet's
+        # Solver(data, model, optimizer, args).train() saving checkpoints) is converted alongside all the same
+        helper_code = recording.analysis.source.project_call(call)
+        if its_loop and helper_code is not None and helper_code.trains and helper_code.writes:
+            facts.wrapped_for_modules.add(call)
         return
-    if wrapped and not any(isinstance(a, (cst.For, cst.While)) for a in recording.ancestors(call)):  # its loop is there
+    if its_loop:
         facts.wrapped_for_modules.add(call)
         if facts.trains_in_modules:
             return  # that module is converted alongside: its loader is sharded there
@@ -305,13 +311,15 @@ def _placed_for_the_other_file(recording: Recording, facts: Facts, call: cst.Cal
     cannot follow: its wrap gets
     ``on_rank_device=True``, so under CUDA it is on this rank's GPU already and that move is
     none. Without it a CPU model stays on the CPU (``ddpify.runtime.prepare_model``)."""
+    parallel = _data_parallel_models(recording)
     for arg in call.args:
         key = code(arg.value)
         for wrapped, anchor, _ in facts.model_wraps:
             options = facts.wrap_options.get((anchor, wrapped), "")
             if wrapped != key or ON_RANK_DEVICE in options:
                 continue
-            facts.wrap_options[anchor, wrapped] = ", ".join(o for o in (options, ON_RANK_DEVICE) if o)
+            added = (ON_RANK_DEVICE, DATA_PARALLEL) if key in parallel else (ON_RANK_DEVICE,)
+            facts.wrap_options[anchor, wrapped] = ", ".join(o for o in (options, *added) if o)
             facts.changes.append(
                 Change(
                     recording.line(anchor),
@@ -319,6 +327,27 @@ def _placed_for_the_other_file(recording: Recording, facts: Facts, call: cst.Cal
                     f"{ON_RANK_DEVICE} (under CUDA it is on this rank's GPU first, so a later .cuda() there moves nothing)",
                 )
             )
+            if key in parallel:
+                facts.changes.append(
+                    Change(
+                        recording.line(anchor),
+                        f"{key} was an nn.DataParallel, and {helper}() may read {key}.module: with {DATA_PARALLEL} one "
+                        "process keeps that wrapper, as the script did (under DDP the wrapper has .module too)",
+                    )
+                )
+
+
+def _data_parallel_models(recording: Recording) -> set[str]:
+    """The names this file wraps in ``nn.DataParallel`` (``model = nn.DataParallel(net)``:
+    ``model`` and ``net``); the converter removes that wrapper."""
+    found: set[str] = set()
+    for call in recording.analysis.source.of_types(cst.Call):
+        if recording.qualified(call) & names.DATAPARALLEL and call.args:
+            found.add(code(call.args[0].value))
+            statement = recording.parent(call)
+            if isinstance(statement, cst.Assign):
+                found.update(code(t.target) for t in statement.targets)
+    return found
 
 
 def _before_wrap(recording: Recording, facts: Facts, call: cst.Call, key: str) -> bool:

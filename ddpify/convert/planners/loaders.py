@@ -393,7 +393,7 @@ def unwrapped_trainee(recording: Recording, facts: Facts, sources: list[BatchSou
     for held in facts.held_models:
         if _trains(dataflow, sources, _uses(held)):
             return f"{held.key}, which it trains, is not wrapped"
-    if not (facts.wraps_models() or recording.existing_wraps or _wraps_itself(recording)):
+    if not (facts.wraps_models() or recording.existing_wraps or _wraps_itself(recording) or facts.models_from_caller):
         return "no model of this file is wrapped"
     return None
 

@@ -16,6 +16,7 @@ from ddpify.tree.cstutil import code
 
 UNUSED_OPTION = "find_unused_parameters=True"
 ON_RANK_DEVICE = "on_rank_device=True"  # a CPU model onto the rank's GPU before the wrap
+DATA_PARALLEL = "data_parallel=True"  # one process keeps the nn.DataParallel the script made
 
 
 def run_through_wrapper(recording: Recording, facts: Facts, model: Model, name: str, anchor: cst.CSTNode) -> None:
