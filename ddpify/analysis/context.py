@@ -23,6 +23,7 @@ from ddpify.analysis.callers import Callers, Key, first_on_the_way, uncalled
 from ddpify.analysis.decorators import decorated_ranks, decorator_ranks
 from ddpify.analysis.divergence import Divergence, Divergent
 from ddpify.analysis.fixpoint import Fixpoint
+from ddpify.analysis.main_guards import MainGuards, is_name_test
 from ddpify.analysis.rank_tests import RankTests
 from ddpify.analysis.ranks import EVERY, FLAGS, NOWHERE, Branch, Ranks, RankSelection
 from ddpify.analysis.source import Source
@@ -60,13 +61,7 @@ class Execution:
 
 def is_main_guard(node: cst.CSTNode) -> bool:
     """``if __name__ == "__main__":`` (either side)."""
-    if not isinstance(node, cst.If) or not isinstance(node.test, cst.Comparison) or len(node.test.comparisons) != 1:
-        return False
-    target = node.test.comparisons[0]
-    sides = (node.test.left, target.comparator)
-    names = [s.value for s in sides if isinstance(s, cst.Name)]
-    strings = [s.evaluated_value for s in sides if isinstance(s, cst.SimpleString)]
-    return isinstance(target.operator, cst.Equal) and names == ["__name__"] and strings == ["__main__"]
+    return isinstance(node, cst.If) and is_name_test(node.test)
 
 
 class Context:
@@ -364,8 +359,13 @@ class Context:
         return first_on_the_way(Callers(self.source, mentions=False), self._imported_here, self.source.budget)
 
     def under_main_guard(self, node: cst.CSTNode) -> bool:
-        """Inside ``if __name__ == "__main__":``."""
-        return any(is_main_guard(a) for a in self.source.ancestors(node))
+        """Inside ``if __name__ == "__main__":``, or another test only the launched process
+        passes (``ddpify.analysis.main_guards``)."""
+        return self.main_guards.guards(node)
+
+    @functools.cached_property
+    def main_guards(self) -> MainGuards:
+        return MainGuards(self.source)
 
     # ---------------------------------------------------------------- processes
     @functools.cached_property
@@ -386,7 +386,8 @@ class Context:
             for f in self.source.functions_called(call)
         ]
         spawning = [f for call in self.source.spawned.values() if (f := self.source.enclosing_function(call)) is not None]
-        return self._reachable(top + spawning + self._callers_of(spawning)) - self.workers
+        handed = list(self.main_guards.launched_only)  # show_example(example_mask): run behind `__name__ == "__main__"`
+        return self._reachable(top + spawning + self._callers_of(spawning) + handed) - self.workers
 
     def _callers_of(self, functions: list[cst.FunctionDef]) -> list[cst.FunctionDef]:
         """The functions that call ``functions``, transitively (CogDL's ``Trainer.run`` calling

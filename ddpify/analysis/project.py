@@ -264,6 +264,11 @@ class Project:
                 if method is not None:  # `Trainer.step`: a method of a class of that module
                     return method
                 file, rest = project_files.submodule(file, rest[0]), rest[1:]
+            if file is not None and not rest and file.name != "__init__.py":
+                # `from datasets import make_dataloader` then `make_dataloader(cfg)`: a module is not
+                # called; the package's __init__ re-exports the function of that name
+                package = file.with_name("__init__.py")
+                return module_helpers(package, self.depth, self._summarise).get(file.stem) if package.is_file() else None
             if file is None or len(rest) != 1:
                 return None
             return module_helpers(file, self.depth, self._summarise).get(rest[0])

@@ -80,9 +80,29 @@ def wrapped_when(rule: Rule, node: cst.CSTNode, name: str, sites: dict[str, list
         if wrap_function is function:
             if _line(rule, wrap) < line:
                 return True
-        elif not _called_before(rule, function, wrap_function, _line(rule, wrap)):
+        elif not _called_before(rule, function, wrap_function, _line(rule, wrap)) and not _separate_locals(name, function, wrap_function):
             return True
     return False
+
+
+def _separate_locals(name: str, function: cst.FunctionDef | None, other: cst.FunctionDef | None) -> bool:
+    """``name`` is a local variable of both functions, and ``other`` does not hand its value
+    back (``return model``): ``model = DDP(model)`` in ``train_worker`` is not the ``model`` that
+    ``load_trained_model`` builds and loads."""
+    if function is None or other is None or "." in name:
+        return False
+    if not (_local(name, function) and _local(name, other)):
+        return False
+    return not any(isinstance(r.value, cst.Name) and r.value.value == name for r in of_types(other, cst.Return))
+
+
+def _local(name: str, function: cst.FunctionDef) -> bool:
+    """Assigned in ``function``'s own body, neither its parameter nor declared global or nonlocal."""
+    if any(p.name.value == name for p in (*function.params.params, *function.params.kwonly_params, *function.params.posonly_params)):
+        return False
+    if any(n.name.value == name for d in of_types(function, cst.Global, cst.Nonlocal) for n in d.names):  # type: ignore[attr-defined]
+        return False
+    return any(is_name(t.target, name) for a in of_types(function, cst.Assign) for t in a.targets)
 
 
 def _called_before(rule: Rule, callee: cst.FunctionDef | None, caller: cst.FunctionDef | None, line: int) -> bool:

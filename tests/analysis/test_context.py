@@ -238,6 +238,56 @@ def test_parent_and_workers() -> None:
     assert [context.every_rank(c) for c in found] == [True, True, True, False, False, True, False]
 
 
+def test_tests_only_the_launched_process_passes() -> None:
+    """The Annotated Transformer's shape: a notebook saved as a script that spawns its workers.
+    ``__name__ == "__main__"`` in a conjunction, in a helper returning it, and a runner calling
+    what it is handed only behind it: that code runs in the launching process (the spawned
+    workers import the file as ``__mp_main__``); the worker and unguarded module code do not."""
+    source = """\
+    RUN_EXAMPLES = True
+
+    def is_interactive_notebook():
+        return __name__ == "__main__"
+
+    def show_example(fn, args=[]):
+        if __name__ == "__main__" and RUN_EXAMPLES:
+            return fn(*args)
+
+    def example_mask():
+        mark(1)
+
+    def build_vocab():
+        mark(2)
+
+    def worker(rank):
+        mark(3)
+
+    def launch():
+        mp.spawn(worker, nprocs=2)
+
+    show_example(example_mask)
+    mark(4)
+    if is_interactive_notebook():
+        mark(5)
+        vocab = build_vocab()
+    if RUN_EXAMPLES and __name__ == "__main__":
+        mark(6)
+    else:
+        mark(7)
+    """
+    analysis, found = calls(source)
+    context = analysis.context  # type: ignore[attr-defined]
+    assert [context.process(c) for c in found] == [
+        Process.PARENT,  # handed to the runner
+        Process.PARENT,  # called in the helper-guarded block
+        Process.WORKER,
+        Process.EVERY,  # module code every worker imports again
+        Process.PARENT,
+        Process.PARENT,
+        Process.EVERY,  # the other branch of the guard
+    ]
+
+
 @pytest.mark.parametrize(
     "spawn",
     [

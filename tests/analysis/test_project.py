@@ -99,6 +99,17 @@ def test_helpers_are_summarised(tmp_path: Path) -> None:
     assert project.helper(_call("core.missing()")) is None and project.helper(_call("torch.save(x)")) is None
 
 
+def test_a_function_named_like_its_module_is_the_packages_re_export(tmp_path: Path) -> None:
+    """TransReID's ``from datasets import make_dataloader`` where ``datasets/__init__.py`` does
+    ``from .make_dataloader import make_dataloader``: the name is the function (a module is
+    not called), so its facts come from the package's re-export."""
+    loader = "import torch\n\n\ndef make_dataloader(cfg):\n    return torch.utils.data.DataLoader(cfg.data, num_workers=4, shuffle=True)\n"
+    files = {"datasets/__init__.py": "from .make_dataloader import make_dataloader\n", "datasets/make_dataloader.py": loader}
+    project = _project(tmp_path, files, "from datasets import make_dataloader\n")
+    helper = project.helper(_call("make_dataloader(cfg)"))
+    assert helper is not None and "torch" in helper.draws  # its loader workers draw from torch's RNG
+
+
 def test_a_folder_without_init_is_a_package(tmp_path: Path) -> None:
     """``from utils import misc`` where ``utils/`` has no ``__init__.py`` (a namespace package,
     as in VAR): the print override two modules away (``arg_util`` -> ``misc``, ``import

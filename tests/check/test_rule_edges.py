@@ -30,10 +30,11 @@ def main():
 
 
 def test_seed_passed_per_rank_through_a_parameter() -> None:
-    """DDP011 follows a seed parameter to the call sites: ``set_seed(42 + rank)`` is per rank."""
+    """DDP011 follows a seed parameter to the call sites: ``set_seed(42 + rank)`` is per rank;
+    ``same_seed(42)`` is the finding, at the call that chooses the value (not inside the helper)."""
     rule = next(r for r in ALL_RULES if r.code == "DDP011")
     findings = check_source(SEED_THROUGH_PARAMETER, rules=[rule]).findings
-    assert [(f.code, f.line) for f in findings] == [("DDP011", 11)]
+    assert [(f.code, f.line) for f in findings] == [("DDP011", 17)]
 
 
 def test_plain_fixes_name_torch_distributed_as_the_file_does() -> None:

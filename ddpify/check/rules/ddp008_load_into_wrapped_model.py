@@ -27,7 +27,8 @@ class LoadIntoWrappedModel(Rule):
         "a resume checkpoint saved and loaded through a wrapper that is always there (a run "
         "without it stops: `else: raise NotImplementedError(...)`), exported "
         "plain weights loaded into the plain model before the wrap, and loads whose code strips "
-        "the `module.` prefix itself."
+        "the `module.` prefix itself, and a load into a local variable of another function than the "
+        "wrap's (its own `model = make_model()`)."
     )
     default = True
     fix = "safe"
@@ -45,6 +46,21 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 model = DDP(model, device_ids=[local_rank])
 model.module.load_state_dict(torch.load("model.pt", map_location="cpu"))
+""",
+        """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def train_worker(rank):
+    model = DDP(make_model().to(rank), device_ids=[rank])
+    train(model)
+
+
+def load_trained_model():
+    model = make_model()  # another function's local `model`: never the wrapper
+    model.load_state_dict(torch.load("final.pt"))
+    return model
 """,
         """\
 import torch

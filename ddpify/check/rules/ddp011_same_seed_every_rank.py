@@ -6,6 +6,7 @@ import re
 import libcst as cst
 
 from ddpify.analysis.context import Process
+from ddpify.analysis.seeding import Seeding, seeding
 from ddpify.check.rule import Invalid, Rule, short
 from ddpify.check.script import is_data_parallel
 from ddpify.check.seeds import family, seeds
@@ -229,6 +230,8 @@ for step in range(100):
         if found is None:
             return
         seed, families = found
+        if self._inside_local_helper(node):
+            return  # `def set_seed(seed): torch.manual_seed(seed)`: reported where it is called, with what
         rngs = seeds(self)
         consumed = self._in_worker_init(node) or any(rngs.consumed(f, node) for f in families)
         if self._per_rank(node, seed) or not consumed:
@@ -263,16 +266,44 @@ for step in range(100):
         if self.qualified(node) & names.SEED_FUNCTIONS:
             seeded = family(self, node)
             return (node.args[0].value, frozenset({seeded})) if seeded is not None else None
-        helper = self.file.analysis.source.project.helper(node)
-        if helper is None or helper.seeds is None:
+        local = self._local_helper(node)
+        helper = self.file.analysis.source.project.helper(node) if local is None else None
+        how = local[1] if local is not None else helper.seeds if helper is not None else None
+        if how is None:
             return None
         for position, arg in enumerate(node.args):
-            if (arg.keyword.value == helper.seeds.name) if arg.keyword is not None else position == helper.seeds.index:
-                if not helper.seeds.attribute:
-                    return arg.value, helper.seeds.families
+            if (arg.keyword.value == how.name) if arg.keyword is not None else position == how.index:
+                if not how.attribute:
+                    return arg.value, how.families
                 if is_simple_reference(arg.value):  # `set_seed(args)` seeds with `args.seed`
-                    return cst.parse_expression(code(arg.value) + helper.seeds.attribute), helper.seeds.families
+                    return cst.parse_expression(code(arg.value) + how.attribute), how.families
         return None
+
+    def _local_helper(self, call: cst.Call) -> tuple[cst.FunctionDef, Seeding] | None:
+        """``set_seed(cfg.SOLVER.SEED)`` of a module-level function of this file that seeds the
+        global RNGs with its parameter (``ddpify.analysis.seeding.seeding``): one seed call,
+        where the value is chosen, like a project helper's."""
+        source = self.file.analysis.source
+        if not isinstance(call.func, cst.Name):
+            return None
+        called = [f for f in source.functions_called(call) if source.enclosing_function(f) is None and not source.is_method(f)]
+        how = self._seeding(called[0]) if len(called) == 1 else None
+        return (called[0], how) if how is not None else None
+
+    def _inside_local_helper(self, call: cst.Call) -> bool:
+        """A seed call in such a helper that this file calls: its callers are reported."""
+        source = self.file.analysis.source
+        function = source.enclosing_function(call)
+        if function is None or source.enclosing_function(function) is not None or source.is_method(function):
+            return False
+        return self._seeding(function) is not None and bool(source.call_sites(function))
+
+    def _seeding(self, function: cst.FunctionDef) -> Seeding | None:
+        memo = self.file.memo.setdefault("ddp011-seeding", {})
+        assert isinstance(memo, dict)
+        if function not in memo:
+            memo[function] = seeding(self.file.analysis.source, self.file.analysis.rank_tests, function)
+        return memo[function]
 
     def _per_rank(self, call: cst.Call, seed: cst.BaseExpression) -> bool:
         """The seed differs between ranks (``seed + rank``, also through a variable or a
