@@ -237,6 +237,9 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             helpers.setdefault(f"{klass.name.value}.__init__", Helper())
     for name in _library_objects(module, path):  # `cfg = CN()` of yacs
         helpers.setdefault(name, Helper(library_object=True))
+    for name in analysis.output.stdout_redirecting_classes():  # `with HiddenPrints(rank):`
+        key = f"{name}.__init__"
+        helpers[key] = dataclasses.replace(helpers.get(key, Helper()), redirects_stdout=True)
     for name in optimizer_classes(source):
         key = f"{name}.__init__"
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), optimizer_class=True)

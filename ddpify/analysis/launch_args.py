@@ -57,6 +57,19 @@ def local_rank_declarers(source: Source) -> set[str]:
     return found | {f.name.value for f in through_calls(source, tops, declares, lambda helper: helper.declares_local_rank or None)}
 
 
+def from_local_rank_variable(source: Source, value: cst.BaseExpression) -> bool:
+    """``value`` reads the LOCAL_RANK environment variable: ``int(os.environ["LOCAL_RANK"])``,
+    or a name the same function set so (``local_rank = int(os.environ.get("LOCAL_RANK", "0"))``
+    then ``args.local_rank = local_rank``)."""
+    if "LOCAL_RANK" in code(value):
+        return True
+    if not isinstance(value, cst.Name):
+        return False
+    function = source.enclosing_function(value)
+    assigned = [v for s, v in source.assignments.get(value.value, []) if source.enclosing_function(s) is function]
+    return bool(assigned) and all(v is not None and "LOCAL_RANK" in code(v) for v in assigned)
+
+
 def local_rank_replacers(source: Source) -> set[str]:
     """The module's top-level functions that set a ``.local_rank`` from the environment
     (``args.local_rank = int(os.environ.get("LOCAL_RANK", 0))`` in rq-vae's ``dist.initialize``),
@@ -68,7 +81,7 @@ def local_rank_replacers(source: Source) -> set[str]:
         for assign in source.of_types_in(function.body, cst.Assign):
             assert isinstance(assign, cst.Assign)
             if any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "local_rank" for t in assign.targets):
-                if "LOCAL_RANK" in code(assign.value):
+                if from_local_rank_variable(source, assign.value):
                     return True
         return True if any(called(c) for c in source.of_types_in(function.body, cst.Call)) else None
 

@@ -36,8 +36,52 @@ class Output:
 
     def print_silenced(self, call: cst.CSTNode) -> bool:
         """A ``print`` that runs after ``builtins.print`` was replaced for the non-main ranks
-        (``setup_for_distributed(is_master)``, ``builtins.print = ...``)."""
-        return any(self._after(point, direct, call) for point, direct in self._print_overrides)
+        (``setup_for_distributed(is_master)``, ``builtins.print = ...``), or inside a block that
+        sends standard output elsewhere (``with HiddenPrints(local_rank):``)."""
+        return any(self._after(point, direct, call) for point, direct in self._print_overrides) or self._in_redirecting_block(call)
+
+    def stdout_redirecting_classes(self) -> set[str]:
+        """This file's context-manager classes whose ``__enter__`` assigns ``sys.stdout``
+        (Large-Time-Series-Model's ``HiddenPrints(rank)``: /dev/null on all ranks but one).
+        Inside their ``with`` block a print is not repeated per rank, whatever the condition."""
+        found = set()
+        for function in self.source.functions.get("__enter__", []):
+            owner = self.source.enclosing_class(function)
+            assigns = self.source.of_types_in(function, cst.Assign)
+            if owner is not None and any(self._assigns_stdout(a) for a in assigns if isinstance(a, cst.Assign)):
+                found.add(owner.name.value)
+        return found
+
+    def _assigns_stdout(self, assign: cst.Assign) -> bool:
+        return any(
+            isinstance(t.target, cst.Attribute) and t.target.attr.value == "stdout" and "sys.stdout" in self.source.qualified(t.target)
+            for t in assign.targets
+        )
+
+    def _in_redirecting_block(self, node: cst.CSTNode) -> bool:
+        """Inside ``with X(...):`` where ``X`` sends standard output elsewhere: this file's
+        class or a project helper class that does (``Helper.redirects_stdout`` of
+        ``X.__init__``), or ``contextlib.redirect_stdout``."""
+        for ancestor in self.source.ancestors(node):
+            if not isinstance(ancestor, cst.With):
+                continue
+            for item in ancestor.items:
+                call = item.item
+                if isinstance(call, cst.Call) and self._redirects(call):
+                    return True
+        return False
+
+    def _redirects(self, call: cst.Call) -> bool:
+        if "contextlib.redirect_stdout" in self.source.qualified(call):
+            return True
+        if isinstance(call.func, cst.Name) and call.func.value in self._redirecting_here:
+            return True
+        helper = self.source.project.named(f"{cstutil.code(call.func)}.__init__") if is_simple_reference(call.func) else None
+        return helper is not None and helper.redirects_stdout
+
+    @functools.cached_property
+    def _redirecting_here(self) -> set[str]:
+        return self.stdout_redirecting_classes()
 
     def tagged_per_rank(self, call: cst.Call) -> bool:
         """Output that names its rank (``print(f"[GPU{rank}] ...")``, ``tqdm(desc=f"rank {rank}")``):

@@ -91,7 +91,9 @@ class Helper:
     ``reads_names``, the positions of the arguments whose members it reads by name and never calls
     (an EMA helper's ``register(model)``: ``ddpify.analysis.modules.name_readers``).
     ``library_object``, a module-level variable holding an object of a library's class (yacs's
-    ``cfg = CN()``): its methods are the library's, not the project's.
+    ``cfg = CN()``): its methods are the library's, not the project's. ``redirects_stdout``, a
+    context-manager class (as ``Class.__init__``) whose ``__enter__`` sends standard output
+    elsewhere (``with HiddenPrints(rank):``: ``ddpify.analysis.output``).
     Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
@@ -126,6 +128,7 @@ class Helper:
     library_object: bool = False
     writes_cache: bool = False
     wraps_ddp: bool = False
+    redirects_stdout: bool = False
 
 
 # The key of a module's helpers that says what importing the module does (its module-level code):

@@ -176,7 +176,8 @@ NAMED_FLAGS = (
     ),
     (
         re.compile(
-            r"^_*(is_|use_|using_)?(distributed|ddp)(_mode|_training|_run|_enabled)?$|^multiprocessing_distributed$|"
+            r"^_*(is_|use_|using_)?(distributed|ddp)(_mode|_training|_train|_run|_enabled)?$|^multiprocessing_distributed$|"
+            r"^_*(is_|use_|using_)?dist_(train|training|mode|run)$|"
             r"^is_dist\w*_initialized$|^is_dist$",
             re.I,
         ),

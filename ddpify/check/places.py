@@ -46,6 +46,38 @@ def branches_exclusive(rule: Rule, a: cst.CSTNode, b: cst.CSTNode) -> bool:
     return False
 
 
+def contradictory(rule: Rule, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """``a`` runs only where a condition holds that ``b`` needs false: ``a`` under ``if
+    gpus > 1 and cfg.DIST_TRAIN:``, ``b`` in the ``else`` of ``if cfg.DIST_TRAIN:``."""
+    held_a, held_b = _conditions(rule, a), _conditions(rule, b)
+    return any(held_b.get(atom) is (not holds) for atom, holds in held_a.items())
+
+
+def _conditions(rule: Rule, node: cst.CSTNode) -> dict[str, bool]:
+    """The tests of the ``if`` statements around ``node`` in its function, each with whether
+    it holds there: every conjunct of a test whose body holds ``node``; a whole test whose
+    ``else`` holds it."""
+    found: dict[str, bool] = {}
+    child = node
+    for ancestor in rule.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break
+        if isinstance(ancestor, cst.If):
+            if child is ancestor.body:
+                for atom in _conjuncts(ancestor.test):
+                    found.setdefault(code(atom), True)
+            elif child is ancestor.orelse:
+                found.setdefault(code(ancestor.test), False)
+        child = ancestor
+    return found
+
+
+def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return [*_conjuncts(test.left), *_conjuncts(test.right)]
+    return [test]
+
+
 def in_function(rule: Rule, node: cst.CSTNode) -> bool:
     return any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in rule.ancestors(node))
 

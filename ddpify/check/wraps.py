@@ -12,7 +12,7 @@ from libcst.metadata import PositionProvider
 from ddpify.analysis.context import is_main_guard
 from ddpify.analysis.wrap_tests import wrapped_here
 from ddpify.check.calls import nodes
-from ddpify.check.places import branches_exclusive, scope_of, start
+from ddpify.check.places import branches_exclusive, contradictory, scope_of, start
 from ddpify.check.rule import Rule
 from ddpify.check.writes import is_save_call, root_name
 from ddpify.tree.cstutil import code, is_method_call, is_name, is_simple_reference, of_types
@@ -78,7 +78,7 @@ def wrapped_when(rule: Rule, node: cst.CSTNode, name: str, sites: dict[str, list
     for wrap in wraps:
         wrap_function = _enclosing_function(rule, wrap)
         if wrap_function is function:
-            if _line(rule, wrap) < line:
+            if _line(rule, wrap) < line and not contradictory(rule, wrap, node):
                 return True
         elif not _called_before(rule, function, wrap_function, _line(rule, wrap)) and not _separate_locals(name, function, wrap_function):
             return True

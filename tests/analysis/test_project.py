@@ -110,6 +110,20 @@ def test_a_function_named_like_its_module_is_the_packages_re_export(tmp_path: Pa
     assert helper is not None and "torch" in helper.draws  # its loader workers draw from torch's RNG
 
 
+def test_a_context_manager_that_sends_stdout_elsewhere(tmp_path: Path) -> None:
+    """Large-Time-Series-Model's ``with HiddenPrints(local_rank):`` of ``utils/tools.py``: its
+    ``__enter__`` assigns ``sys.stdout``, so prints in its block are not repeated per rank."""
+    tools = (
+        "import os\nimport sys\n\n\nclass HiddenPrints:\n    def __init__(self, rank):\n        self.rank = rank\n\n"
+        "    def __enter__(self):\n        if self.rank == 0:\n            return\n        sys.stdout = open(os.devnull, 'w')\n\n"
+        "    def __exit__(self, *exc):\n        pass\n\n\nclass Timer:\n    def __enter__(self):\n        return self\n"
+    )
+    project = _project(tmp_path, {"utils/__init__.py": "", "utils/tools.py": tools}, "from utils.tools import HiddenPrints, Timer\n")
+    hidden, timer = project.named("HiddenPrints.__init__"), project.named("Timer.__init__")
+    assert hidden is not None and hidden.redirects_stdout
+    assert timer is not None and not timer.redirects_stdout
+
+
 def test_a_folder_without_init_is_a_package(tmp_path: Path) -> None:
     """``from utils import misc`` where ``utils/`` has no ``__init__.py`` (a namespace package,
     as in VAR): the print override two modules away (``arg_util`` -> ``misc``, ``import

@@ -128,7 +128,18 @@ def test_not_rank_tests(test: str) -> None:
     assert selection(f"if {test}:\n    pass\n") is S.NOT_A_RANK_TEST is S.ALL
 
 
-@pytest.mark.parametrize("test", ["not args.distributed", "args.local_rank == -1", "world_size == 1", "not dist.is_initialized()"])
+@pytest.mark.parametrize(
+    "test",
+    [
+        "not args.distributed",
+        "args.local_rank == -1",
+        "world_size == 1",
+        "not dist.is_initialized()",
+        "not cfg.MODEL.DIST_TRAIN",  # TransReID's flag
+        "not args.use_ddp_train",
+        "not opt.dist_training",
+    ],
+)
 def test_single_process_tests_select_no_rank(test: str) -> None:
     analysis, node = _last_test(f"if {test}:\n    pass\n")
     ranks = analysis.rank_tests.ranks(node)  # type: ignore[attr-defined]

@@ -106,6 +106,18 @@ val_loader = DataLoader(val_set, batch_size=8, sampler=DistributedSampler(val_se
 for epoch in range(args.epochs):  # the evaluation loader's order changes no result
     train_loop(model, optimizer, train_loader, val_loader, epoch)
 """,
+        """\
+import math
+
+import torch
+from torch.utils.data import DataLoader, DistributedSampler
+
+loader = DataLoader(train_set, batch_size=8, sampler=DistributedSampler(train_set))
+lr_dict = {}
+for i in range(args.num_epochs):  # a schedule table: no pass over the data
+    lr_dict[i] = (1.0 + math.cos(math.pi * i / args.num_epochs)) / 2.0
+scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda=lambda epoch: lr_dict[epoch])
+""",
     )
     invalid = (
         Invalid(
@@ -356,6 +368,11 @@ for epoch in range(1000000):
             return iterated[0]
         return None
 
+    def _computes_only(self, loop: cst.For) -> bool:
+        """The loop only computes numbers: every call in it is a builtin or ``math``'s (no
+        loader, no training step, no function that could run one)."""
+        return all(_pure(self.qualified(call)) for call in of_types(loop.body, cst.Call))
+
     def leave_For(self, original_node: cst.For) -> None:
         loops = self.file.analysis.loops
         if not self._loaders and not self._samplers.samplers or not loops.is_epoch_loop(original_node):
@@ -371,6 +388,8 @@ for epoch in range(1000000):
             return  # it iterates a loader without a DistributedSampler
         if not chosen and self._receivers(bodies):
             return  # a set_epoch here, and which loader the loop reads is not visible
+        if not chosen and not iterated and not handed and self._computes_only(original_node):
+            return  # `for i in range(epochs): lr_dict[i] = ...`: a schedule table, no pass over data
         uncovered = self._uncovered(chosen, bodies)
         if chosen and not uncovered:
             return  # here, or in a function of this file the loop calls (train(epoch))
@@ -379,6 +398,13 @@ for epoch in range(1000000):
             self.report(original_node, replacement=functools.partial(_with_first, original_node, calls))
         else:
             self.report(original_node)  # which loader it reads is not visible here
+
+
+_PURE_MODULES = ("math.", "builtins.")
+
+
+def _pure(qualified: set[str]) -> bool:
+    return bool(qualified) and all(q.startswith(_PURE_MODULES) for q in qualified)
 
 
 def _with_first(loop: cst.For, statements: list[str]) -> cst.For:

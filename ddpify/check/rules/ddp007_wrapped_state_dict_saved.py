@@ -51,6 +51,20 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+if torch.cuda.device_count() > 1 and cfg.MODEL.DIST_TRAIN:
+    model = DDP(model, device_ids=[local_rank])
+train(model)
+if cfg.MODEL.DIST_TRAIN:
+    if dist.get_rank() == 0:
+        torch.save(model.module.state_dict(), "model.pth")
+else:
+    torch.save(model.state_dict(), "model.pth")  # the branch without the wrapper
+""",
+        """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
 model = DDP(model, device_ids=[local_rank])
 if dist.get_rank() == 0:
     torch.save(model.module.state_dict(), "model.pt")

@@ -61,6 +61,33 @@ class PrintOnEveryRank(Rule):
     )
     valid = (
         """\
+import os
+import sys
+
+import torch.distributed as dist
+
+
+class HiddenPrints:
+    def __init__(self, rank):
+        self.rank = rank
+
+    def __enter__(self):
+        if self.rank == 0:
+            return
+        self._stdout = sys.stdout
+        sys.stdout = open(os.devnull, "w")
+
+    def __exit__(self, *exc):
+        if self.rank != 0:
+            sys.stdout.close()
+            sys.stdout = self._stdout
+
+
+dist.init_process_group("nccl")
+with HiddenPrints(dist.get_rank()):  # standard output goes to /dev/null on the other ranks
+    print("training starts")
+""",
+        """\
 import torch.distributed as dist
 import torch.multiprocessing as mp
 

@@ -5,7 +5,7 @@ import re
 
 import libcst as cst
 
-from ddpify.analysis.launch_args import LOCAL_RANK_FLAGS, local_rank_flags, works_under_torchrun
+from ddpify.analysis.launch_args import LOCAL_RANK_FLAGS, from_local_rank_variable, local_rank_flags, works_under_torchrun
 from ddpify.check import fixes
 from ddpify.check.rule import Import, Invalid, Rule
 from ddpify.convert import rewrites
@@ -81,6 +81,19 @@ class LocalRankArgument(Rule):
         "torchrun: only the deprecated launcher on torch 2 would trip over it (noise)."
     )
     valid = (
+        """\
+import argparse
+import os
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=0)
+args = parser.parse_args()
+local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+args.local_rank = local_rank  # torchrun's value replaces the option's
+torch.cuda.set_device(args.local_rank)
+""",
         """\
 import argparse
 import os
@@ -246,7 +259,9 @@ args = parser.parse_args()
         for assign in source.of_types(cst.Assign):
             assert isinstance(assign, cst.Assign)
             targets = [t.target for t in assign.targets]
-            if any(isinstance(t, cst.Attribute) and t.attr.value == "local_rank" for t in targets) and "LOCAL_RANK" in code(assign.value):
+            if any(isinstance(t, cst.Attribute) and t.attr.value == "local_rank" for t in targets) and from_local_rank_variable(
+                source, assign.value
+            ):
                 return True
         helpers = (source.project.helper(c) for c in source.of_types(cst.Call) if isinstance(c, cst.Call))
         return any(h is not None and h.replaces_local_rank for h in helpers)  # dist.initialize(args) sets it so
