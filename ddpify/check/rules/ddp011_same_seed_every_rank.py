@@ -287,8 +287,26 @@ for step in range(100):
         if not isinstance(call.func, cst.Name):
             return None
         called = [f for f in source.functions_called(call) if source.enclosing_function(f) is None and not source.is_method(f)]
-        how = self._seeding(called[0]) if len(called) == 1 else None
+        how = self._seeding(called[0]) if len(called) == 1 and self._only_seeds(called[0]) else None
         return (called[0], how) if how is not None else None
+
+    def _only_seeds(self, function: cst.FunctionDef) -> bool:
+        """A seeding helper and nothing else: simple statements that seed an RNG or set a flag
+        (``torch.backends.cudnn.deterministic = True``, ``os.environ["PYTHONHASHSEED"] = ...``).
+        A ``main(args)`` that seeds among everything else is no helper: its seed calls are."""
+        body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+        for statement in body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                return False
+            for small in statement.body:
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                    if family(self, small.value) is None:
+                        return False
+                elif not isinstance(small, (cst.Assign, cst.Pass)) and not (
+                    isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString)
+                ):
+                    return False
+        return True
 
     def _inside_local_helper(self, call: cst.Call) -> bool:
         """A seed call in such a helper that this file calls: its callers are reported."""
@@ -296,7 +314,7 @@ for step in range(100):
         function = source.enclosing_function(call)
         if function is None or source.enclosing_function(function) is not None or source.is_method(function):
             return False
-        return self._seeding(function) is not None and bool(source.call_sites(function))
+        return self._only_seeds(function) and self._seeding(function) is not None and bool(source.call_sites(function))
 
     def _seeding(self, function: cst.FunctionDef) -> Seeding | None:
         memo = self.file.memo.setdefault("ddp011-seeding", {})
