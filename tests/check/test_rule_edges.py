@@ -37,6 +37,30 @@ def test_seed_passed_per_rank_through_a_parameter() -> None:
     assert [(f.code, f.line) for f in findings] == [("DDP011", 17)]
 
 
+SEEDING_MAIN = """\
+import torch
+import torch.distributed as dist
+
+
+def main(args):
+    dist.init_process_group("nccl")
+    torch.manual_seed(args.seed)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(0.1))
+    train(model)
+
+
+main(args)
+"""
+
+
+def test_a_main_that_seeds_among_other_work_is_no_seed_helper() -> None:
+    """mattersim's ``main(args)`` seeds, then builds and trains: the finding is its seed call
+    (line 7), not the ``main(args)`` call, which is no ``set_seed`` helper."""
+    rule = next(r for r in ALL_RULES if r.code == "DDP011")
+    findings = check_source(SEEDING_MAIN, rules=[rule]).findings
+    assert [(f.code, f.line) for f in findings] == [("DDP011", 7)]
+
+
 def test_plain_fixes_name_torch_distributed_as_the_file_does() -> None:
     """The rank-0 guard uses the file's own alias, or imports torch.distributed when it has none."""
     rule = [r for r in ALL_RULES if r.code == "DDP005"]
