@@ -203,7 +203,7 @@ class Divergence:
                 if isinstance(node, cst.Call):
                     found.append((self._call(node), [self._return_key(k) for k in self._callees.of_call(node)]))
                 else:
-                    key = self._comprehension_key(node) or self._key(code(node), scope)
+                    key = self._comprehension_key(node) or self._loop_key(node) or self._key(code(node), scope)
                     if key is not None:
                         found.append((None, [key]))
             self._atom_cache[(expression, scope)] = found
@@ -300,9 +300,15 @@ class Divergence:
         comprehension = reads.binding_comprehension(self.source, node)
         return (comprehension, code(node)) if comprehension is not None else None
 
+    def _loop_key(self, node: cst.CSTNode) -> Key | None:
+        """``x`` in the body of ``for x, y in val_loader:`` is that loop's (``reads.binding_loop``)."""
+        loop = reads.binding_loop(self.source, node)
+        return (loop, code(node)) if loop is not None else None
+
     def _comprehensions(self) -> list[_Edge]:
-        """A comprehension's targets take (part of) what their ``for`` iterates."""
-        return [((c, name), iterated, self._scope_of(c)) for c, name, iterated in reads.comprehension_bindings(self.source)]
+        """A comprehension's targets take (part of) what their ``for`` iterates; so do a loop's."""
+        found: list[_Edge] = [((c, name), iterated, self._scope_of(c)) for c, name, iterated in reads.comprehension_bindings(self.source)]
+        return found + [((loop, name), iterated, self._scope_of(loop)) for loop, name, iterated in reads.loop_bindings(self.source)]
 
     def _scope_of(self, node: cst.CSTNode) -> Scope:
         return self.source.enclosing_function(node) or self.source.module
@@ -472,6 +478,8 @@ class Divergence:
                 for key in (self._key(n, scope) for t in bound for n in targets(t)):
                     if key is not None:
                         yield key, why
+                if isinstance(node, cst.For):  # the loop's own items (``_loop_key``)
+                    yield from (((node, n), why) for t in bound for n in targets(t))
 
     def _reduced(self) -> list[Key]:
         """Tensors given to a collective (``dist.all_reduce(correct)``): the same on every rank

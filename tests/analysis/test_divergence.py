@@ -88,6 +88,25 @@ def _kinds(body: str) -> list[str | None]:
         ("for x, y in train_loader:\n    if x.size(0) != 32 or len(y) < 32 or x.shape[1] > 3:\n        mark()", None),
         # `a, b = f(x), g(y)`: a takes f(x) only
         ("train_epoch(model, optimizer)\nk, noise = epoch * 2, torch.randn(3)\nif k > 4:\n    mark()", None),
+        # one function trains and evaluates through the same names: the validation loop's `x, y`
+        # are its own items (the whole validation set on every rank), not the training loop's
+        (
+            "for x, y in train_loader:\n    model(x).sum().backward()\ncorrect = 0\nfor x, y in val_loader:\n"
+            "    correct += (model(x).argmax(1) == y).sum().item()\nif correct > best:\n    mark()",
+            None,
+        ),
+        (
+            "for x, y in val_loader:\n    correct = (model(x) == y).sum().item()\nfor x, y in train_loader:\n"
+            "    model(x).sum().backward()\nif correct > best:\n    mark()",
+            None,
+        ),
+        # reassigned in the validation loop from a training batch: the loop's own items no longer say it all
+        (
+            "for a, b in train_loader:\n    model(a).sum().backward()\ncorrect = 0\nfor x, y in val_loader:\n"
+            "    x = a\n    correct += (model(x) == y).sum().item()\nif correct > best:\n    mark()",
+            "data",
+        ),
+        ("for x, y in train_loader:\n    correct = (model(x) == y).sum().item()\nif correct > best:\n    mark()", "data"),
         # np.random.shuffle(order) changes `order` in place
         ("train_epoch(model, optimizer)\norder = np.arange(10)\nnp.random.shuffle(order)\nif order[0] == 3:\n    mark()", "random"),
     ],
