@@ -29,6 +29,7 @@ def convert_source(
     trains_elsewhere: bool = False,
     models_from_caller: bool = False,
     data_from_caller: bool = False,
+    companions: frozenset[str] = frozenset(),
 ) -> ConversionResult:
     """Rewrite a single-GPU training script for DDP.
 
@@ -42,7 +43,9 @@ def convert_source(
     prints, seeds and writes). ``models_from_caller``: this is a module converted alongside a
     script that wraps the models it hands to it (``Facts.models_from_caller``);
     ``data_from_caller``: and that shards, at run time, the loaders it hands to it
-    (``Facts.data_from_caller``).
+    (``Facts.data_from_caller``). ``companions``: the (resolved) files of the modules converted
+    alongside: their code saves and writes on rank 0 itself once converted, so calls into them
+    are not guarded here (``Facts.companion_files``).
     """
     if standalone or embedding.is_standalone(source):
         plain = convert_source(
@@ -53,6 +56,7 @@ def convert_source(
             trains_elsewhere=trains_elsewhere,
             models_from_caller=models_from_caller,
             data_from_caller=data_from_caller,
+            companions=companions,
         )
         return dataclasses.replace(plain, source=source, output=embedding.embed(plain.output))
     module = parse(source, filename)  # refuse broken input even when there is nothing to do
@@ -66,6 +70,7 @@ def convert_source(
             trains_elsewhere=trains_elsewhere,
             models_from_caller=models_from_caller,
             data_from_caller=data_from_caller,
+            companions=companions,
         )  # the project's modules beside it are read
         if not facts.has_training_code and not facts.trained_elsewhere and not trains_elsewhere:
             return ConversionResult(source, source, already_converted=facts.already_converted)

@@ -12,6 +12,9 @@ Decisions, and why:
   ``Solver(data, model, optimizer, args).train()``) gets that module converted alongside:
   the script wraps and shards, the module's saves and prints happen once
   (``ConversionResult.wraps_for_modules``).
+- Two modules deep too: a script's class whose module imports the project's trainers (Deep-SVDD)
+  gets the trainers and that module converted, the module's imports pointed at the converted
+  trainers. Deeper chains are not followed (``training_modules``' ``depth``).
 - The module is written next to the original under ``<name>_ddp.py``, so its own imports (its
   siblings, its package) resolve exactly as before, and the original stays untouched: a
   conversion never rewrites an input it was not asked to. The script's output must sit next
@@ -44,11 +47,14 @@ SUFFIX = "_ddp"
 class TrainingModule:
     """A project module the script runs training code of: ``file`` (``trainer.py``), the
     dotted name the script imports it by (``trainer``, ``..models.trainer``), and what of it
-    trains (``Trainer.train()``)."""
+    trains (``Trainer.train()``). ``inner``: for a module that trains through trainer modules
+    of its own (Deep-SVDD's ``DeepSVDD.train`` building an ``optim.DeepSVDDTrainer``), those;
+    all are converted alongside, and this module's imports of them redirected."""
 
     file: Path
     module: str
     trains: str
+    inner: tuple[TrainingModule, ...] = ()
 
     @property
     def output(self) -> Path:
@@ -64,10 +70,12 @@ def is_conversion(file: Path) -> bool:
     return file.is_file() and ("import ddpify.runtime as ddpify" in text or standalone.is_standalone(text))
 
 
-def training_modules(text: str, path: Path) -> list[TrainingModule]:
+def training_modules(text: str, path: Path, depth: int = 2) -> list[TrainingModule]:
     """The modules of the script's own project that hold the training the script runs: an
     imported function that calls ``backward``/an optimizer step, or an imported class with a
-    method that does (``ddpify.analysis.project``'s ``Helper.trains``)."""
+    method that does (``ddpify.analysis.project``'s ``Helper.trains``); or, ``depth`` modules
+    deep, an imported class or function of a module that itself imports such modules (the
+    script's ``DeepSVDD`` whose methods run ``optim``'s trainers)."""
     found: dict[Path, TrainingModule] = {}
     for item in project_files.imports(text):
         target = project_files.module_file(item.module, item.level, path)
@@ -83,7 +91,22 @@ def training_modules(text: str, path: Path) -> list[TrainingModule]:
         trained = [key for key, helper in helpers.items() if helper.trains and (name is None or key == name or key.startswith(f"{name}."))]
         if trained:
             found[target] = TrainingModule(target, "." * item.level + module, _training_code(trained))
+        elif depth > 1 and name is not None and (name in helpers or f"{name}.__init__" in helpers):
+            deeper = _inner_training_modules(target, depth - 1)
+            if deeper:
+                what = f"{name}, through {' and '.join(f'{m.trains} of {m.file.name}' for m in deeper)}"
+                found[target] = TrainingModule(target, "." * item.level + module, what, deeper)
     return list(found.values())
+
+
+def _inner_training_modules(module: Path, depth: int) -> tuple[TrainingModule, ...]:
+    """The training modules a module of the project imports itself (none for one that cannot
+    be read)."""
+    try:
+        text = module.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ()
+    return tuple(m for m in training_modules(text, module, depth) if not m.inner)
 
 
 def _training_code(trained: list[str]) -> str:

@@ -253,6 +253,12 @@ class Project:
             return None
         return self.named(code(call.func))
 
+    def file_of(self, name: str) -> Path | None:
+        """The project file that a name this file imports comes from (``DeepSVDD`` of ``from
+        deepSVDD import DeepSVDD``), or None."""
+        bound = self._bindings.get(name)
+        return bound[0] if bound is not None else None
+
     def named(self, dotted: str) -> Helper | None:
         """The helper a dotted callee (``utils.misc.is_main_process``) names, or None."""
         parts = dotted.split(".")

@@ -18,6 +18,8 @@ from ddpify.analysis.budget import Budget
 from ddpify.tree import cstutil
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ddpify.analysis.project import Helper, Project
 
 Scope = cst.Module | cst.FunctionDef
@@ -301,6 +303,19 @@ class Source:
                 self._built_from[key] = _one_class([v for _, v in bindings])
             built = self._built_from[key]
         return project.named(f"{built}.{func.attr.value}") if built is not None else None
+
+    def project_file(self, call: cst.Call) -> Path | None:
+        """The project file whose code ``call`` runs, as :meth:`project_call` resolves it: the
+        module of an imported function or class, or of the one class a receiver is built from
+        (``deep_SVDD.save_model()`` after ``deep_SVDD = DeepSVDD(...)``)."""
+        if not cstutil.is_simple_reference(call.func) or self.project_call(call) is None:
+            return None
+        root = cstutil.code(call.func).split(".", 1)[0]
+        found = self.project.file_of(root)
+        if found is None and isinstance(call.func, cst.Attribute):
+            built = self._built_from.get(cstutil.code(call.func.value))
+            found = self.project.file_of(built.split(".", 1)[0]) if built is not None else None
+        return found
 
     def _elements_iterated(self, call: cst.Call, name: str) -> list[cst.BaseExpression]:
         """What ``name`` takes in the ``for name in holder:`` loop around ``call``: the elements

@@ -229,40 +229,65 @@ def _training_modules(
     the second case, that the models it gets are DDP models), and the script's imports redirected.
     Only when the script's result is written next to it (its import must find the converted
     module); otherwise the report says what to run. Nothing is written here."""
-    from ddpify import companions, source_io
+    from ddpify import companions
     from ddpify.api import convert_source
     from ddpify.report import suggested_output
 
     modules = companions.training_modules(result.source, src)
     if not modules:
         return result, []
+    files = frozenset(str(f.resolve()) for m in modules for f in (m.file, *(i.file for i in m.inner)))
     script = convert_source(  # its own prints, seeds, writes and process group, now that the training is DDP's
-        result.source, per_process_batch=options.per_process_batch, filename=str(src), standalone=options.standalone, trains_elsewhere=True
+        result.source,
+        per_process_batch=options.per_process_batch,
+        filename=str(src),
+        standalone=options.standalone,
+        trains_elsewhere=True,
+        companions=files,
     )
     beside = options.in_place or (output is not None and output.suffix != ".ipynb" and _same_folder(src, output))
     if not beside:
         command = f"ddpify {src} -o {src.with_name(suggested_output(src.name))}"
         return companions.advised(result, modules, command), []
-    converted = []
+    converted: list[tuple[TrainingModule, SourceFile, ConversionResult]] = []
     for module in modules:
-        module_source = source_io.read_source(module.file)
-        module_result = convert_source(
-            module_source.text,
-            per_process_batch=options.per_process_batch,
-            filename=str(module.file),
-            standalone=options.standalone,
-            models_from_caller=result.wraps_for_modules,
-            data_from_caller=script.shards_at_run_time,
-        )
-        if not module_result.changed:
-            continue
-        if module.output.exists() and not companions.is_conversion(module.output):
-            raise DdpifyError(f"{module.output}: exists and is not a ddpify conversion of {module.file.name}; nothing written")
-        source_io.check_output_path(module.output)
-        converted.append((module, module_source, module_result))
+        converted += _converted_module(module, result, script, options, files)
     if not converted:
         return result, []
-    return companions.redirected(script, [module for module, _, _ in converted]), converted
+    outer = {m.file for m in modules}
+    return companions.redirected(script, [module for module, _, _ in converted if module.file in outer]), converted
+
+
+def _converted_module(
+    module: TrainingModule, result: ConversionResult, script: ConversionResult, options: _Options, files: frozenset[str]
+) -> list[tuple[TrainingModule, SourceFile, ConversionResult]]:
+    """``module`` converted for the script (nothing when that changes nothing); a module that
+    trains through modules of its own (``TrainingModule.inner``) after those, told its
+    training is theirs (``files``: all the modules converted alongside), its imports of them
+    redirected."""
+    from ddpify import companions, source_io
+    from ddpify.api import convert_source
+
+    inner = [c for m in module.inner for c in _converted_module(m, result, script, options, files)]
+    module_source = source_io.read_source(module.file)
+    module_result = convert_source(
+        module_source.text,
+        per_process_batch=options.per_process_batch,
+        filename=str(module.file),
+        standalone=options.standalone,
+        trains_elsewhere=bool(module.inner),
+        models_from_caller=result.wraps_for_modules and not module.inner,
+        data_from_caller=script.shards_at_run_time and not module.inner,
+        companions=files if module.inner else frozenset(),
+    )
+    if inner:
+        module_result = companions.redirected(module_result, [m for m, _, _ in inner])
+    if not module_result.changed:
+        return inner
+    if module.output.exists() and not companions.is_conversion(module.output):
+        raise DdpifyError(f"{module.output}: exists and is not a ddpify conversion of {module.file.name}; nothing written")
+    source_io.check_output_path(module.output)
+    return [*inner, (module, module_source, module_result)]
 
 
 def _same_folder(a: Path, b: Path) -> bool:

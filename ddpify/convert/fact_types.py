@@ -200,6 +200,9 @@ class Facts:
     # and the loaders it hands in are sharded there for the passes that train (only_when_training):
     # the data this module trains on without building it is sharded, and reshuffles each pass
     data_from_caller: bool = False
+    # the resolved files of the project modules converted alongside this one (``ddpify.companions``):
+    # their objects' methods save on rank 0 themselves once converted, so calls into them stay as they are
+    companion_files: frozenset[str] = frozenset()
     # hand-overs of the DDP models built here to a project trainer that trains them on data
     # this file neither builds nor hands to it: that module is converted alongside
     wrapped_for_modules: set[cst.Call] = field(default_factory=set)

@@ -24,12 +24,14 @@ def collect_facts(
     trains_elsewhere: bool = False,
     models_from_caller: bool = False,
     data_from_caller: bool = False,
+    companions: frozenset[str] = frozenset(),
 ) -> Facts:
     """The converter's read-only fact pass over ``wrapper.module``: one walk, then the planners.
     ``analysis``: one already built from ``wrapper`` (the linter's), so the file is analysed once;
     ``trains_elsewhere``: the project modules that train are converted alongside (``Facts.trains_in_modules``);
     ``models_from_caller``: this is such a module, handed DDP models (``Facts.models_from_caller``),
-    ``data_from_caller``: and loaders the caller shards at run time (``Facts.data_from_caller``)."""
+    ``data_from_caller``: and loaders the caller shards at run time (``Facts.data_from_caller``);
+    ``companions``: the files of the modules converted alongside (``Facts.companion_files``)."""
     recorder = Recorder()
     run_visitor(wrapper, recorder)
     recording = recorder.recording
@@ -45,6 +47,7 @@ def collect_facts(
         trains_in_modules=trains_elsewhere,
         models_from_caller=models_from_caller,
         data_from_caller=data_from_caller,
+        companion_files=companions,
     )
     planners.run(recording, facts)
     return facts

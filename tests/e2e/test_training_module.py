@@ -189,3 +189,29 @@ def test_a_solver_given_the_data_and_the_ddp_model_is_converted_alongside(tmp_pa
     assert run.stdout.count("epoch 2 train loss") == 1
     run_script(tmp_path / "train_ddp.py", ["--epochs", "1", "--save_folder", "plain"], nproc=None, cwd=tmp_path).assert_ok()
     assert sorted(p.name for p in (tmp_path / "plain").iterdir()) == ["best.pth", "epoch1.pth"]
+
+
+NESTED = Path(__file__).resolve().parent / "data" / "nested_trainer_project"
+
+
+@pytest.mark.torchrun
+def test_training_two_modules_deep_is_converted_with_the_module_between(tmp_path: Path) -> None:
+    """Deep-SVDD's shape (unseen20i): the script builds an ``Experiment`` of experiment.py and
+    calls its ``train`` and ``save_model``; the loop is in engine/trainer.py, whose
+    ``Trainer.train(self, dataset, net)`` the experiment runs. Both modules are converted
+    alongside: the trainer wraps the net it is handed and shards its own loader, the experiment
+    imports the converted trainer and saves once, and the script leaves ``save_model`` on
+    every rank (its ``ddpify.save`` waits for all of them: a rank-0 guard around it would hang)."""
+    (tmp_path / "engine").mkdir()
+    names = ("main.py", "experiment.py", "engine/__init__.py", "engine/trainer.py")
+    converted = _convert_project(tmp_path, NESTED, names, "main.py", "main_ddp.py")
+    assert "needs a human" not in converted.stderr, converted.stderr
+    assert "from experiment_ddp import Experiment" in (tmp_path / "main_ddp.py").read_text()
+    assert "from engine.trainer_ddp import Trainer" in (tmp_path / "experiment_ddp.py").read_text()
+    assert "net = ddpify.prepare_model(net)" in (tmp_path / "engine" / "trainer_ddp.py").read_text()
+    assert "\nexperiment.save_model(args.out)" in (tmp_path / "main_ddp.py").read_text()  # not under a rank-0 guard
+    run = run_script(tmp_path / "main_ddp.py", cwd=tmp_path).assert_ok()
+    _assert_trained_as_ddp(run, [run.loader_seq(64)])
+    assert run.stdout.count("final loss") == 1
+    run_script(tmp_path / "main_ddp.py", ["--epochs", "1", "--out", "plain.pt"], nproc=None, cwd=tmp_path).assert_ok()
+    assert (tmp_path / "plain.pt").is_file()

@@ -12,6 +12,7 @@ from libcst.metadata import QualifiedNameSource
 
 from ddpify.analysis.ranks import RankSelection
 from ddpify.convert import names
+from ddpify.convert.fact_types import Facts
 from ddpify.convert.record import Recording
 from ddpify.tree.cstutil import callee_name, code
 
@@ -96,3 +97,13 @@ def imported_helper(recording: Recording, call: cst.Call) -> str | None:
     if any(q.source is QualifiedNameSource.IMPORT for q in qualified):
         return helper
     return helper if not qualified and recording.star_import and isinstance(call.func, cst.Name) else None
+
+
+def runs_companion_code(recording: Recording, facts: Facts, call: cst.Call) -> bool:
+    """``call`` runs code of a module converted alongside this file (``Facts.companion_files``):
+    that code saves and writes on rank 0 itself once converted, and waits for the other ranks
+    there (``ddpify.save``), so the call must stay on every rank."""
+    if not facts.companion_files:
+        return False
+    found = recording.analysis.source.project_file(call)
+    return found is not None and str(found.resolve()) in facts.companion_files

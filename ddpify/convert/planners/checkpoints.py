@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.convert.fact_types import Facts
-from ddpify.convert.planners.calls import behind_rank_test, builds_project_object, project_helper
+from ddpify.convert.planners.calls import behind_rank_test, builds_project_object, project_helper, runs_companion_code
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
 from ddpify.tree.cstutil import code
@@ -24,6 +24,8 @@ def plan(recording: Recording, facts: Facts) -> None:
         helper = project_helper(recording, call) or _saving_method(recording, call)
         if helper is None or behind_rank_test(recording, call) or builds_project_object(recording, call):
             continue
+        if runs_companion_code(recording, facts, call):
+            continue  # converted alongside: its saves are ddpify.save, which waits for every rank
         expression = recording.parent(call)
         statement = recording.parent(expression) if isinstance(expression, cst.Expr) else None
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:

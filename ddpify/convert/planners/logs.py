@@ -19,6 +19,7 @@ import libcst as cst
 from ddpify.analysis.loggers import WHOLE
 from ddpify.convert import names, rewrites_io
 from ddpify.convert.fact_types import Facts, NodeRewrite
+from ddpify.convert.planners.calls import runs_companion_code
 from ddpify.convert.planners.rank_zero import already_guarded
 from ddpify.convert.record import Recording
 from ddpify.tree.cstutil import code, is_simple_reference
@@ -49,7 +50,12 @@ def plan_file_writer_classes(recording: Recording, facts: Facts) -> None:
         if not is_simple_reference(call.func) or not _held_or_dropped(recording, call):
             continue
         helper = project.named(f"{code(call.func)}.__init__")
-        if helper is not None and helper.writes_files and not already_guarded(recording, call):
+        if (
+            helper is not None
+            and helper.writes_files
+            and not already_guarded(recording, call)
+            and not runs_companion_code(recording, facts, call)
+        ):
             facts.rank_zero_clients.add(call)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.convert.fact_types import Facts
-from ddpify.convert.planners.calls import builds_project_object
+from ddpify.convert.planners.calls import builds_project_object, runs_companion_code
 from ddpify.convert.planners.rank_zero import already_guarded, is_call_statement, statement_of
 from ddpify.convert.record import Recording
 from ddpify.tree.cstutil import code
@@ -29,6 +29,8 @@ def plan(recording: Recording, facts: Facts) -> None:
             continue
         if helper.changes_arguments or helper.writes_cache:
             continue  # rank 0 alone must change nothing the others go on with (a model left in eval mode, a cache they read)
+        if runs_companion_code(recording, facts, call):
+            continue  # converted alongside: it writes on rank 0 itself, and its ddpify.save waits for every rank
         statement = statement_of(recording, call)
         if not is_call_statement(statement, call) or already_guarded(recording, call) or builds_project_object(recording, call):
             continue

@@ -147,7 +147,8 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
 
 
 def _wrap_handed_in(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot) -> bool:
-    """``def train(config, model, train_iter, ...)`` of a module the entry script's conversion
+    """``def train(config, model, train_iter, ...)`` (or a method: Deep-SVDD's
+    ``DeepSVDDTrainer.train(self, dataset, net)``) of a module the entry script's conversion
     converts alongside: the model is a parameter no call in this file passes, built and moved
     by the other files of the project that call ``train``. It is wrapped where ``train``
     receives it (after the optimizer built there from it, if any), so every call trains the DDP
@@ -163,9 +164,9 @@ def _wrap_handed_in(recording: Recording, facts: Facts, model: Model, key: str, 
     if source.call_sites(function) or source.enclosing_function(function) is not None:
         return False
     names = [p.name.value for p in function.params.params]
-    callee = function.name.value if source.enclosing_class(function) is None else None
-    if callee is None or source.project.passed_elsewhere(callee, parameter, names.index(parameter)) is None:
-        return False  # no other file of the project calls it as a function: nothing to rely on
+    index = names.index(parameter) - (1 if source.is_method(function) else 0)  # `self.trainer.train(dataset, net)`
+    if index < 0 or source.project.passed_elsewhere(function.name.value, parameter, index) is None:
+        return False  # no other file of the project calls it: nothing to rely on
     body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
     if not body:
         return False
