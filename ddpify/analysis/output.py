@@ -227,7 +227,7 @@ class Output:
 # a project helper with none of these, itself or through what it calls, repeats nothing when
 # every rank runs it.
 _WRITE_CALLEES = frozenset(
-    """open write writelines write_text write_bytes save savefig imsave imwrite save_image dump to_csv
+    """open write writelines writerow writerows write_text write_bytes save savefig imsave imwrite save_image dump to_csv
     savetxt savez show add_scalar add_scalars add_image add_images add_figure add_histogram add_text
     rmtree copyfile copytree tqdm trange""".split()
 )
@@ -239,9 +239,26 @@ def writing_functions(source: Source, functions: list[cst.FunctionDef]) -> set[c
 
     def answer(function: cst.FunctionDef, called: Callable[[cst.Call], bool | None]) -> bool | None:
         calls = source.of_types_in(function, cst.Call)
-        return any(cstutil.callee_name(c) in _WRITE_CALLEES or called(c) for c in calls) or None
+        return any(_writes(c) or called(c) for c in calls) or None
 
     return set(through_calls(source, functions, answer, lambda helper: helper.writes or None))
+
+
+def _writes(call: cst.Call) -> bool:
+    """A call named like a write; ``open`` only with a mode that writes (``open(p)`` and
+    ``open(p, "r")`` read: Deep-SVDD's ``Config.load_config``)."""
+    name = cstutil.callee_name(call)
+    if name != "open":
+        return name in _WRITE_CALLEES
+    position = 0 if isinstance(call.func, cst.Attribute) else 1  # path.open("w") / open(path, "w")
+    mode = cstutil.keyword_value(call, "mode")
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if mode is None and len(positional) > position:
+        mode = positional[position]
+    if mode is None:
+        return False
+    text = mode.evaluated_value if isinstance(mode, cst.SimpleString) else None
+    return not isinstance(text, str) or any(flag in text for flag in "wax+")
 
 
 # Methods that change the object they are called on: what a helper does to an argument the

@@ -124,6 +124,21 @@ def test_a_context_manager_that_sends_stdout_elsewhere(tmp_path: Path) -> None:
     assert timer is not None and not timer.redirects_stdout
 
 
+def test_opening_a_file_writes_only_with_a_writing_mode(tmp_path: Path) -> None:
+    """Deep-SVDD's ``Config.load_config`` opens its JSON to read it: no write, so running it on
+    every rank repeats nothing; ``open(p, "w")``, ``path.open("a")`` and a csv writer's
+    ``writerow`` write."""
+    helpers = (
+        "import csv\nfrom pathlib import Path\n\n\ndef read_default(p):\n    return open(p).read()\n\n\n"
+        "def read_mode(p):\n    with open(p, mode='r') as f:\n        return f.read()\n\n\n"
+        "def write(p):\n    open(p, 'w').write('x')\n\n\ndef append(p):\n    with Path(p).open('a') as f:\n        pass\n\n\n"
+        "def row(writer):\n    writer.writerow({'epoch': 1})\n"
+    )
+    project = _project(tmp_path, {"io_helpers.py": helpers}, "import io_helpers\n")
+    writes = {name: project.helper(_call(f"io_helpers.{name}(p)")).writes for name in ("read_default", "read_mode", "write", "append", "row")}  # type: ignore[union-attr]
+    assert writes == {"read_default": False, "read_mode": False, "write": True, "append": True, "row": True}
+
+
 def test_a_folder_without_init_is_a_package(tmp_path: Path) -> None:
     """``from utils import misc`` where ``utils/`` has no ``__init__.py`` (a namespace package,
     as in VAR): the print override two modules away (``arg_util`` -> ``misc``, ``import
