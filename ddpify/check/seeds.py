@@ -119,6 +119,11 @@ class Seeds:
         helper = project.helper(call)
         if helper is None and is_simple_reference(call.func):
             helper = project.named(f"{code(call.func)}.__init__")
+        if helper is None and isinstance(call.func, cst.Name):  # `Exp = Exp_Forecast` (picked by task) then `Exp(args)`
+            picked = [v for _, v in self.source.assignments.get(call.func.value, [])]
+            if picked and all(v is not None and is_simple_reference(v) for v in picked):
+                found = (project.named(f"{code(v)}.__init__") for v in picked if v is not None)
+                return frozenset().union(*(h.draws for h in found if h is not None))
         return helper.draws if helper is not None else frozenset()
 
     def _in_loop(self, node: cst.CSTNode) -> bool:
