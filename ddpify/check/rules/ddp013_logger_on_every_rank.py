@@ -37,6 +37,16 @@ class LoggerOnEveryRank(Rule):
     false_positives = "A logger switched off on the other ranks by code of another module."
     valid = (
         """\
+import torch.distributed as dist
+import wandb
+
+dist.init_process_group("nccl")
+wandb_mode = "online" if dist.get_rank() == 0 else "disabled"
+wandb.init(project="toy", mode=wandb_mode)
+for step in range(10):
+    wandb.log({"step": step})  # a disabled run on every rank but 0: nothing logged there
+""",
+        """\
 import os
 
 import torch.distributed as dist
@@ -174,9 +184,10 @@ writer = ddpify.rank_zero(SummaryWriter)(log_dir="runs/exp")
         what = self._logger(node)
         if what is None or not self.file.analysis.context.every_rank(node):
             return
-        rank_tests = self.file.analysis.rank_tests
-        if any(a.keyword is not None and a.keyword.value in _SWITCHES and rank_tests.depends_on_rank(a.value) for a in node.args):
+        if self._switched_by_rank(node):
             return  # wandb.init(mode="online" if rank == 0 else "disabled")
+        if "wandb" in what and "init" not in what and self._wandb_inits and all(self._switched_by_rank(c) for c in self._wandb_inits):
+            return  # wandb.log(...) of a run every rank but 0 started disabled: a no-op there
         if what.startswith("mlflow"):
             self.report(node, message=f"{what} runs on every rank: N mlflow runs for one training; call it on rank 0 only")
             return
@@ -185,6 +196,24 @@ writer = ddpify.rank_zero(SummaryWriter)(log_dir="runs/exp")
             message=f"{what} runs on every rank: N {'runs' if 'wandb' in what else 'event files'} for one training",
             replacement=functools.partial(rewrites.rank_zero_factory, node) if self.file.already_converted else None,
         )
+
+    def _switched_by_rank(self, call: cst.Call) -> bool:
+        """``mode=`` / ``disabled=`` decided by the rank: in the argument, or in the one value
+        of the variable it passes (RoMa's ``wandb_mode = "online" if ... rank == 0 else
+        "disabled"``)."""
+        rank_tests, source = self.file.analysis.rank_tests, self.file.analysis.source
+        for arg in call.args:
+            if arg.keyword is None or arg.keyword.value not in _SWITCHES:
+                continue
+            values = [v for _, v in source.assignments.get(arg.value.value, [])] if isinstance(arg.value, cst.Name) else []
+            if rank_tests.depends_on_rank(arg.value) or (values and all(v is not None and rank_tests.depends_on_rank(v) for v in values)):
+                return True
+        return False
+
+    @functools.cached_property
+    def _wandb_inits(self) -> list[cst.Call]:
+        calls = self.file.analysis.source.calls_by_callee.get("init", [])
+        return [c for c in calls if "wandb.init" in self.qualified(c)]
 
     def _logger(self, node: cst.Call) -> str | None:
         qualified = self.qualified(node)
