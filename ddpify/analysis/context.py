@@ -234,9 +234,10 @@ class Context:
 
     @functools.cached_property
     def _script_nobody_imports(self) -> bool:
-        """A script (it has a ``__main__`` block) that no file of its project imports: a
-        function it never calls is dead code (CLIP-Driven's ``validation``)."""
-        guarded = any(is_main_guard(s) for s in self.source.module.body)
+        """A script (it has a ``__main__`` block, in any spelling ``main_guards`` knows) that no
+        file of its project imports: a function it never calls is dead code (CLIP-Driven's
+        ``validation``, the Annotated Transformer's commented-out examples)."""
+        guarded = any(isinstance(s, cst.If) and self.main_guards.is_test(s.test) for s in self.source.module.body)
         return guarded and not self.source.project.imported_elsewhere
 
     @functools.cached_property

@@ -377,6 +377,8 @@ for epoch in range(1000000):
         loops = self.file.analysis.loops
         if not self._loaders and not self._samplers.samplers or not loops.is_epoch_loop(original_node):
             return
+        if not self.file.analysis.context.ranks(original_node).may:
+            return  # dead code: a function of a script nobody imports that nothing calls
         bodies = [original_node.body, *(f.body for f in loops.called_functions(original_node))]
         iterated = loops.iterated(original_node)
         handed = loops.handed_out(original_node)

@@ -1,8 +1,11 @@
-"""Issue 21: DDP011 knows which randomness the project's own code draws after a seed. A
-class picked by task (``Exp = Exp_Forecast`` then ``exp = Exp(args)``, Large-Time-Series-Model)
-whose model has dropout draws from torch's RNG: the same ``torch.manual_seed(seed)`` on every
-rank is reported; a picked class that draws nothing leaves it quiet. A same-file seed helper
-that does nothing else is reported where it is called (TransReID's ``set_seed(cfg.SEED)``)."""
+"""Issue 21: rules that know what the project's code and the script's shape say.
+
+DDP011 knows which randomness the project's own code draws after a seed: a class picked by
+task (``Exp = Exp_Forecast`` then ``exp = Exp(args)``, Large-Time-Series-Model) whose model has
+dropout draws from torch's RNG, so the same ``torch.manual_seed(seed)`` on every rank is
+reported; a picked class that draws nothing leaves it quiet. A same-file seed helper that does
+nothing else is reported where it is called (TransReID's ``set_seed(cfg.SEED)``). A function a
+notebook-style script never calls is dead code (the Annotated Transformer)."""
 
 from __future__ import annotations
 
@@ -82,3 +85,42 @@ model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.1))
 def test_a_seed_helper_of_the_file_is_reported_at_its_call() -> None:
     findings = check_source(_SEEDER, rules=select_rules(["DDP011"])).findings
     assert [(f.line, f.message.split(" gives")[0]) for f in findings] == [(16, "set_seed(cfg.SOLVER.SEED)")]
+
+
+_NOTEBOOK = """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+
+
+def is_interactive_notebook():
+    return __name__ == "__main__"
+
+
+def example_toy_model():  # the notebook's call of it is commented out
+    loader = DataLoader(data, sampler=DistributedSampler(data))
+    for epoch in range(20):
+        for batch in loader:
+            print(batch)
+
+
+def worker(rank):
+    dist.init_process_group("nccl", rank=rank, world_size=2)
+
+
+if is_interactive_notebook():
+    mp.spawn(worker, nprocs=2)
+"""
+
+
+def test_an_uncalled_function_of_a_notebook_script_is_dead_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Annotated Transformer: a script nobody imports whose main block is spelled
+    ``if is_interactive_notebook():`` (``__name__ == "__main__"``); a function it never calls
+    runs nowhere, so its loop and print are no findings."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "notebook.py").write_text(_NOTEBOOK)
+    monkeypatch.chdir(tmp_path)
+    findings = check_source(_NOTEBOOK, "notebook.py", rules=select_rules(["DDP001", "DDP012"])).findings
+    assert not findings, findings
