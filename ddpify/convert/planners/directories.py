@@ -75,9 +75,9 @@ def plan_refusals(recording: Recording, facts: Facts) -> None:
 
 
 def plan_set_up_tests(recording: Recording, facts: Facts) -> None:
-    """``ddpify.barrier()`` before and after an ``if`` on a path's existence whose branches
-    remove a path or stop the run, and that creates a directory in a branch or right after (see
-    the module docstring). Only where every rank runs it alike."""
+    """``if ddpify.agreed(test):`` and ``ddpify.barrier()`` after it, for an ``if`` on a path's
+    existence whose branches remove a path or stop the run, and that creates a directory in a
+    branch or right after (see the module docstring). Only where every rank runs it alike."""
     context = recording.analysis.context
     planned = {insertion.key for insertion in facts.inserted}
     for test in recording.analysis.source.of_types(cst.If):
