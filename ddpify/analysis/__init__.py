@@ -206,7 +206,10 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
         owner = source.enclosing_class(function)
         if owner is not None and source.enclosing_class(owner) is None and source.enclosing_function(owner) is None:
             key = f"{owner.name.value}.__init__"
-            helpers[key] = dataclasses.replace(helpers.get(key, Helper()), writes=True)
+            on_build = function.name.value == "__init__"  # CSVLogger opens its file when built
+            helpers[key] = dataclasses.replace(
+                helpers.get(key, Helper()), writes=True, writes_when_built=on_build or helpers.get(key, Helper()).writes_when_built
+            )
     for name in distributed_classes(source, distributed):
         key = f"{name}.__init__"
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), distributed=True)

@@ -93,7 +93,9 @@ class Helper:
     ``library_object``, a module-level variable holding an object of a library's class (yacs's
     ``cfg = CN()``): its methods are the library's, not the project's. ``redirects_stdout``, a
     context-manager class (as ``Class.__init__``) whose ``__enter__`` sends standard output
-    elsewhere (``with HiddenPrints(rank):``: ``ddpify.analysis.output``).
+    elsewhere (``with HiddenPrints(rank):``: ``ddpify.analysis.output``). ``writes_when_built``, a
+    class (as ``Class.__init__``) whose own ``__init__`` writes (``CSVLogger`` opening its file),
+    not only some of its methods.
     Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
@@ -129,6 +131,7 @@ class Helper:
     writes_cache: bool = False
     wraps_ddp: bool = False
     redirects_stdout: bool = False
+    writes_when_built: bool = False
 
 
 # The key of a module's helpers that says what importing the module does (its module-level code):

@@ -13,6 +13,7 @@ from ddpify.api import convert_source
 
 _LOGGERS = """\
 import csv
+import json
 
 import torch
 import torch.distributed as dist
@@ -55,6 +56,19 @@ class Cached(torch.utils.data.Dataset):
         with open(filename, "w") as f:
             f.write("vocabulary")
         self.vocab_size = 10
+
+
+class Config:
+    def __init__(self, settings):
+        self.settings = settings
+
+    def load_config(self, path):
+        with open(path) as f:
+            self.settings.update(json.load(f))
+
+    def save_config(self, path):
+        with open(path, "w") as f:
+            json.dump(self.settings, f)
 
 
 class Net(nn.Module):
@@ -107,6 +121,20 @@ def test_a_project_class_that_writes_files_is_built_on_rank_zero(
     assert (f"log = ddpify.rank_zero({name})(" in result.output) is built_on_rank_zero
     if built_on_rank_zero:
         assert any(c.what.startswith(f"{name} (project code that writes files or logs on every rank) is built on rank 0 only") for c in result.changes)
+
+
+def test_a_configuration_read_on_every_rank_is_kept_there_without_an_item(tmp_path: Path) -> None:
+    """Deep-SVDD's ``cfg = Config(...)``: its values are read on every rank, and its only write
+    (``cfg.save_config(...)``) the conversion guards for rank 0, so keeping it everywhere
+    writes nothing per rank: no needs-a-human item (unlike CSVLogger, which writes when built)."""
+    (tmp_path / "loggers.py").write_text(_LOGGERS, encoding="utf-8")
+    script = tmp_path / "train.py"
+    after = "lr = cfg.settings['lr']\nprint(lr * 2)\ncfg.save_config('config.json')"
+    script.write_text(_SCRIPT.format(name="Config", arguments="{'lr': 0.1}", after=after).replace("log = Config", "cfg = Config"), encoding="utf-8")
+    result = convert_source(script.read_text(encoding="utf-8"), filename=str(script))
+    assert "ddpify.rank_zero(Config)" not in result.output
+    assert "if ddpify.is_main_process():\n    cfg.save_config('config.json')" in result.output
+    assert not any("cfg" in m.why for m in result.manual), result.manual
 
 
 def test_a_value_read_off_the_rank_zero_object_keeps_it_on_every_rank(tmp_path: Path) -> None:

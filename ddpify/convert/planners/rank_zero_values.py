@@ -52,7 +52,8 @@ def plan(recording: Recording, facts: Facts) -> None:
             reported.add(line)
             if factory != "open":  # a client: every rank keeps its own, rather than crash here
                 facts.kept_writes.add(call)
-                facts.manual.append(_kept_client_item(recording, call, key, factory, use, line))
+                if _writes_on_every_rank(recording, facts, call, key, region):
+                    facts.manual.append(_kept_client_item(recording, call, key, factory, use, line))
                 break
             facts.manual.append(
                 ManualItem(
@@ -155,6 +156,30 @@ def _given_to_rank_zero_factory(recording: Recording, facts: Facts, node: cst.CS
     arg = recording.parent(node)
     call = recording.parent(arg) if isinstance(arg, cst.Arg) else None
     return isinstance(call, cst.Call) and _rank_zero_factory(recording, facts, call) is not None
+
+
+def _writes_on_every_rank(recording: Recording, facts: Facts, call: cst.Call, key: str, region: cst.CSTNode) -> bool:
+    """Kept on every rank, the object writes there: a library's logging client does; an object
+    of a project class when building it writes (``CSVLogger`` opens its file), or through a
+    method of it that writes and that no statement guarded for rank 0 runs. Deep-SVDD's ``cfg =
+    Config(...)``, whose only write (``cfg.save_config()``) the conversion guards, writes
+    nothing per rank: a configuration kept everywhere needs no item."""
+    if call not in facts.rank_zero_clients:
+        return True
+    source = recording.analysis.source
+    built = source.project_call(call)
+    if built is None or built.writes_when_built:
+        return True
+    guarded = facts.rank_zero_helpers.keys() | facts.main_process_only.keys()
+    for method in of_types(region, cst.Call):
+        if not (isinstance(method.func, cst.Attribute) and code(method.func.value) == key):
+            continue
+        helper = source.project_call(method)
+        if helper is None or not helper.writes:
+            continue  # the project's summary names each method that writes (``Helper.writes``)
+        if not any(a in guarded for a in recording.ancestors(method)):
+            return True
+    return False
 
 
 def _kept_client_item(recording: Recording, call: cst.Call, key: str, factory: str, use: cst.CSTNode, line: int) -> ManualItem:
