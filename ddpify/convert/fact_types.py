@@ -16,6 +16,7 @@ import libcst as cst
 from ddpify.analysis import Analysis
 from ddpify.analysis.models import Model
 from ddpify.findings import Change, ManualItem
+from ddpify.tree.cstutil import keyword_value
 
 # "kept": a loader that may train but is left unsharded, with a report item saying why (its
 # role is unknown, or the model it trains is not wrapped)
@@ -97,6 +98,9 @@ class HelperLoader:
                 f"{self.key} is {self.origin} and trained on here: {statement} rebuilds it with a DistributedSampler at run "
                 "time if it is a plain DataLoader; another batch iterator has each batch cut across the ranks"
             )
+        given = keyword_value(self.call, "batch_size") if self.call is not None else None
+        if isinstance(given, cst.Integer) and int(given.value) == 1 and not per_process_batch:
+            note += "; its batch_size=1 does not split across the processes: each keeps its own batch (effective batch x world_size)"
         if self.batch_used_at is None or per_process_batch:
             return note
         used, line = self.batch_used_at

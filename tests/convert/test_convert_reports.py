@@ -29,6 +29,16 @@ HELPER_LOADERS = """\
 """
 
 
+@pytest.mark.parametrize(("batch", "said"), [("1", True), ("8", False)])
+def test_a_helper_loader_of_single_items_says_its_batch_does_not_split(batch: str, said: bool) -> None:
+    """Conv-TasNet's ``AudioDataLoader(dataset, batch_size=1)`` of pre-built minibatches: one
+    item per step cannot be cut across the ranks, so each keeps its own (the report says so)."""
+    script = HELPER_LOADERS.replace('get_loaders("data")', f'get_loaders("data", batch_size={batch})')
+    result = convert(script)
+    note = next(c.what for c in result.changes if c.what.startswith("train_loader is built in another file"))
+    assert ("batch_size=1 does not split across the processes" in note) is said, note
+
+
 def test_helper_loader_from_another_file_is_reported_with_line_and_reason():
     result = convert(HELPER_LOADERS)
     whats = {(c.line, c.what) for c in result.changes}
