@@ -333,9 +333,11 @@ def _joins_on_one_node(file: Path, mtime_ns: int) -> bool | None:
     return single_node(analysis.source)
 
 
-def called_at(file: Path) -> Callable[[str], list[Ranks]] | None:
+def called_at(file: Path) -> Callable[[str, bool], list[Ranks]] | None:
     """``Called`` for one importing file, read once: where each of its ``x.method(...)`` calls
-    runs (its own conditions and its callers'), per method name; None when it cannot be read."""
+    runs (its own conditions and its callers'), per method name, or (``function``) its calls
+    of a function of that name; in a file with no distributed code at all (an evaluation script
+    run as one process) only the one process runs them. None when it cannot be read."""
     try:
         stat = file.stat()
     except OSError:
@@ -345,9 +347,15 @@ def called_at(file: Path) -> Callable[[str], list[Ranks]] | None:
         return None
     import libcst as cst
 
-    def sites(method: str) -> list[Ranks]:
-        calls = analysis.source.calls_by_callee.get(method, [])
-        return [analysis.context.ranks(c) for c in calls if isinstance(c.func, cst.Attribute)]
+    from ddpify.analysis.distributed_code import mentions_distribution
+    from ddpify.analysis.ranks import SOLO, Ranks
+
+    alone = not mentions_distribution(analysis.source.module.code)
+
+    def sites(name: str, function: bool) -> list[Ranks]:
+        calls = analysis.source.calls_by_callee.get(name, [])
+        kinds = (cst.Name, cst.Attribute) if function else (cst.Attribute,)
+        return [Ranks(SOLO, SOLO) if alone else analysis.context.ranks(c) for c in calls if isinstance(c.func, kinds)]
 
     return sites
 

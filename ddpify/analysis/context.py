@@ -21,6 +21,7 @@ import libcst as cst
 
 from ddpify.analysis.callers import Callers, Key, first_on_the_way, uncalled
 from ddpify.analysis.decorators import decorated_ranks, decorator_ranks
+from ddpify.analysis.distributed_code import mentions_distribution
 from ddpify.analysis.divergence import Divergence, Divergent
 from ddpify.analysis.fixpoint import Fixpoint
 from ddpify.analysis.main_guards import MainGuards, is_name_test
@@ -245,6 +246,10 @@ class Context:
         return Callers(self.source, mentions=True)
 
     @functools.cached_property
+    def _distributed_file(self) -> bool:
+        return mentions_distribution(self.source.module.code)
+
+    @functools.cached_property
     def _where(self) -> Fixpoint[Key, Ranks]:
         """Where each function runs and each method name is called: one fixpoint over the
         callers (``ddpify.analysis.callers``)."""
@@ -280,12 +285,15 @@ class Context:
         return found & self._decorated(key) if isinstance(key, cst.FunctionDef) else found
 
     def _called_elsewhere(self, function: cst.FunctionDef, at: Callable[[cst.CSTNode], Ranks]) -> Ranks:
-        """Where a method this file never calls runs: where the project files importing it call
-        it (``self._save_checkpoint(...)`` of a subclass in another file, under a rank test),
-        else where it is defined."""
-        if self.source.is_method(function):
+        """Where a method or module function this file never calls runs: where the project files
+        importing it call it (``self._save_checkpoint(...)`` of a subclass in another file, under
+        a rank test; ``do_inference(...)`` of a one-process test script), else where it is defined."""
+        method = self.source.is_method(function)
+        # a module function: only in a file of a distributed run (a single-GPU module being
+        # converted is called by single-GPU scripts, which says nothing of the converted run)
+        if method or (self.source.enclosing_function(function) is None and self._distributed_file):
             if function not in self._elsewhere:
-                self._elsewhere[function] = self.source.project.called_elsewhere(function.name.value)
+                self._elsewhere[function] = self.source.project.called_elsewhere(function.name.value, function=not method)
             found = self._elsewhere[function]
             if found is not None:
                 return found & at(function)

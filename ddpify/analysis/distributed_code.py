@@ -12,6 +12,7 @@ and the linter checks it (``ddpify.check.scope``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -125,3 +126,16 @@ def calls_distributed_helpers(source: Source) -> bool:
         if helper is not None and is_distributed_helper(helper):
             return True
     return False
+
+
+# What a file that takes part in a distributed run mentions somewhere: its launch, its process
+# group, its rank. A file without any of it (an evaluation script run as one process) runs alone.
+_DISTRIBUTED_WORDS = re.compile(
+    r"distributed|init_process_group|\bdist[._]|local_rank|world_size|\bspawn\(|accelerate|deepspeed|horovod|\bddp\b|\brank\b",
+    re.IGNORECASE,
+)
+
+
+def mentions_distribution(text: str) -> bool:
+    """Whether the source ``text`` mentions anything of a distributed run (see above)."""
+    return _DISTRIBUTED_WORDS.search(text) is not None

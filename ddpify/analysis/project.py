@@ -143,10 +143,10 @@ ON_IMPORT = "<import>"
 # cannot be told (``ddpify.analysis.presence`` asks it of the files that import this one).
 Outside = Callable[[Path, str, str, int], "list[tuple[Ranks, Ranks]] | None"]
 
-# One project file read once: where its ``x.method(...)`` calls run, per method name (None: not
-# readable); ``ddpify.analysis.context`` asks it of the files that import this one, for a method
-# this file never calls.
-Called = Callable[[Path], "Callable[[str], list[Ranks]] | None"]
+# One project file read once: where its ``x.method(...)`` calls run, per method name, or (with
+# ``True``) its calls of a function of that name (None: not readable); ``ddpify.analysis.context``
+# asks it of the files that import this one, for a method or function this file never calls.
+Called = Callable[[Path], "Callable[[str, bool], list[Ranks]] | None"]
 # At most this many importing files are read for one checked file, and none when more than
 # ``_CALLERS_PER_METHOD`` of them name one method: the cost stays bounded on a module imported
 # everywhere (its callers are then unknown, and the method runs where it is defined).
@@ -177,15 +177,18 @@ class Project:
         self._summarise = summarise
         self._outside = outside
         self._called = called
-        self._callers: dict[Path, Callable[[str], list[Ranks]] | None] = {}
+        self._callers: dict[Path, Callable[[str, bool], list[Ranks]] | None] = {}
 
-    def called_elsewhere(self, method: str) -> Ranks | None:
+    def called_elsewhere(self, method: str, *, function: bool = False) -> Ranks | None:
         """Where the project's files that import this one (up to five imports up) call a method
         named ``method`` (a base class's ``_save_checkpoint`` called by a subclass in another
-        file under ``if local_rank == 0:``); None when none of them does."""
+        file under ``if local_rank == 0:``), or with ``function`` a module function of that name
+        (TransReID's ``do_inference``, which only test.py, a one-process script, calls); None when
+        none of them does."""
         if self._called is None or self.depth <= 0 or self._path is None or not Path(self._path).is_file():
             return None
-        named = [file for file, text in self._importers_upto if f".{method}(" in text]
+        needle = f"{method}(" if function else f".{method}("
+        named = [file for file, text in self._importers_upto if needle in text]
         if len(named) > _CALLERS_PER_METHOD or len(set(named) | self._callers.keys()) > _CALLER_FILES:
             return None
         sites: list[Ranks] = []
@@ -193,7 +196,7 @@ class Project:
             if file not in self._callers:
                 self._callers[file] = self._called(file)
             reader = self._callers[file]
-            sites += reader(method) if reader is not None else []
+            sites += reader(method, function) if reader is not None else []
         if not sites:
             return None
         where = sites[0]

@@ -1,7 +1,8 @@
 """Issue 21: a function that a script (a file with a ``__main__`` block) never calls, and that no
 other file of its project imports, never runs: a print or a save in it is no finding. A file the
 project imports, or a module without a ``__main__`` block, may have its functions called from
-elsewhere: they keep their findings."""
+elsewhere: they keep their findings, unless the only files that call them run as one process
+(no distributed code at all: an evaluation script)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,9 @@ def main():
     [
         ('\nif __name__ == "__main__":\n    main()', None, True),
         ('\nif __name__ == "__main__":\n    main()', "from train import validation\n", False),
-        ('\nif __name__ == "__main__":\n    main()', "import train\n\ntrain.validation(None, [])\n", False),
+        ('\nif __name__ == "__main__":\n    main()', 'import torch.distributed as dist\nimport train\n\ndist.init_process_group("gloo")\ntrain.validation(None, [])\n', False),
+        # called only by a script with no distributed code: one process runs it, no copies per rank
+        ('\nif __name__ == "__main__":\n    main()', "import train\n\ntrain.validation(None, [])\n", True),
         ("", None, False),  # a module: its functions are called from elsewhere
     ],
 )

@@ -124,3 +124,52 @@ def test_an_uncalled_function_of_a_notebook_script_is_dead_code(tmp_path: Path, 
     monkeypatch.chdir(tmp_path)
     findings = check_source(_NOTEBOOK, "notebook.py", rules=select_rules(["DDP001", "DDP012"])).findings
     assert not findings, findings
+
+
+_PROCESSOR = """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+
+def do_train(model, loader, local_rank):
+    model = DistributedDataParallel(model, device_ids=[local_rank])
+    for x in loader:
+        model(x).sum().backward()
+
+
+def do_inference(model, loader):
+    if torch.cuda.device_count() > 1:
+        model = torch.nn.DataParallel(model)
+    for x in loader:
+        print(model(x).sum())
+"""
+_TRAIN = """\
+import torch.distributed as dist
+
+from processor import do_train
+
+dist.init_process_group("nccl")
+do_train(model, loader, local_rank){also}
+"""
+_TEST = """\
+from processor import do_inference
+
+do_inference(model, val_loader)
+"""
+
+
+@pytest.mark.parametrize(("also", "reported"), [("", False), ("\ndo_inference(model, val_loader)", True)], ids=["test-script-only", "training-too"])
+def test_a_function_only_one_process_scripts_call_runs_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, also: str, reported: bool
+) -> None:
+    """TransReID's ``processor.do_inference``: only test.py, a script with no distributed code
+    at all, calls it, so its print and its DataParallel are no DDP findings; once the
+    distributed training script calls it too, they are."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "processor.py").write_text(_PROCESSOR)
+    (tmp_path / "train.py").write_text(_TRAIN.format(also=also))
+    (tmp_path / "test.py").write_text(_TEST)
+    monkeypatch.chdir(tmp_path)
+    found = {(f.code, f.line) for f in check_source(_PROCESSOR, "processor.py", rules=select_rules(["DDP012", "DDP024"])).findings}
+    assert bool(found & {("DDP012", 16), ("DDP024", 14)}) is reported, found
