@@ -336,8 +336,8 @@ def _joins_on_one_node(file: Path, mtime_ns: int) -> bool | None:
 def called_at(file: Path) -> Callable[[str, bool], list[Ranks]] | None:
     """``Called`` for one importing file, read once: where each of its ``x.method(...)`` calls
     runs (its own conditions and its callers'), per method name, or (``function``) its calls
-    of a function of that name; in a file with no distributed code at all (an evaluation script
-    run as one process) only the one process runs them. None when it cannot be read."""
+    of a function of that name, which in a file with no distributed code at all (an evaluation
+    script run as one process) only the one process runs. None when it cannot be read."""
     try:
         stat = file.stat()
     except OSError:
@@ -355,7 +355,8 @@ def called_at(file: Path) -> Callable[[str, bool], list[Ranks]] | None:
     def sites(name: str, function: bool) -> list[Ranks]:
         calls = analysis.source.calls_by_callee.get(name, [])
         kinds = (cst.Name, cst.Attribute) if function else (cst.Attribute,)
-        return [Ranks(SOLO, SOLO) if alone else analysis.context.ranks(c) for c in calls if isinstance(c.func, kinds)]
+        solo = alone and function  # a method's callers say where it runs as before (the converter relies on it)
+        return [Ranks(SOLO, SOLO) if solo else analysis.context.ranks(c) for c in calls if isinstance(c.func, kinds)]
 
     return sites
 

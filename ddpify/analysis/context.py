@@ -21,7 +21,7 @@ import libcst as cst
 
 from ddpify.analysis.callers import Callers, Key, first_on_the_way, uncalled
 from ddpify.analysis.decorators import decorated_ranks, decorator_ranks
-from ddpify.analysis.distributed_code import mentions_distribution
+from ddpify.analysis.distributed_code import uses_torch_distributed
 from ddpify.analysis.divergence import Divergence, Divergent
 from ddpify.analysis.fixpoint import Fixpoint
 from ddpify.analysis.main_guards import MainGuards, is_name_test
@@ -247,7 +247,7 @@ class Context:
 
     @functools.cached_property
     def _distributed_file(self) -> bool:
-        return mentions_distribution(self.source.module.code)
+        return uses_torch_distributed(self.source.module.code)
 
     @functools.cached_property
     def _where(self) -> Fixpoint[Key, Ranks]:

@@ -139,3 +139,9 @@ _DISTRIBUTED_WORDS = re.compile(
 def mentions_distribution(text: str) -> bool:
     """Whether the source ``text`` mentions anything of a distributed run (see above)."""
     return _DISTRIBUTED_WORDS.search(text) is not None
+
+
+def uses_torch_distributed(text: str) -> bool:
+    """Whether the source ``text`` uses PyTorch's distributed package or DDP itself: a file of a
+    distributed run for sure (a single-GPU module being converted does not)."""
+    return "torch.distributed" in text or "DistributedDataParallel" in text
