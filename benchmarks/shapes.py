@@ -17,7 +17,10 @@ walks explode before the analyses became per-function fixpoints (issue 22):
   its own scope's function only), and whose same-named methods call each other;
 - ``decorated``: classes whose same-named methods call each other through attributes, each
   method behind a rank decorator of the file (``@main_only``, read from its code) and each
-  class setting a rank flag on the options it is handed (``opt.log``) that guards a print.
+  class setting a rank flag on the options it is handed (``opt.log``) that guards a print;
+- ``reloads``: classes whose same-named methods call each other, each reading back a checkpoint
+  that a save under a clock-decided test writes without waiting (every ``.load(`` is a caller of
+  every ``load``).
 
     python benchmarks/shapes.py SHAPE SIZE        # prints the program
 """
@@ -166,7 +169,24 @@ class Logger{i}:
     return "".join(units) + "\n\ndef entry(x):\n    return Logger0().log(x, None)\n"
 
 
-SHAPES = {"decorated": _decorated, "methods": _methods, "chain": _chain, "lattice": _lattice, "recursion": _recursion, "hierarchy": _hierarchy, "nested": _nested}
+def _reloads(size: int) -> str:
+    units = []
+    for i in range(size):
+        other = (i + 1) % size
+        units.append(f'''
+class Restore{i}:
+    def __init__(self):
+        self.inner = Restore{other}.__new__(Restore{other})
+
+    def load(self, model):
+        self.inner.load(model)
+        return torch.load("best.pt")
+''')
+    save = '\n\ndef entry(x):\n    if time.time() % 2 > 1:\n        torch.save({"x": x}, "best.pt")\n    return Restore0().load(x)\n'
+    return "import time\n" + "".join(units) + save
+
+
+SHAPES = {"decorated": _decorated, "methods": _methods, "chain": _chain, "lattice": _lattice, "recursion": _recursion, "hierarchy": _hierarchy, "nested": _nested, "reloads": _reloads}
 
 
 def program(shape: str, size: int) -> str:

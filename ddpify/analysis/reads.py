@@ -5,6 +5,7 @@ the targets of assignments and loops."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -201,8 +202,10 @@ def loop_bindings(source: Source) -> Iterator[tuple[cst.For, str, cst.BaseExpres
             yield loop, name, loop.iter
 
 
-def _assigned_in(source: Source, block: cst.CSTNode) -> set[str]:
-    """The root names statements in ``block`` assign (loop targets of inner loops included)."""
+@functools.lru_cache(maxsize=1024)
+def _assigned_in(source: Source, block: cst.CSTNode) -> frozenset[str]:
+    """The root names statements in ``block`` assign (loop targets of inner loops included):
+    once per loop body, however many reads in it ask."""
     found: set[str] = set()
     for node in source.of_types_in(block, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr):
         if isinstance(node, cst.Assign):
@@ -212,4 +215,4 @@ def _assigned_in(source: Source, block: cst.CSTNode) -> set[str]:
         else:
             bound = [node.target]  # type: ignore[attr-defined]
         found.update(name.split(".", 1)[0] for t in bound for name in targets(t))
-    return found
+    return frozenset(found)

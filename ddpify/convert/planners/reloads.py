@@ -26,8 +26,12 @@ from ddpify.convert.planners.rank_zero import on_rank_zero_only
 from ddpify.convert.record import Recording
 from ddpify.convert.rewrites import RT
 
-# How many calls up from a save and from a load to look for the function that runs both.
+# How many calls up from a save and from a load to look for the function that runs both, and
+# how many callers at most (same-named methods of many classes: every `.run(` matches each one).
 _CALLER_DEPTH = 4
+_CALLERS_FOLLOWED = 16
+# the function (None: the module) -> the node in it on the way to a save or load
+_Chain = dict["cst.FunctionDef | None", cst.CSTNode]
 
 
 def plan(recording: Recording, facts: Facts) -> None:
@@ -37,13 +41,14 @@ def plan(recording: Recording, facts: Facts) -> None:
     saves = [c for c in calls if recording.qualified(c) & names.TORCH_SAVE and collectives.unwaited_save(analysis, c)]
     if not saves:
         return
-    save_paths = [_path_to(recording, save) for save in saves]
+    chains: dict[cst.FunctionDef, _Chain] = {}
+    save_paths = [_path_to(recording, save, chains) for save in saves]
     planned = {insertion.key for insertion in facts.inserted}
-    waited: list[cst.BaseStatement] = []  # the anchors that got a barrier here
+    waited: dict[cst.CSTNode | None, list[cst.BaseStatement]] = {}  # per block, the anchors that got a barrier
     for load in calls:
         if not recording.qualified(load) & names.TORCH_LOAD or not _every_rank_alike(recording, facts, load):
             continue
-        load_path = _path_to(recording, load)
+        load_path = _path_to(recording, load, chains)
         waits = [(save, where) for save, path in zip(saves, save_paths, strict=True) if (where := _first_after(recording, path, load_path))]
         if not waits or not _every_rank_alike(recording, facts, waits[0][1]):
             continue
@@ -52,7 +57,7 @@ def plan(recording: Recording, facts: Facts) -> None:
         if key in planned or _follows_barrier(recording, anchor) or _waited_already(recording, anchor, waited, save_paths):
             continue
         planned.add(key)
-        waited.append(anchor)
+        waited.setdefault(recording.parent(anchor), []).append(anchor)
         lines = ", ".join(str(recording.line(save)) for save, _ in waits)
         what = (
             f"ddpify.barrier() before reading the checkpoint back (line {recording.line(load)}): rank 0 may still be "
@@ -66,22 +71,34 @@ def _every_rank_alike(recording: Recording, facts: Facts, node: cst.CSTNode) -> 
     return context.every_rank(node) and context.divergent_condition(node) is None and not on_rank_zero_only(recording, facts, node)
 
 
-def _path_to(recording: Recording, node: cst.CSTNode) -> dict[cst.FunctionDef | None, cst.CSTNode]:
+def _path_to(recording: Recording, node: cst.CSTNode, chains: dict[cst.FunctionDef, _Chain]) -> _Chain:
     """For the function around ``node`` (None: the module) and its callers up to
     ``_CALLER_DEPTH`` calls away: the node in that function on the way to ``node`` (``node``
-    itself, or the call that leads to it). The first call found wins."""
+    itself, or the call that leads to it). The first call found wins. The callers of each
+    function are worked out once (``chains``), and at most ``_CALLERS_FOLLOWED`` of them: the
+    work stays linear in the program."""
+    function = recording.analysis.source.enclosing_function(node)
+    found: _Chain = {function: node}
+    if function is not None:
+        if function not in chains:
+            chains[function] = _callers_of(recording, function)
+        for caller, site in chains[function].items():
+            found.setdefault(caller, site)
+    return found
+
+
+def _callers_of(recording: Recording, function: cst.FunctionDef) -> _Chain:
     source = recording.analysis.source
-    function = source.enclosing_function(node)
-    found: dict[cst.FunctionDef | None, cst.CSTNode] = {function: node}
-    frontier = [function]
+    found: _Chain = {}
+    frontier: list[cst.FunctionDef | None] = [function]
     for _ in range(_CALLER_DEPTH):
         upper: list[cst.FunctionDef | None] = []
         for current in frontier:
-            if current is None:
-                continue
-            for site in source.call_sites(current):
+            for site in source.call_sites(current) if current is not None else ():
+                if len(found) >= _CALLERS_FOLLOWED:
+                    return found
                 caller = source.enclosing_function(site)
-                if caller not in found:
+                if caller is not function and caller not in found:
                     found[caller] = site
                     upper.append(caller)
         frontier = upper
@@ -90,8 +107,8 @@ def _path_to(recording: Recording, node: cst.CSTNode) -> dict[cst.FunctionDef | 
 
 def _first_after(
     recording: Recording,
-    save: dict[cst.FunctionDef | None, cst.CSTNode],
-    load: dict[cst.FunctionDef | None, cst.CSTNode],
+    save: _Chain,
+    load: _Chain,
 ) -> cst.CSTNode | None:
     """Where to wait: in the innermost function that runs the save's way before the load's (or
     both inside one loop, whose next pass reaches the load after this one's save), the node on
@@ -136,16 +153,16 @@ def _outermost_existence_test(recording: Recording, node: cst.CSTNode) -> cst.Ba
 def _waited_already(
     recording: Recording,
     anchor: cst.BaseStatement,
-    waited: list[cst.BaseStatement],
-    save_paths: list[dict[cst.FunctionDef | None, cst.CSTNode]],
+    waited: dict[cst.CSTNode | None, list[cst.BaseStatement]],
+    save_paths: list[_Chain],
 ) -> bool:
     """An earlier statement of the same block got a barrier, and nothing on a save's way runs
     between the two (``test(model)`` then ``final = torch.load(best)``: one barrier is enough)."""
     block = recording.parent(anchor)
     function = recording.analysis.source.enclosing_function(anchor)
     ways = [path[function] for path in save_paths if function in path]
-    for earlier in waited:
-        if recording.parent(earlier) is block and recording.line(earlier) < recording.line(anchor):
+    for earlier in waited.get(block, []):
+        if recording.line(earlier) < recording.line(anchor):
             if not any(recording.line(earlier) <= recording.line(way) < recording.line(anchor) for way in ways):
                 return True
     return False
