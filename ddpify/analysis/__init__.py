@@ -42,7 +42,7 @@ class Analysis:
         from ddpify.analysis.source import Source
 
         project = Project(
-            lambda: wrapper.module.code, path, project_files.DEPTH if depth is None else depth, summarise, passed_at, called_at
+            lambda: wrapper.module.code, path, project_files.DEPTH if depth is None else depth, summarise, passed_at, called_at, handed_at
         )
         self.source: Source = Source(wrapper, project)
         self._path = path if depth is None or depth > 0 else None
@@ -361,16 +361,53 @@ def called_at(file: Path) -> Callable[[str, bool], list[Ranks]] | None:
     return sites
 
 
+def handed_at(file: Path, callee: str, parameter: str, index: int, method: bool) -> list[bool] | None:
+    """``Handed`` for one importing file, read with the modules it imports (the loaders a
+    ``make_dataloader(cfg)`` of its own project returns are known): for each call of ``callee``
+    (``x.callee(...)`` for a method) handing ``parameter`` a loader with a distributed sampler,
+    whether its function (or the module level) reduces anything."""
+    try:
+        stat = file.stat()
+    except OSError:
+        return None
+    analysis = _importer_analysis(file, stat.st_mtime_ns, 1)
+    if analysis is None:
+        return None
+    import libcst as cst
+
+    from ddpify.analysis.collectives import reduces
+    from ddpify.analysis.presence import passed_argument
+    from ddpify.tree.cstutil import code, is_simple_reference
+
+    source = analysis.source
+    found: list[bool] = []
+    for call in source.calls_by_callee.get(callee, []):
+        head = code(call.func).split(".")[0] if is_simple_reference(call.func) else None
+        if not (isinstance(call.func, cst.Attribute) if method else head not in (None, "self", "cls")):
+            continue  # a method is called on an object; a function by its name or its module's
+        value = passed_argument(call, parameter, index)
+        if value is None or not analysis.samplers.is_sharded_loader(value):
+            continue
+        caller = source.enclosing_function(call)
+        scope = (
+            source.of_types_in(caller, cst.Call)
+            if caller is not None
+            else [c for c in source.of_types(cst.Call) if source.enclosing_function(c) is None]
+        )
+        found.append(any(reduces(source, c) for c in scope))
+    return found
+
+
 @functools.lru_cache(maxsize=32)
-def _importer_analysis(file: Path, mtime_ns: int) -> Analysis | None:
-    """A project file read on its own (no project reading of its own), once per version."""
+def _importer_analysis(file: Path, mtime_ns: int, depth: int = 0) -> Analysis | None:
+    """A project file read ``depth`` imports deep (0: on its own), once per version."""
     del mtime_ns  # the cache key: a changed file is read again
     import libcst as cst
 
     from ddpify.tree.metadata import FastMetadata
 
     try:
-        return Analysis(FastMetadata(cst.parse_module(file.read_text(encoding="utf-8"))), str(file), depth=0)
+        return Analysis(FastMetadata(cst.parse_module(file.read_text(encoding="utf-8"))), str(file), depth=depth)
     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
         return None
 

@@ -4,12 +4,14 @@ every call: ``utils.reduce_mean(loss)`` under ``if rank == 0:`` hangs the job li
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from ddpify.analysis.module_facts import through_calls
+from ddpify.tree.cstutil import callee_name
 
 if TYPE_CHECKING:
     from ddpify.analysis.context import Context
@@ -43,6 +45,30 @@ COLLECTIVES = frozenset(
 )
 
 
+# Calls that combine values across processes: torch.distributed's own, and the usual helpers
+# scripts wrap them in (pytorch/examples AverageMeter.all_reduce, Horovod metric_average,
+# DETR reduce_dict, Accelerate gather_for_metrics, torchvision synchronize_between_processes).
+REDUCTIONS = frozenset(
+    {
+        "all_reduce",
+        "reduce",
+        "all_gather",
+        "all_gather_object",
+        "all_gather_into_tensor",
+        "gather",
+        "gather_object",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+    }
+)
+
+REDUCTION_HELPER = re.compile(
+    r"(^|_)(all_?reduce|all_?gather|allreduce|allgather)($|_)|^reduce_(tensor|mean|sum|dict|value|loss|metrics?)$|"
+    r"^gather_for_metrics$|^synchronize_between_processes$|^metric_average$|^(sync|reduce)_across_\w+$",
+    re.I,
+)
+
+
 def dist_collective(qualified: set[str]) -> str | None:
     """``dist.all_reduce`` for a call whose qualified names include ``torch.distributed.all_reduce``."""
     for name in qualified:
@@ -73,3 +99,16 @@ def _runs(source: Source, context: Context, function: cst.FunctionDef, called: C
         if found is not None and not context.local(call).selection.rank_dependent:
             return found
     return None
+
+
+def reduces(source: Source, call: cst.Call) -> bool:
+    """``call`` combines values across processes: a ``REDUCTIONS`` call of torch.distributed, a
+    helper named like one (``reduce_tensor``), or a project helper that runs one on every call."""
+    name = callee_name(call)
+    if name is not None and REDUCTION_HELPER.search(name):
+        return True
+    found = dist_collective(source.qualified(call))
+    if found is not None and found.removeprefix("dist.") in REDUCTIONS:
+        return True
+    helper = source.project.helper(call)
+    return helper is not None and helper.collective is not None and helper.collective.removeprefix("dist.") in REDUCTIONS

@@ -124,12 +124,14 @@ class Presence:
     def argument(self, call: cst.Call, name: str, index: int) -> tuple[Ranks, Ranks] | None:
         """Where ``call`` runs and where the argument it passes for parameter ``name`` (at
         ``index``) is an object (nowhere when it passes none: the default None)."""
-        passed = _argument(call, name, index)
+        passed = passed_argument(call, name, index)
         present = NOWHERE if passed is None else self._value(passed, call)
         return (self._where(call), present) if present is not None else None
 
 
-def _argument(call: cst.Call, name: str, index: int) -> cst.BaseExpression | None:
+def passed_argument(call: cst.Call, name: str, index: int) -> cst.BaseExpression | None:
+    """The argument ``call`` passes for the parameter ``name`` at ``index`` (None: none, or
+    one a ``*args`` may hold)."""
     for position, arg in enumerate(call.args):
         if arg.star:
             return None

@@ -147,6 +147,11 @@ Outside = Callable[[Path, str, str, int], "list[tuple[Ranks, Ranks]] | None"]
 # ``True``) its calls of a function of that name (None: not readable); ``ddpify.analysis.context``
 # asks it of the files that import this one, for a method or function this file never calls.
 Called = Callable[[Path], "Callable[[str, bool], list[Ranks]] | None"]
+# One project file read once: for each of its calls of ``callee`` (a module function, or with
+# ``True`` a method) that hands the parameter (name, position) a loader with a distributed
+# sampler, whether the calling function combines anything across processes (None: not readable);
+# ``DDP014`` asks it of the files that import this one, for an evaluation function they call.
+Handed = Callable[[Path, str, str, int, bool], "list[bool] | None"]
 # At most this many importing files are read for one checked file, and none when more than
 # ``_CALLERS_PER_METHOD`` of them name one method: the cost stays bounded on a module imported
 # everywhere (its callers are then unknown, and the method runs where it is defined).
@@ -170,6 +175,7 @@ class Project:
         summarise: Summarise,
         outside: Outside | None = None,
         called: Called | None = None,
+        handed: Handed | None = None,
     ) -> None:
         self.depth = depth
         self._text = text
@@ -177,6 +183,7 @@ class Project:
         self._summarise = summarise
         self._outside = outside
         self._called = called
+        self._handed = handed
         self._callers: dict[Path, Callable[[str, bool], list[Ranks]] | None] = {}
 
     def called_elsewhere(self, method: str, *, function: bool = False) -> Ranks | None:
@@ -203,6 +210,21 @@ class Project:
         for ranks in sites[1:]:
             where = where | ranks
         return where
+
+    def sharded_elsewhere(self, callee: str, parameter: str, index: int, *, method: bool) -> list[bool]:
+        """For each call in the project's files that import this one (up to five imports up)
+        that hands ``callee``'s ``parameter`` a loader with a distributed sampler
+        (``utils_fit.fit_one_epoch(..., gen_val, ...)`` in train.py): whether the calling
+        function combines anything across processes. Empty when none does or none can be read."""
+        if self._handed is None or self.depth <= 0 or self._path is None or not Path(self._path).is_file():
+            return []
+        named = [file for file, text in self._importers_upto if f"{callee}(" in text]
+        if len(named) > _CALLERS_PER_METHOD:
+            return []
+        found: list[bool] = []
+        for file in named[:_CALLER_FILES]:
+            found += self._handed(file, callee, parameter, index, method) or []
+        return found
 
     @functools.cached_property
     def _importers_upto(self) -> list[tuple[Path, str]]:

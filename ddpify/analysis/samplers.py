@@ -142,18 +142,37 @@ class Samplers:
             if ret.value is None:
                 continue
             if isinstance(ret.value, cst.Tuple):
-                found.update(i for i, e in enumerate(ret.value.elements) if self._sharded_loader(e.value))
-            elif self._sharded_loader(ret.value):
+                found.update(i for i, e in enumerate(ret.value.elements) if self.is_sharded_loader(e.value))
+            elif self.is_sharded_loader(ret.value):
                 found.add(-1)
         return tuple(sorted(found))
 
-    def _sharded_loader(self, value: cst.BaseExpression) -> bool:
+    def is_sharded_loader(self, value: cst.BaseExpression) -> bool:
         """A reference to a loader with a distributed sampler, or such a loader built right
         there (``return DataLoader(ds, sampler=sampler)``)."""
         if code(value) in self.loaders:
             return True
         calls = [c for c in _branches(value) if isinstance(c, cst.Call) and self.source.qualified(c) & DATALOADERS]
         return any(self.is_distributed(keyword_value(c, "sampler"), self.samplers) for c in calls)
+
+    @functools.cached_property
+    def sharded_parameters(self) -> frozenset[tuple[cst.FunctionDef, str]]:
+        """``(function, parameter)`` pairs that a call of this file hands a loader with a
+        distributed sampler (``validate(model, val_loader)``, ``self.evaluate(self.val_loader)``);
+        only the calls with such an argument are followed, each to the functions of its name."""
+        found: set[tuple[cst.FunctionDef, str]] = set()
+        for call in self.source.of_types(cst.Call):
+            assert isinstance(call, cst.Call)
+            handed = [(i, a) for i, a in enumerate(call.args) if not a.star and self.is_sharded_loader(a.value)]
+            for function in self.source.functions_called(call) if handed else ():
+                params = [*function.params.posonly_params, *function.params.params]
+                bound = 1 if self.source.is_method(function) else 0  # `self` is bound by the call
+                for index, arg in handed:
+                    if arg.keyword is not None:
+                        found.add((function, arg.keyword.value))
+                    elif index + bound < len(params):
+                        found.add((function, params[index + bound].name.value))
+        return frozenset(found)
 
 
 def _branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -21,16 +21,6 @@ RUNTIME = names.RUNTIME_MODULE + "."
 RUNTIME_COLLECTIVES = frozenset({"save", "barrier"})
 
 
-def callee_name(call: cst.Call) -> str | None:
-    """The last component of the called name: ``dist.all_reduce(...)`` → ``all_reduce``."""
-    func = call.func
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return None
-
-
 def dist_function(rule: Rule, call: cst.Call) -> str | None:
     """``all_reduce`` for ``dist.all_reduce(...)`` / ``torch.distributed.all_reduce(...)``."""
     for name in rule.qualified(call):

@@ -12,11 +12,12 @@ from collections.abc import Iterable
 
 import libcst as cst
 
-from ddpify.check.calls import callee_name, dist_function, every_call, nodes, runtime_function
+from ddpify.analysis.collectives import REDUCTION_HELPER, REDUCTIONS
+from ddpify.check.calls import dist_function, every_call, nodes, runtime_function
 from ddpify.check.rule import Rule
 from ddpify.check.wraps import DDP_CLASSES
 from ddpify.convert import names
-from ddpify.tree.cstutil import code, of_types
+from ddpify.tree.cstutil import callee_name, code, of_types
 
 SET_DEVICE = frozenset(
     {
@@ -123,30 +124,6 @@ def gloo_backend(rule: Rule, module: cst.Module) -> cst.Call | None:
                 if isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value == "gloo":
                     return call
     return None
-
-
-# Calls that combine values across processes: torch.distributed's own, and the usual helpers
-# scripts wrap them in (pytorch/examples AverageMeter.all_reduce, Horovod metric_average,
-# DETR reduce_dict, Accelerate gather_for_metrics, torchvision synchronize_between_processes).
-REDUCTIONS = frozenset(
-    {
-        "all_reduce",
-        "reduce",
-        "all_gather",
-        "all_gather_object",
-        "all_gather_into_tensor",
-        "gather",
-        "gather_object",
-        "reduce_scatter",
-        "reduce_scatter_tensor",
-    }
-)
-
-REDUCTION_HELPER = re.compile(
-    r"(^|_)(all_?reduce|all_?gather|allreduce|allgather)($|_)|^reduce_(tensor|mean|sum|dict|value|loss|metrics?)$|"
-    r"^gather_for_metrics$|^synchronize_between_processes$|^metric_average$|^(sync|reduce)_across_\w+$",
-    re.I,
-)
 
 
 def has_reduction(rule: Rule, module: cst.Module) -> bool:

@@ -4,13 +4,11 @@ import re
 
 import libcst as cst
 
-from ddpify.check.calls import callee_name, dist_function, every_call, nodes, runtime_function
+from ddpify.check.calls import dist_function, nodes
 from ddpify.check.rule import Invalid, Rule
 from ddpify.check.script import REDUCTION_HELPER, REDUCTIONS, has_reduction
-from ddpify.convert import names
-from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
+from ddpify.tree.cstutil import callee_name, code, is_method_call, is_simple_reference, of_types
 
-SAMPLER = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 # Accumulators of an evaluation: `correct += ...`, `total += ...`, `val_loss += ...`.
 METRIC = re.compile(r"correct|total|loss|acc|hit|count|err|samples|metric|score|^n_|^num_|_sum$|^sum_", re.I)
 METER = re.compile(r"meter|loss|acc|top\d|metric|score|err", re.I)
@@ -35,7 +33,9 @@ class UnreducedEvalMetrics(Rule):
         "do) and never average per-rank means; or evaluate the full set on every rank, unsharded, as "
         "ddpify's converter does. The rule looks for a loop over a loader whose sampler is a "
         "DistributedSampler (or a `ddpify.distributed_loader`), directly or through a function "
-        "parameter, with no backward/step inside (also none through a function of this file, a "
+        "parameter (also a parameter that a project file importing this one hands such a loader: "
+        "an engine's `evaluate(model, loader)` called by train.py with its sharded validation loader, where neither "
+        "the function nor that caller reduces anything), with no backward/step inside (also none through a function of this file, a "
         "function of the project's modules, or a method of a project class the loop's object was "
         "made from: `trainer.do_pass(batch)` whose class steps the optimizer is a training loop) and `+=` into correct/total/loss-like names, in a file "
         "that calls no all_reduce/reduce/all_gather/gather; or, in a file that reduces other values "
@@ -167,18 +167,21 @@ print(test_loss / len(test_loader))
         self._training_functions: set[str] = set()  # functions of the file that call backward/step
 
     def visit_Module(self, node: cst.Module) -> None:
-        reduces = has_reduction(self, node)
-        sharded = self._sharded_loaders(node)
-        if not sharded:
-            return
-        parameters = self._sharded_parameters(node, sharded)
+        samplers = self.file.analysis.samplers
+        sharded, parameters = set(samplers.loaders), samplers.sharded_parameters
+        reduces: bool | None = None  # asked once, when a loop needs it
         self._training_functions = {
             f.name.value for f in nodes(node, cst.FunctionDef) if any(is_method_call(c, *_TRAINING_CALLS) for c in of_types(f, cst.Call))
         }
         for loop in nodes(node, cst.For):
             loader = self._sharded_iterable(loop, sharded, parameters)
-            if loader is None or not self._is_metric_loop(loop):
+            if loader is None:
+                self._check_handed_in(loop)
                 continue
+            if not self._is_metric_loop(loop):
+                continue
+            if reduces is None:
+                reduces = has_reduction(self, node)
             if not reduces:
                 self.report(
                     loop,
@@ -192,6 +195,32 @@ print(test_loss / len(test_loader))
                     "other values, but neither this function nor its callers reduce these; sum them with "
                     "dist.all_reduce before they are printed or compared",
                 )
+
+    def _check_handed_in(self, loop: cst.For) -> None:
+        """A loop over a parameter that a project file importing this one hands a sharded
+        loader (an engine's ``evaluate(model, loader)`` that train.py calls with its
+        DistributedSampler-sharded validation loader), where neither the function, what it
+        calls, nor that caller reduces anything."""
+        source = self.file.analysis.source
+        function = source.enclosing_function(loop)
+        if function is None or source.call_sites(function):
+            return  # this file calls it: the loaders are this file's
+        params = [*function.params.posonly_params, *function.params.params]
+        bound = 1 if source.is_method(function) else 0
+        mentioned = {code(n) for n in of_types(loop.iter, cst.Name)}
+        for index, param in enumerate(params[bound:]):
+            if param.name.value not in mentioned or not self._is_metric_loop(loop):
+                continue
+            handed = source.project.sharded_elsewhere(function.name.value, param.name.value, index, method=bool(bound))
+            if handed and not all(handed) and not any(self._reduces(f) for f in self._callees(function)):
+                self.report(
+                    loop,
+                    f"evaluation loop over {param.name.value} (a DistributedSampler-sharded loader where "
+                    f"{function.name.value}() is called in another file) accumulates metrics of this rank's shard "
+                    "only, and neither this function nor that caller reduces them: sum the counts with "
+                    "dist.all_reduce before dividing",
+                )
+                return
 
     def _unreduced_here(self, loop: cst.For) -> bool:
         """The loop's function, the functions it calls and the functions that call it reduce
@@ -241,54 +270,7 @@ print(test_loss / len(test_loader))
         name = callee_name(call)
         return dist_function(self, call) in REDUCTIONS or (name is not None and bool(REDUCTION_HELPER.search(name)))
 
-    # ------------------------------------------------------------ which loaders are sharded
-    def _sharded_loaders(self, module: cst.Module) -> set[str]:
-        samplers: set[str] = set()
-        loaders: set[str] = set()
-        statements = [s for s in nodes(module, cst.Assign) if isinstance(s.value, cst.Call)]
-        for assign in statements:
-            if self.qualified(assign.value) & SAMPLER:
-                samplers.update(code(t.target) for t in assign.targets if is_simple_reference(t.target))
-        for assign in statements:
-            call = assign.value
-            assert isinstance(call, cst.Call)
-            if self._is_sharded_loader(call, samplers):
-                loaders.update(code(t.target) for t in assign.targets if is_simple_reference(t.target))
-        return loaders
-
-    def _is_sharded_loader(self, call: cst.Call, samplers: set[str]) -> bool:
-        if runtime_function(self, call) == "distributed_loader":
-            return True
-        if not self.qualified(call) & names.DATALOADER:
-            return False
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == "sampler":
-                if isinstance(arg.value, cst.Call) and self.qualified(arg.value) & SAMPLER:
-                    return True
-                return code(arg.value) in samplers
-        return False
-
-    def _sharded_parameters(self, module: cst.Module, sharded: set[str]) -> set[tuple[cst.FunctionDef, str]]:
-        """(function, parameter) pairs that some call site passes a sharded loader to."""
-        functions: dict[str, list[cst.FunctionDef]] = {}
-        for function in nodes(module, cst.FunctionDef):
-            functions.setdefault(function.name.value, []).append(function)
-        found: set[tuple[cst.FunctionDef, str]] = set()
-        for call in every_call(module):
-            name = callee_name(call)
-            for function in functions.get(name or "", []):
-                params = [*function.params.posonly_params, *function.params.params]
-                offset = 1 if params and params[0].name.value in ("self", "cls") and isinstance(call.func, cst.Attribute) else 0
-                for index, arg in enumerate(call.args):
-                    if arg.star or code(arg.value) not in sharded:
-                        continue
-                    if arg.keyword is not None:
-                        found.add((function, arg.keyword.value))
-                    elif index + offset < len(params):
-                        found.add((function, params[index + offset].name.value))
-        return found
-
-    def _sharded_iterable(self, loop: cst.For, sharded: set[str], parameters: set[tuple[cst.FunctionDef, str]]) -> str | None:
+    def _sharded_iterable(self, loop: cst.For, sharded: set[str], parameters: frozenset[tuple[cst.FunctionDef, str]]) -> str | None:
         mentioned = {code(n) for n in of_types(loop.iter, cst.Name, cst.Attribute)}
         for key in sorted(mentioned & sharded):
             return key

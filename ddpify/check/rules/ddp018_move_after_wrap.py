@@ -4,11 +4,11 @@ import re
 
 import libcst as cst
 
-from ddpify.check.calls import callee_name, every_call, keyword_value, nodes
+from ddpify.check.calls import every_call, keyword_value, nodes
 from ddpify.check.places import scope_of, start
 from ddpify.check.rule import Invalid, Rule
 from ddpify.check.wraps import Wrap, assignments, ddp_wraps, receiver, wrap_in_effect
-from ddpify.tree.cstutil import code, is_name, of_types
+from ddpify.tree.cstutil import callee_name, code, is_name, of_types
 
 _MOVES = frozenset({"to", "cuda", "to_empty"})
 _DEVICE_WORDS = re.compile(r"device|cuda|gpu|rank", re.I)

@@ -4,11 +4,11 @@ import re
 
 import libcst as cst
 
-from ddpify.check.calls import callee_name, every_call, runtime_function
+from ddpify.check.calls import every_call, runtime_function
 from ddpify.check.places import start
 from ddpify.check.rule import Invalid, Rule
 from ddpify.check.wraps import assignments, ddp_wraps, receiver, wrap_in_effect
-from ddpify.tree.cstutil import code, is_simple_reference
+from ddpify.tree.cstutil import callee_name, code, is_simple_reference
 
 # `.apply(fn)` that re-initialises weights (not `.apply(set_bn_eval)`, which changes no parameter)
 _INITIALISER = re.compile(r"init|weight|reset|xavier|kaiming|normal|uniform|orthogonal|trunc", re.I)

@@ -6,11 +6,11 @@ import re
 import libcst as cst
 
 from ddpify.analysis.source import Source
-from ddpify.check.calls import callee_name, every_call, nodes
+from ddpify.check.calls import every_call, nodes
 from ddpify.check.rule import Invalid, Rule
 from ddpify.check.wraps import is_ddp_wrap
 from ddpify.convert import names, rewrites
-from ddpify.tree.cstutil import code, has_binary_operator, is_method_call, of_types
+from ddpify.tree.cstutil import callee_name, code, has_binary_operator, is_method_call, of_types
 
 _OPTIMIZER_NAME = re.compile(r"(^|[._])(optim\w*|opt|opt_\w+|\w*_opt|\w*optimizer\w*)$", re.I)
 _NOT_OPTIMIZER = re.compile(r"sched|lr_|warmup", re.I)

@@ -5,10 +5,11 @@ import re
 
 import libcst as cst
 
-from ddpify.check.calls import callee_name, collective, every_call, is_true, keyword_value
+from ddpify.check.calls import collective, every_call, is_true, keyword_value
 from ddpify.check.places import guarded_by_context, scope_of, start
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import rewrites
+from ddpify.tree.cstutil import callee_name
 
 _FIRST = re.compile(r"main_process_first|rank_zero_first|zero_first|master_first|rank0_first|local_main_process_first", re.I)
 _LOCAL_PATH = re.compile(r"""^[rRbBuU]?['"](\.{0,2}/|~|[A-Za-z]:\\)""")

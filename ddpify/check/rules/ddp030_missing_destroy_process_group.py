@@ -3,10 +3,11 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.analysis.context import is_main_guard
-from ddpify.check.calls import callee_name, dist_function, every_call
+from ddpify.check.calls import dist_function, every_call
 from ddpify.check.places import in_function
 from ddpify.check.rule import Invalid, Rule
 from ddpify.check.script import uses_runtime_setup
+from ddpify.tree.cstutil import callee_name
 
 
 class MissingDestroyProcessGroup(Rule):
