@@ -47,8 +47,8 @@ def collective(rule: Rule, call: cst.Call) -> str | None:
     if function in COLLECTIVES:
         return f"dist.{function}"
     function = runtime_function(rule, call)
-    if function in RUNTIME_COLLECTIVES:
-        return f"ddpify.{function}"
+    if function in RUNTIME_COLLECTIVES and not is_false(cstutil.keyword_value(call, "wait")):
+        return f"ddpify.{function}"  # `ddpify.save(..., wait=False)` waits for no one
     return None
 
 

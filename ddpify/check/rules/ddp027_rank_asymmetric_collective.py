@@ -8,7 +8,7 @@ from ddpify.check.calls import collective, every_call
 from ddpify.check.places import scope_of
 from ddpify.check.rule import Invalid, Rule, short
 from ddpify.check.wraps import Wrap, assignments, ddp_wraps, wrap_in_effect
-from ddpify.tree.cstutil import code
+from ddpify.tree.cstutil import code, is_method_call
 
 
 class RankAsymmetricCollective(Rule):
@@ -38,13 +38,38 @@ class RankAsymmetricCollective(Rule):
         "small broadcast usually completes unanswered. Three reviews of 2 real scripts judged the hang claim "
         "wrong; evaluate through `model.module` anyway. "
         "Guards count wherever they are: around the call, as an early exit above it "
-        "(`if rank != 0: return`), or around every call of the function it is in."
+        "(`if rank != 0: return`), or around every call of the function it is in. "
+        "The same hang follows an `if` each rank decides from its own data: `if any(len(t) < 1 "
+        "for t in targets): continue` or `if torch.isnan(loss): continue` above `loss.backward()` (a "
+        "skipped step skips the gradient all-reduce the other ranks wait in); the `if` is reported "
+        "(`ddpify.analysis.divergence`: values computed from a sharded loader's batches and the loss; a "
+        "batch's size and a loop counter are alike on every rank; loop counts and the clock are not "
+        "reported, where that analysis over-approximates). Keep "
+        "the step on every rank (a zero loss, `loss * 0`), or agree first (`dist.all_reduce` of the flag). "
+        "An exit by `raise` stops the job loudly and is not reported."
     )
     # Opt-in: its only findings on the 47-script corpus (rank-0 evaluation under no_grad) turned
     # out not to hang, and are no longer reported, so nothing measures it on real code now.
     fix_notes = "No automatic fix: which ranks should take part is the script's decision."
     false_positives = "A collective on a subgroup that contains only the guarded ranks."
     valid = (
+        """\
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler
+
+model = DDP(model, device_ids=[rank])
+loader = DataLoader(train_set, batch_size=8, sampler=DistributedSampler(train_set))
+for step, (x, y) in enumerate(loader):
+    if x.size(0) < 8 or step % 100 == 99:
+        continue  # every rank's shard has the same length: the ranks skip alike
+    loss = criterion(model(x), y)
+    if not torch.isfinite(loss):
+        raise FloatingPointError(f"loss {loss.item()}")  # stops the job, no hang
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
         """\
 import torch
 import torch.distributed as dist
@@ -83,6 +108,23 @@ else:
 """,
     )
     invalid = (
+        Invalid(
+            """\
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler
+
+model = DDP(model, device_ids=[rank])
+loader = DataLoader(train_set, batch_size=8, sampler=DistributedSampler(train_set))
+for images, targets in loader:
+    if any(len(target) < 1 for target in targets):
+        continue  # this rank skips the step; the others wait in backward's all-reduce
+    loss = criterion(model(images), targets)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
         Invalid(
             """\
 import torch.distributed as dist
@@ -160,10 +202,31 @@ def log_metrics(rank, loss):
                 self.report(
                     call, f"{name}() under {_shown(context.restriction(call))}: the ranks that skip it never join it, so the job hangs"
                 )
+        self._check_per_rank_decisions(node, collectives)
         self._wraps = ddp_wraps(self, node)
         self._assigned = assignments(self, node) if self._wraps else {}
         for call in every_call(node):
             self._check_forward(call)
+
+    def _check_per_rank_decisions(self, node: cst.Module, guarded: list[tuple[cst.Call, str, Ranks]]) -> None:
+        """A backward or a collective that a decision from this rank's own data or clock may skip
+        (``ddpify.analysis.divergence``), reported once per decision, at it."""
+        divergence = self.file.analysis.context.divergence
+        skip = {call for call, _, _ in guarded}  # under a rank test: reported above
+        seen: set[cst.CSTNode] = set()
+        calls = [c for c in every_call(node) if c not in skip and (is_method_call(c, "backward") or collective(self, c))]
+        for call in sorted(calls, key=lambda c: not is_method_call(c, "backward")):  # name the backward first
+            decision = divergence.decision(call)
+            if decision is None or decision.kind != "data" or decision.node in seen or not _skips(self, decision.node):
+                continue
+            seen.add(decision.node)
+            what = "backward()" if is_method_call(call, "backward") else f"{short(call.func)}()"
+            self.report(
+                decision.node,
+                f"`{short(decision.node)}` decides whether this rank reaches {what} (line {self.file.analysis.source.line(call)}), and "
+                f"{decision.reason}: a rank that skips it leaves the others waiting in the collective, so the job "
+                "hangs; take the step on every rank (a zero loss) or agree on the decision first (dist.all_reduce of the flag)",
+            )
 
     def _balanced(self, call: cst.Call, name: str, collectives: list[tuple[cst.Call, str, Ranks]]) -> bool:
         """The same collective under complementary guards of one function (``if rank == 0:
@@ -193,6 +256,16 @@ def log_metrics(rank, loss):
         inner = f"ddpify.unwrap({model})" if self.file.already_converted else f"{model}.module"
         consequence = "it prepares a gradient all-reduce (and broadcasts buffers) the other ranks never join: the job hangs"
         self.report(call, f"forward of the DDP-wrapped {model} under {guard}: {consequence}; call {inner} here")
+
+
+def _skips(rule: Rule, test: cst.CSTNode) -> bool:
+    """``test`` is that of an ``if`` (not a loop's count, which the analysis over-approximates),
+    and the ``if`` does not end by raising: a rank that raises stops the job loudly."""
+    statement = rule.parent(test)
+    if not isinstance(statement, cst.If) or not isinstance(statement.body, cst.IndentedBlock) or not statement.body.body:
+        return False
+    last = statement.body.body[-1]
+    return not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise))
 
 
 def _shown(test: cst.BaseExpression | None) -> str:
