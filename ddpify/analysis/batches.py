@@ -14,7 +14,6 @@ the project's own modules that trains (``steps.disc_step(real, z)``) reaches a t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -278,6 +277,8 @@ class _Walk:
             value = node.value
             if isinstance(value, cst.Yield) and value.value is not None:
                 self.yields = self.yields or self.reads(value.value)
+            elif self.seeds and (into := _collected_into(value)) is not None and self.reads(value):
+                self.taint(into)  # `inputs.append(data[i])` for each drawn index: the batch, built up
 
     def expression(self, expression: cst.BaseExpression) -> None:
         values = self.batches.values
@@ -373,6 +374,14 @@ class _Walk:
             self.taint(target.value)
 
 
+def _collected_into(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``inputs`` of ``inputs.append(...)`` / ``.extend(...)``: the list the argument joins."""
+    func = value.func if isinstance(value, cst.Call) else None
+    if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert") and cstutil.is_simple_reference(func.value):
+        return func.value
+    return None
+
+
 _COUNTERS = frozenset({"builtins.range", "itertools.count", "tqdm.trange", "tqdm.auto.trange", "tqdm.notebook.trange", "tqdm.std.trange"})
 
 
@@ -456,26 +465,6 @@ def _names(target: cst.CSTNode) -> list[str]:
 def _body(block: cst.CSTNode) -> Sequence[cst.CSTNode]:
     """The statements of an indented block, or the one-line suite itself."""
     return block.body if isinstance(block, cst.IndentedBlock) else [block]
-
-
-_EVAL_NAME = re.compile(r"val|test|eval|dev(?!ice)", re.I)
-_TRAIN_NAME = re.compile(r"train", re.I)
-
-
-def name_hint(names: tuple[str, ...], key: object, node: cst.CSTNode) -> tuple[str | None, str | None]:
-    """What names (``val_loader``, the key ``"test"``) or ``shuffle=`` suggest: "train" /
-    "eval" and why. Reported for a tie, never used for a role."""
-    for name in ([str(key)] if key not in (None, "*") else []) + list(names):
-        last = name if "[" in name else name.rsplit(".", 1)[-1]
-        if _EVAL_NAME.search(last):
-            return "eval", f"named {name}"
-        if _TRAIN_NAME.search(last):
-            return "train", f"named {name}"
-    if isinstance(node, cst.Call):
-        shuffle = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "shuffle"), None)
-        if isinstance(shuffle, cst.Name) and shuffle.value in ("True", "False"):
-            return ("train" if shuffle.value == "True" else "eval"), f"shuffle={shuffle.value}"
-    return None, None
 
 
 def iterated_parameter(source: Source, values: Values, function: cst.FunctionDef) -> cst.Param | None:

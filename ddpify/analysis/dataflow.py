@@ -28,10 +28,10 @@ from ddpify.analysis.batches import (
     iterated_parameter,
     loader_inner,
     loader_step,
-    name_hint,
 )
 from ddpify.analysis.handouts import handing_out
 from ddpify.analysis.loops import drawn_for_a_split
+from ddpify.analysis.role_hints import name_hint
 from ddpify.analysis.source import Source
 from ddpify.analysis.sources import RANDOM, BatchSource, Consumer, Kind, Role, Use
 from ddpify.analysis.values import ANY, Edge, Occurrence, Slot, Values, comprehension_keys, held_spelling, spelling

@@ -29,7 +29,7 @@ from ._process_group import (
     teardown,
     world_size,
 )
-from ._seed import main_process_first, rank_generator, seed, switch_to_rank_seeds
+from ._seed import main_process_first, rank_generator, rank_random, seed, switch_to_rank_seeds
 
 __all__ = [
     "Env",
@@ -73,4 +73,5 @@ __all__ = [
     "shared_temporary_directory",
     "device_from",
     "rank_generator",
+    "rank_random",
 ]

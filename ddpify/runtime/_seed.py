@@ -22,7 +22,7 @@ from ._guard import call_site
 from ._process_group import barrier_at, is_distributed, is_main_process, rank, world_size
 from ._rng_records import SeedFn
 
-__all__ = ["seed", "switch_to_rank_seeds", "main_process_first", "rank_generator"]
+__all__ = ["seed", "switch_to_rank_seeds", "main_process_first", "rank_generator", "rank_random"]
 
 _switched = False
 
@@ -121,4 +121,26 @@ def rank_generator(device: Any = None) -> Any:
         found = torch.Generator(device=where)
         found.manual_seed(_rank_seed(base if base is not None else torch.initial_seed(), rank()))
         _generators[where] = found
+    return found
+
+
+_streams: dict[str, Any] = {}
+
+
+def rank_random(module: Any, *, when_training: bool = False) -> Any:
+    """This rank's own stream of ``numpy.random``'s or ``random``'s module functions, for draws
+    that pick training batches (``ddpify.rank_random(np.random).choice(n, batch)``): every rank
+    would otherwise draw the same indices. A ``numpy.random.RandomState`` / ``random.Random``
+    seeded once with the module's base seed (the last ``ddpify.seed(np.random.seed, s)``, else
+    the seed every rank started from) + rank: the same object on every call. ``module`` itself
+    with one process (the original draws, bit for bit), and with ``when_training`` while
+    gradients are off (evaluation then draws the same batches on every rank)."""
+    if world_size() <= 1 or when_training and not torch.is_grad_enabled():
+        return module
+    name = module.__name__
+    found = _streams.get(name)
+    if found is None:
+        base = next((value for fn, value in _rng_records.records if fn == module.seed), None)
+        value = _rank_seed(base if base is not None else torch.initial_seed(), rank())
+        found = _streams[name] = module.RandomState(value) if name == "numpy.random" else module.Random(value)
     return found

@@ -15,7 +15,6 @@ CHECK_MODULES = (
     "ddpify.check.rule",
     "ddpify.check.calls",
     "ddpify.check.places",
-    "ddpify.check.roles",
     "ddpify.check.script",
     "ddpify.check.wraps",
     "ddpify.check.writes",

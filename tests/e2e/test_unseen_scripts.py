@@ -6,7 +6,8 @@ scripts run under torchrun with 2 CPU processes (gloo).
 - a model with a layer its forward never uses, wrapped with ``find_unused_parameters=True``:
   trains several iterations without the reducer's error (DDP without it stops at the second);
 - a nanoGPT-style ``get_batch()``: the ranks draw different training offsets and the same
-  evaluation offsets;
+  evaluation offsets; the same with numpy indices and a batch built by appending (a Word2Vec
+  tutorial's ``random_batch()``), drawn from ``ddpify.rank_random(np.random)``;
 - a loader handed to ``fit(train_loader, epochs)`` by a launcher in another file: rebuilt with
   ``ddpify.shard`` in fit(), disjoint shards on the two ranks, reshuffled every epoch;
 - a condition dropped on random steps (``cond = None``): wrapped with
@@ -73,6 +74,20 @@ def test_random_batches_differ_between_ranks_evaluation_agrees(tmp_path: Path) -
     # two ranks, the same number of draws each: a draw that both ranks made appears twice
     assert len(set(training)) == len(training), "ranks drew the same training batches"
     assert len(set(evaluation)) == len(evaluation) // 2, "ranks evaluated on different batches"
+
+
+@pytest.mark.torchrun
+def test_numpy_random_batches_differ_between_ranks_evaluation_agrees(tmp_path: Path) -> None:
+    script = _converted("random_batches_numpy", tmp_path)
+    assert "index = ddpify.rank_random(np.random).choice(" in script.read_text()
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    draws = re.findall(r"draw grad=(\d) (\[.*\])", run.stderr)
+    training = [d for grad, d in draws if grad == "1"]
+    evaluation = [d for grad, d in draws if grad == "0"]
+    assert len(training) == 2 * 6 and len(evaluation) == 2 * 3, run.describe()
+    assert len(set(training)) > 6, "ranks drew the same training batches"
+    assert len(set(evaluation)) == len(evaluation) // 2, "ranks evaluated on different samples"
+    run.assert_params_equal()
 
 
 @pytest.mark.torchrun

@@ -1,9 +1,12 @@
 """ddpify.rank_generator(): each rank's own generator for random draws that pick training
-batches (a converted get_batch()): None with one process, so the draw is the original one;
+batches (a converted get_batch()), and ddpify.rank_random() for numpy.random / random draws: None (the module itself) with one process, so the draw is the original one;
 seeded with the base seed + rank, the same object on every call, so runs repeat."""
 
 from __future__ import annotations
 
+import random
+
+import numpy as np
 import torch
 
 import ddpify.runtime as ddpify
@@ -39,3 +42,39 @@ def test_the_default_generator_is_left_alone(as_rank) -> None:  # type: ignore[n
     torch.manual_seed(11)
     torch.randint(50, (4,), generator=ddpify.rank_generator())
     assert torch.equal(torch.rand(3), expected)
+
+
+# ---------------------------------------------------------------- numpy.random / random
+
+
+def test_rank_random_is_the_module_itself_with_one_process() -> None:
+    assert ddpify.rank_random(np.random) is np.random
+    assert ddpify.rank_random(random) is random
+    np.random.seed(5)
+    expected = np.random.choice(100, 4, replace=False)
+    np.random.seed(5)
+    assert (ddpify.rank_random(np.random).choice(100, 4, replace=False) == expected).all()
+
+
+def test_each_rank_draws_its_own_numpy_and_random_batches_from_the_base_seed(as_rank) -> None:  # type: ignore[no-untyped-def]
+    ddpify.seed(np.random.seed, 21)
+    ddpify.seed(random.seed, 22)
+    numpy_draws, random_draws = [], []
+    for rank in (0, 1):
+        as_rank(rank, 2)
+        _seed._streams.clear()  # a fresh process per rank
+        stream = ddpify.rank_random(np.random)
+        assert stream is ddpify.rank_random(np.random), "one stream per process, not a reseed per call"
+        numpy_draws.append(stream.choice(10**6, 8).tolist())
+        assert numpy_draws[-1] == np.random.RandomState(21 + rank).choice(10**6, 8).tolist()
+        random_draws.append(ddpify.rank_random(random).sample(range(10**6), 8))
+        assert random_draws[-1] == random.Random(22 + rank).sample(range(10**6), 8)
+    assert numpy_draws[0] != numpy_draws[1] and random_draws[0] != random_draws[1]
+
+
+def test_when_training_evaluation_draws_from_the_shared_module(as_rank) -> None:  # type: ignore[no-untyped-def]
+    as_rank(1, 2)
+    _seed._streams.clear()
+    with torch.no_grad():
+        assert ddpify.rank_random(np.random, when_training=True) is np.random
+    assert ddpify.rank_random(np.random, when_training=True) is not np.random

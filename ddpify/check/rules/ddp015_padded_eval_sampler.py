@@ -3,9 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.analysis.dataflow import Role
+from ddpify.analysis.role_hints import is_eval_name, is_train_name
 from ddpify.check.calls import every_call, is_false, is_true, keyword_value, runtime_function
 from ddpify.check.places import assigned_to
-from ddpify.check.roles import is_eval_name, is_train_name
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names
 from ddpify.tree.cstutil import code, is_name

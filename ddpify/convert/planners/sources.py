@@ -27,9 +27,12 @@ from ddpify.convert.fact_types import Facts, NodeRewrite, item
 from ddpify.convert.record import Recording
 from ddpify.convert.rewrites import RT
 from ddpify.findings import ManualItem
+from ddpify.tree import cstutil
 from ddpify.tree.cstutil import code, keyword_value, of_types
 
 _TORCH_DRAWS = frozenset({"torch.randint", "torch.randperm"})
+# Modules whose functions draw from one global stream a rank can be given its own copy of.
+_GLOBAL_RANDOM_MODULES = frozenset({"numpy.random", "random"})
 
 
 def plan(recording: Recording, facts: Facts) -> None:
@@ -124,13 +127,25 @@ def _random_draw(recording: Recording, facts: Facts, dataflow: DataFlow, source:
             item(
                 line,
                 f"{why}; left as it is: {reason}",
-                "give each rank its own draw once the model is wrapped: a generator seeded with the seed + ddpify.rank() "
-                "(torch.randint(..., generator=ddpify.rank_generator()); numpy: np.random.default_rng(seed + ddpify.rank()))",
+                "give each rank its own draw once the model is wrapped: torch.randint(..., generator=ddpify.rank_generator()); "
+                "numpy.random / random: ddpify.rank_random(np.random).choice(...) (streams seeded with the seed + ddpify.rank())",
             )
         )
         return
-    facts.rank_generators[call] = generator
-    facts.manual.append(_global_batch_item(recording, call))
+    if recording.qualified(call.func) & _TORCH_DRAWS:
+        facts.rank_generators[call] = generator
+    else:
+        what = f"{drawn}() draws training batches: each rank draws its own from {code(generator)}"
+        facts.node_rewrites[call] = NodeRewrite(lambda node: _on_stream(node, generator), what)
+    batch = _global_batch_item(recording, call)
+    if not any(m.line == batch.line and m.todo == batch.todo for m in facts.manual):  # draws of one batch size: one item
+        facts.manual.append(batch)
+
+
+def _on_stream(node: cst.CSTNode, stream: cst.BaseExpression) -> cst.CSTNode:
+    """``np.random.choice(...)`` -> ``ddpify.rank_random(np.random).choice(...)``."""
+    assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+    return node.with_changes(func=node.func.with_changes(value=stream))
 
 
 def _global_batch_item(recording: Recording, call: cst.Call) -> ManualItem:
@@ -138,7 +153,7 @@ def _global_batch_item(recording: Recording, call: cst.Call) -> ManualItem:
     one-process batch (a DataLoader keeps the global batch instead). Said at the size's own
     assignment when it has one at module level (where it is changed), else at the draw."""
     line = recording.line(call)
-    size = _drawn_size(call)
+    size = _drawn_size(recording, call)
     if size is None:
         return item(
             line,
@@ -148,22 +163,36 @@ def _global_batch_item(recording: Recording, call: cst.Call) -> ManualItem:
             "learning rate for the larger batch",
         )
     text = code(size)
+    example = (
+        f"e.g. {text} = max(1, {text} // ddpify.world_size()) once it is set"
+        if cstutil.is_simple_reference(size)
+        else f"max(1, {text} // ddpify.world_size()) in the draw"
+    )
     bound = recording.analysis.source.assignments.get(text, []) if isinstance(size, cst.Name) else []
     at = recording.line(bound[0][0]) if len(bound) == 1 and recording.function_of(bound[0][0]) is None else line
     return item(
         at,
         f"each rank draws its own {text} samples per step ({code(call.func)}() at line {line}): with N ranks one optimizer "
         f"step averages N x {text} samples, where one process used {text}",
-        f"to keep the one-process batch, draw {text} // ddpify.world_size() per rank (e.g. {text} = max(1, {text} // "
-        "ddpify.world_size()) once it is set); or keep it and scale the learning rate for the larger batch",
+        f"to keep the one-process batch, draw {text} // ddpify.world_size() per rank ({example}); or keep it and scale the "
+        "learning rate for the larger batch",
     )
 
 
-def _drawn_size(call: cst.Call) -> cst.BaseExpression | None:
-    """The batch dimension of ``torch.randint(high, (batch, ...))`` / ``size=(batch,)``."""
+# Where module functions of numpy.random / random take the number drawn: (keyword, position).
+_SIZE_ARGUMENTS = {"choice": ("size", 1), "randint": ("size", 2), "sample": ("k", 1), "choices": ("k", -1)}
+
+
+def _drawn_size(recording: Recording, call: cst.Call) -> cst.BaseExpression | None:
+    """The batch dimension of ``torch.randint(high, (batch, ...))`` / ``size=(batch,)``, or the
+    number a numpy / ``random`` draw takes (``np.random.choice(n, batch)``, ``random.sample(xs, k)``)."""
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if not recording.qualified(call.func) & _TORCH_DRAWS:
+        keyword, position = _SIZE_ARGUMENTS.get(call.func.attr.value if isinstance(call.func, cst.Attribute) else "", ("size", -1))
+        size = keyword_value(call, keyword) or (positional[position] if 0 <= position < len(positional) else None)
+        return size.elements[0].value if isinstance(size, (cst.Tuple, cst.List)) and size.elements else size
     size = keyword_value(call, "size")
     if size is None:
-        positional = [a.value for a in call.args if a.keyword is None and not a.star]
         size = positional[-1] if positional and isinstance(positional[-1], (cst.Tuple, cst.List)) else None
     if isinstance(size, (cst.Tuple, cst.List)) and size.elements:
         return size.elements[0].value
@@ -173,7 +202,7 @@ def _drawn_size(call: cst.Call) -> cst.BaseExpression | None:
 def _generator(recording: Recording, dataflow: DataFlow, source: BatchSource, call: cst.Call) -> cst.BaseExpression | str | None:
     """``ddpify.rank_generator()`` for this draw, or why it cannot have one (None: it has it)."""
     if not recording.qualified(call.func) & _TORCH_DRAWS:
-        return f"{code(call.func)}() takes no torch generator"
+        return _stream(recording, dataflow, source, call)
     existing = keyword_value(call, "generator")
     if existing is not None and any("ddpify.runtime.rank_generator" in recording.qualified(c.func) for c in of_types(existing, cst.Call)):
         return None
@@ -181,16 +210,38 @@ def _generator(recording: Recording, dataflow: DataFlow, source: BatchSource, ca
         return f"it draws with its own generator ({code(existing)})"
     if keyword_value(call, "device") is not None:
         return "it draws on a device (a generator must live there)"
-    others = [c for c in source.consumers if c.use is not Use.TRAINING]
-    if not others:
-        return snippets.expression("rank_generator", rt=RT)
-    if any(c.use is not Use.EVALUATION or not _gradients_off(dataflow, c) for c in others):
-        line = next(c.line for c in others if c.use is not Use.EVALUATION or not _gradients_off(dataflow, c))
-        return f"the same draw also feeds code at line {line} that does not run under no_grad/inference_mode"
+    shared = _shared_with_evaluation(dataflow, source)
+    if isinstance(shared, str) or not shared:
+        return shared or snippets.expression("rank_generator", rt=RT)
     torch = call.func.value if isinstance(call.func, cst.Attribute) else None
     if torch is None or "torch" not in recording.qualified(torch):
         return "torch is not imported under a name this file can use"
     return snippets.expression("rank_generator_when_training", rt=RT, torch=code(torch))
+
+
+def _stream(recording: Recording, dataflow: DataFlow, source: BatchSource, call: cst.Call) -> cst.BaseExpression | str | None:
+    """A module function of ``numpy.random`` or ``random`` (``np.random.choice(n, batch)``): the
+    receiver becomes this rank's own stream, ``ddpify.rank_random(np.random)`` (the module
+    itself with one process), or why it cannot (None: it has it)."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if receiver is not None and "ddpify.runtime.rank_random" in recording.qualified(getattr(receiver, "func", receiver)):
+        return None
+    if receiver is None or not recording.qualified(receiver) & _GLOBAL_RANDOM_MODULES:
+        return f"{code(call.func)}() draws from no module-level stream a rank can be given"
+    shared = _shared_with_evaluation(dataflow, source)
+    if isinstance(shared, str):
+        return shared
+    return snippets.expression("rank_random_when_training" if shared else "rank_random", rt=RT, module=code(receiver))
+
+
+def _shared_with_evaluation(dataflow: DataFlow, source: BatchSource) -> bool | str:
+    """Whether the draw also feeds evaluation under no_grad/inference_mode (the per-rank
+    stream then only while gradients are on), or why other code it feeds rules it out."""
+    others = [c for c in source.consumers if c.use is not Use.TRAINING]
+    if any(c.use is not Use.EVALUATION or not _gradients_off(dataflow, c) for c in others):
+        line = next(c.line for c in others if c.use is not Use.EVALUATION or not _gradients_off(dataflow, c))
+        return f"the same draw also feeds code at line {line} that does not run under no_grad/inference_mode"
+    return bool(others)
 
 
 def _gradients_off(dataflow: DataFlow, consumer: Consumer) -> bool:
