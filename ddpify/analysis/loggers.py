@@ -71,14 +71,24 @@ def _console(source: Source, handler: cst.BaseExpression) -> bool:
 
 
 _OPEN = frozenset({"builtins.open", "io.open"})
+# logging handlers that write a file (a rank building one appends to the shared log).
+_FILE_HANDLERS = frozenset(
+    {
+        "logging.FileHandler",
+        "logging.handlers.RotatingFileHandler",
+        "logging.handlers.TimedRotatingFileHandler",
+        "logging.handlers.WatchedFileHandler",
+    }
+)
 
 
 def file_writer_classes(source: Source, training: set[cst.FunctionDef]) -> set[str]:
     """The module's top-level plain classes (no base but ``object``: not a ``Dataset`` that
     caches its files, not a model) that write files and do nothing else the ranks share: a
     method opens a file for writing or appending (``CSVLogger.__init__``: ``open(filename,
-    "w")``), none trains (``training``) or runs a collective. Built on every rank, each rank
-    truncates and appends to the same file."""
+    "w")``) or builds a logging file handler (CIFAR-ZOO's ``Logger`` whose ``get_log()`` hands
+    out a logger writing log.txt), none trains (``training``) or runs a collective. Built on
+    every rank, each rank truncates and appends to the same file."""
     found: set[str] = set()
     for klass in source.of_types(cst.ClassDef):
         assert isinstance(klass, cst.ClassDef)
@@ -90,7 +100,7 @@ def file_writer_classes(source: Source, training: set[cst.FunctionDef]) -> set[s
         calls = [c for c in source.of_types_in(klass, cst.Call) if isinstance(c, cst.Call)]
         if any(m in training for m in methods) or any(any(q.startswith("torch.distributed.") for q in source.qualified(c)) for c in calls):
             continue
-        if any(source.qualified(c) & _OPEN and _writes(c) for c in calls):
+        if any(source.qualified(c) & _OPEN and _writes(c) or source.qualified(c) & _FILE_HANDLERS for c in calls):
             found.add(klass.name.value)
     return found
 

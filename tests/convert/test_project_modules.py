@@ -14,6 +14,8 @@ from ddpify.api import convert_source
 _LOGGERS = """\
 import csv
 import json
+import logging
+import logging.handlers
 
 import torch
 import torch.distributed as dist
@@ -35,6 +37,21 @@ class TextLog:
     def write(self, line):
         with open("log.txt", mode="a") as f:
             f.write(line)
+
+
+class Logger(object):
+    def __init__(self, log_file_name, logger_name):
+        self.__logger = logging.getLogger(logger_name)
+        self.__logger.addHandler(logging.FileHandler(log_file_name))
+        self.__logger.addHandler(logging.StreamHandler())
+
+    def get_log(self):
+        return self.__logger
+
+
+class RotatingLog:
+    def __init__(self, path):
+        self.handler = logging.handlers.RotatingFileHandler(path, maxBytes=1000)
 
 
 class Reader:
@@ -105,6 +122,8 @@ for epoch in range(2):
     [
         ("CSVLogger", 'fieldnames=["epoch"], filename="run.csv"', True),
         ("TextLog", "", True),
+        ("Logger", '"log.txt", "run"', True),  # a logging file handler (CIFAR-ZOO)
+        ("RotatingLog", '"log.txt"', True),
         ("Reader", '"data.txt"', False),  # reads only
         ("Syncing", '"run.txt"', False),  # a collective: every rank must call it
         ("Net", "", False),  # a module
@@ -121,6 +140,18 @@ def test_a_project_class_that_writes_files_is_built_on_rank_zero(
     assert (f"log = ddpify.rank_zero({name})(" in result.output) is built_on_rank_zero
     if built_on_rank_zero:
         assert any(c.what.startswith(f"{name} (project code that writes files or logs on every rank) is built on rank 0 only") for c in result.changes)
+
+
+def test_a_logger_handed_out_by_a_method_of_the_rank_zero_object(tmp_path: Path) -> None:
+    """CIFAR-ZOO's ``logger = Logger(log_file_name=..., ...).get_log()``: built on rank 0 only; the
+    other ranks' no-op object hands out a no-op logger, so log.txt gets each line once."""
+    (tmp_path / "loggers.py").write_text(_LOGGERS, encoding="utf-8")
+    script = tmp_path / "train.py"
+    text = _SCRIPT.format(name="Logger", arguments='"log.txt", "run"', after="log.info(f'loss {loss.item()}')")
+    script.write_text(text.replace('log = Logger("log.txt", "run")', 'log = Logger("log.txt", "run").get_log()'), encoding="utf-8")
+    result = convert_source(script.read_text(encoding="utf-8"), filename=str(script))
+    assert 'log = ddpify.rank_zero(Logger)("log.txt", "run").get_log()' in result.output
+    assert not result.manual, result.manual
 
 
 def test_a_configuration_read_on_every_rank_is_kept_there_without_an_item(tmp_path: Path) -> None:

@@ -81,8 +81,12 @@ def plan_logger_helpers(recording: Recording, facts: Facts) -> None:
 def _held_or_dropped(recording: Recording, call: cst.Call) -> bool:
     """Built as a statement, or into a plain name or attribute (``log = CSVLogger(...)``): the
     places ``rank_zero_values`` follows to check that no rank reads a value off the no-op
-    object. In a container, an argument or an expression, it stays on every rank."""
+    object, also through a method called on it (CIFAR-ZOO's ``logger = Logger(...).get_log()``:
+    the no-op object's methods return one). In a container, an argument or an expression, it
+    stays on every rank."""
     parent = recording.parent(call)
+    while isinstance(parent, cst.Attribute) and isinstance(outer := recording.parent(parent), cst.Call) and outer.func is parent:
+        parent = recording.parent(outer)
     if isinstance(parent, cst.Expr):
         return True
     return isinstance(parent, cst.Assign) and len(parent.targets) == 1 and is_simple_reference(parent.targets[0].target)
