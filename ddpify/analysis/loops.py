@@ -52,8 +52,14 @@ class Loops:
 
     def is_epoch_loop(self, loop: cst.For) -> bool:
         """``for epoch in ...``, or ``for t in range(args.epochs)``: a loop counting epochs
-        under another name (the range bound says what it counts; ``range(max_steps)`` does not)."""
-        if not isinstance(loop.target, cst.Name) or self.is_batch_loop(loop):
+        under another name (the range bound says what it counts; ``range(max_steps)`` does not);
+        or ``for epoch, seed in enumerate(epoch_seeds)`` around passes over data (a loop inside
+        it, or in a function of this file it calls)."""
+        if self.is_batch_loop(loop):
+            return False
+        if isinstance(loop.target, cst.Tuple) and loop.target.elements and self._counts_epochs(loop):
+            return True
+        if not isinstance(loop.target, cst.Name):
             return False
         if EPOCH_VARIABLE.search(loop.target.value):
             return True
@@ -64,6 +70,16 @@ class Loops:
         if any(EPOCH_MEASURE.search(name) for name in mentioned):
             return False
         return any(EPOCH_COUNT.search(name) and not NOT_EPOCH_COUNT.search(name) for name in mentioned)
+
+    def _counts_epochs(self, loop: cst.For) -> bool:
+        """``enumerate(...)`` whose count is named like an epoch, around a loop of its own."""
+        first = loop.target.elements[0].value if isinstance(loop.target, cst.Tuple) else None
+        if not (isinstance(first, cst.Name) and EPOCH_VARIABLE.search(first.value) and isinstance(loop.iter, cst.Call)):
+            return False
+        if "builtins.enumerate" not in self.source.qualified(loop.iter):
+            return False
+        inner = [n for n in self.source.of_types_in(loop.body, cst.For) if isinstance(n, cst.For)]
+        return bool(inner) or any(self.source.of_types_in(f.body, cst.For) for f in self.called_functions(loop))
 
     def is_batch_loop(self, loop: cst.For) -> bool:
         """The loop that makes one epoch's batches: its own body yields them (``for idx in

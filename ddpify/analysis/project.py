@@ -308,7 +308,8 @@ class Project:
                 return module_helpers(package, self.depth, self._summarise).get(file.stem) if package.is_file() else None
             if file is None or len(rest) != 1:
                 return None
-            return module_helpers(file, self.depth, self._summarise).get(rest[0])
+            file, name = project_files.defining_module(file, rest[0])
+            return module_helpers(file, self.depth, self._summarise).get(name)
         if len(parts) == 1:  # `from utils import *` then `prepare_folders(args)`
             found = (module_helpers(f, self.depth, self._summarise).get(dotted) for f in self._star_files)
             return next((helper for helper in found if helper is not None), None)

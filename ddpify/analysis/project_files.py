@@ -59,6 +59,24 @@ def imports(text: str) -> list[Import]:
     return found
 
 
+def defining_module(file: Path, name: str, hops: int = 5) -> tuple[Path, str]:
+    """Where a package's ``__init__.py`` that re-exports ``name`` (``from .dataloader import
+    create_dataloader``, through further ``__init__.py`` files) takes it from: that module and
+    the name there; ``(file, name)`` itself otherwise. Re-exports cost no import depth: a
+    package's public names are its modules' functions."""
+    while hops and file.name == "__init__.py" and file.is_file():
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            break
+        item = next((i for i in imports(text) if i.bound == name and i.name is not None), None)
+        found = module_file(item.module, item.level, file) if item is not None else None
+        if item is None or item.name is None or found is None:
+            break
+        file, name, hops = found, item.name, hops - 1
+    return file, name
+
+
 def star_imports(text: str) -> list[tuple[str, int]]:
     """``from module import *`` statements, in source order: (module, level)."""
     return [(m.group(2), len(m.group(1))) for m in _FROM.finditer(text) if m.group(3).strip("() \t") == "*"]
@@ -231,6 +249,18 @@ def importers_upto(path: Path, levels: int = 5) -> list[tuple[Path, str]]:
         level = [f for f, _ in following]
         found += following
     return list(dict(found).items())
+
+
+def strips_prefix_elsewhere(path: Path, entry: str) -> bool:
+    """Another file of ``path``'s project reads the checkpoint entry ``entry`` and drops the
+    wrapper's ``module.`` prefix on the same line (PAWS's fine_tune.py: ``{k.replace('module.',
+    ''): v for k, v in checkpoint['encoder'].items()}``): the repository's own readers expect
+    the wrapper's keys in it."""
+    needle = re.compile(
+        rf"\[\s*['\"]{re.escape(entry)}['\"]\s*\].*['\"]module\.?['\"]|['\"]module\.?['\"].*\[\s*['\"]{re.escape(entry)}['\"]\s*\]"
+    )
+    target = path.resolve()
+    return any(file != target and needle.search(text) for file, text in _project_sources(_project_of(path)))
 
 
 def _importer_sources(path: Path, sources: list[tuple[Path, str]] | None = None) -> list[tuple[Path, str]]:

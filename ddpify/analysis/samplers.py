@@ -22,6 +22,7 @@ from ddpify.analysis.source import Source
 from ddpify.tree.cstutil import code, is_simple_reference, keyword_value
 
 SAMPLERS = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
+BATCH_SAMPLERS = frozenset({"torch.utils.data.BatchSampler", "torch.utils.data.sampler.BatchSampler"})
 
 
 class Samplers:
@@ -75,7 +76,7 @@ class Samplers:
         found: dict[str, cst.BaseExpression | None] = {}
         for target, calls in self._loader_calls.items():
             for call in calls:
-                sampler = keyword_value(call, "sampler")
+                sampler = self.sampler_of(call)
                 if sampler is not None and self.is_distributed(sampler, self.samplers):
                     found.setdefault(target, sampler)
         for result, slots in self._helper_results:
@@ -90,7 +91,7 @@ class Samplers:
         built = {
             target
             for target, calls in self._loader_calls.items()
-            if any(not self.is_distributed(keyword_value(call, "sampler"), self.samplers) for call in calls)
+            if any(not self.is_distributed(self.sampler_of(call), self.samplers) for call in calls)
         }
         others = {key for target, slots in self._helper_results for key in _elements(target, (-1,)) if key not in _elements(target, slots)}
         return frozenset(built | others)
@@ -106,6 +107,18 @@ class Samplers:
             c for v in values if v is not None for c in _branches(v) if isinstance(c, cst.Call) and self.source.qualified(c) & SAMPLERS
         ]
         return not calls or any(not _is_false(keyword_value(c, "shuffle")) for c in calls)
+
+    def sampler_of(self, loader: cst.Call) -> cst.BaseExpression | None:
+        """The sampler a ``DataLoader(...)`` call draws through: its ``sampler=``, or the sampler
+        inside its ``batch_sampler=`` (``BatchSampler(train_sampler, batch_size, drop_last)``,
+        built there or bound to a name)."""
+        sampler = keyword_value(loader, "sampler")
+        batches = keyword_value(loader, "batch_sampler")
+        if sampler is not None or batches is None:
+            return sampler
+        values = [v for _, v in self.source.assignments.get(code(batches), [])] if is_simple_reference(batches) else [batches]
+        inner = [_batched(v) for v in values if isinstance(v, cst.Call) and self.source.qualified(v) & BATCH_SAMPLERS]
+        return next((i for i in inner if i is not None and self.is_distributed(i, self.samplers)), inner[0] if inner else None)
 
     def is_distributed(self, value: cst.BaseExpression | None, samplers: frozenset[str]) -> bool:
         """``value`` is a distributed sampler on some path (``samplers``: the names known to hold one)."""
@@ -147,13 +160,24 @@ class Samplers:
                 found.add(-1)
         return tuple(sorted(found))
 
+    def made_sharded(self, node: cst.CSTNode, slot: int | str | None) -> bool:
+        """``node`` (where a value is made: ``ddpify.analysis.values.Origin``), or its element
+        ``slot``, is a loader with a distributed sampler: built here with one, or returned by a
+        project helper that builds one (``from_path(..., is_distributed=True)``)."""
+        if not isinstance(node, cst.BaseExpression):
+            return False
+        helper = self.source.project.helper(node) if isinstance(node, cst.Call) else None
+        if helper is not None and (-1 in helper.sharded_loaders or slot in helper.sharded_loaders):
+            return True
+        return slot is None and self.is_sharded_loader(node)
+
     def is_sharded_loader(self, value: cst.BaseExpression) -> bool:
         """A reference to a loader with a distributed sampler, or such a loader built right
         there (``return DataLoader(ds, sampler=sampler)``)."""
         if code(value) in self.loaders:
             return True
         calls = [c for c in _branches(value) if isinstance(c, cst.Call) and self.source.qualified(c) & DATALOADERS]
-        return any(self.is_distributed(keyword_value(c, "sampler"), self.samplers) for c in calls)
+        return any(self.is_distributed(self.sampler_of(c), self.samplers) for c in calls)
 
     @functools.cached_property
     def sharded_parameters(self) -> frozenset[tuple[cst.FunctionDef, str]]:
@@ -173,6 +197,14 @@ class Samplers:
                     elif index + bound < len(params):
                         found.add((function, params[index + bound].name.value))
         return frozenset(found)
+
+
+def _batched(call: cst.Call) -> cst.BaseExpression | None:
+    """The sampler a ``BatchSampler(sampler, batch_size, drop_last)`` groups into batches."""
+    value = keyword_value(call, "sampler")
+    if value is None and call.args and call.args[0].keyword is None and not call.args[0].star:
+        value = call.args[0].value
+    return value
 
 
 def _branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:

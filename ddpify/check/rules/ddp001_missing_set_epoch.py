@@ -5,6 +5,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from ddpify.analysis.batches import loader_inner
 from ddpify.analysis.samplers import SAMPLERS, Samplers
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names
@@ -249,8 +250,9 @@ if opt["dist"]:
 else:
     train_loader = DataLoader(train_set, batch_size=8, shuffle=True)
 for epoch in range(1000000):
-    if hasattr(train_loader.sampler, "set_epoch"):
-        train_loader.sampler.set_epoch(epoch)
+    for epoch_sampler in (train_loader.sampler, getattr(train_loader.batch_sampler, "sampler", None)):
+        if hasattr(epoch_sampler, "set_epoch"):
+            epoch_sampler.set_epoch(epoch)
     for batch in train_loader:
         step(batch)
 """,
@@ -280,7 +282,9 @@ for epoch in range(1000000):
                 return f"if {name} is not None:\n    {name}.set_epoch({epoch})"
         elif isinstance(sampler, cst.Call) and self.qualified(sampler) & SAMPLERS and not plain:
             return f"{loader}.sampler.set_epoch({epoch})"
-        return f'if hasattr({loader}.sampler, "set_epoch"):\n    {loader}.sampler.set_epoch({epoch})'
+        # unknown here (a helper's loader): its sampler=, or the one inside its batch_sampler=
+        samplers = f'({loader}.sampler, getattr({loader}.batch_sampler, "sampler", None))'
+        return f'for epoch_sampler in {samplers}:\n    if hasattr(epoch_sampler, "set_epoch"):\n        epoch_sampler.set_epoch({epoch})'
 
     def _conditional(self, statement: cst.CSTNode) -> bool:
         """Under an ``if`` (or ``try``) of its function: the name may be unbound on some path."""
@@ -332,8 +336,6 @@ for epoch in range(1000000):
     def leave_While(self, original_node: cst.While) -> None:
         """``while True: for batch in loader: yield batch``: each pass over a sharded loader
         restarts its sampler, and with no set_epoch in the loop every pass has the same order."""
-        if not self._loaders:
-            return
         for inner in of_types(original_node.body, cst.For):
             assert isinstance(inner, cst.For)
             sharded = self._iterates_sharded(inner)
@@ -353,12 +355,12 @@ for epoch in range(1000000):
         iterated = loops.iterated(loop)
         found = next((key for key in iterated if key in self._loaders), None)
         if found is not None or len(iterated) != 1:
-            return found
+            return found or self._made_sharded(loop)
         source = self.file.analysis.source
         function = source.enclosing_function(loop)
         names = [p.name.value for p in function.params.params] if function is not None else []
         if iterated[0] not in names or function is None:
-            return None
+            return self._made_sharded(loop)
         index = names.index(iterated[0])
         sites = source.call_sites(function)
         passed = [
@@ -366,6 +368,22 @@ for epoch in range(1000000):
         ]
         if passed and len(passed) == len(sites) and all(code(v) in self._loaders for v in passed):
             return iterated[0]
+        return self._made_sharded(loop)
+
+    def _made_sharded(self, loop: cst.For) -> str | None:
+        """The loop's iterable (``self.dataset``) when some value it may hold was made as a
+        sharded loader, followed through parameters and ``self.`` attributes (diffwave's learner
+        handed ``from_path(..., is_distributed=True)``)."""
+        dataflow = self.file.analysis.dataflow
+        origins = dataflow.values.origins(loop.iter, inner=loader_inner)
+        if any(o.known and self._samplers.made_sharded(o.node, o.slot) for o in origins):
+            inner = loop.iter
+            while True:  # `tqdm(self.dataset) if self.is_master else self.dataset`: the loader itself
+                unwrapped = inner.orelse if isinstance(inner, cst.IfExp) else loader_inner(self.file.analysis.source, inner)
+                if unwrapped is None:
+                    break
+                inner = unwrapped
+            return code(inner)
         return None
 
     def _computes_only(self, loop: cst.For) -> bool:
@@ -396,7 +414,9 @@ for epoch in range(1000000):
         if chosen and not uncovered:
             return  # here, or in a function of this file the loop calls (train(epoch))
         if uncovered and isinstance(original_node.body, cst.IndentedBlock):
-            calls = [self._set_epoch(key, code(original_node.target)) for key in uncovered]
+            target = original_node.target  # `for epoch, seed in enumerate(...)`: the count
+            epoch = target.elements[0].value if isinstance(target, cst.Tuple) else target
+            calls = [self._set_epoch(key, code(epoch)) for key in uncovered]
             self.report(original_node, replacement=functools.partial(_with_first, original_node, calls))
         else:
             self.report(original_node)  # which loader it reads is not visible here
