@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import libcst as cst
 
+from ddpify.analysis import project_files
 from ddpify.check import fixes
 from ddpify.check.checkpoints import Save, checkpoints
 from ddpify.check.rule import Invalid, Rule
@@ -31,7 +33,9 @@ class WrappedStateDictSaved(Rule):
         "of the project's own modules (`ckpt.load_weights(model, path)` whose code names "
         '`"module."` or slices it off, or `model.load_state_dict(fix_legacy_dict(torch.load(p)))` '
         "with a function of the project that drops it from the dict it returns): `module.` keys are "
-        "then the project's format."
+        "then the project's format; so are they when another file of the project reads the saved entry "
+        "and drops the prefix on the way (a fine-tuning script's `{k.replace('module.', ''): v for k, v in "
+        "checkpoint['encoder'].items()}`)."
     )
     default = True
     fix = "unsafe"
@@ -166,7 +170,15 @@ if not args.distributed or dist.get_rank() == 0:
                 continue  # a resume checkpoint read back through the wrapper: the keys match
             if any(load.model == save.model and load.aware for load in found.loads):
                 continue  # the script strips the prefix itself where it loads
+            if save.key is not None and self._read_unprefixed_elsewhere(save.key):
+                continue  # the project's own readers of this entry strip the prefix: its convention
             self._report(save, always, fixable=not into_wrapper, safe=bool(plain_readers))
+
+    def _read_unprefixed_elsewhere(self, entry: str) -> bool:
+        """Another file of the project reads this checkpoint entry and drops the 'module.'
+        prefix (PAWS's fine_tune.py on ``checkpoint['encoder']``)."""
+        path = self.file.path
+        return path is not None and Path(path).is_file() and project_files.strips_prefix_elsewhere(Path(path), entry)
 
     def _report(self, save: Save, always: bool, *, fixable: bool, safe: bool) -> None:
         if always:

@@ -27,8 +27,10 @@ class LoadIntoWrappedModel(Rule):
         "a resume checkpoint saved and loaded through a wrapper that is always there (a run "
         "without it stops: `else: raise NotImplementedError(...)`), exported "
         "plain weights loaded into the plain model before the wrap, and loads whose code strips "
-        "the `module.` prefix itself, and a load into a local variable of another function than the "
-        "wrap's (its own `model = make_model()`)."
+        "the `module.` prefix itself, a load into a local variable of another function than the "
+        "wrap's (its own `model = make_model()`), and the script's own resume of the entry it saves "
+        "from a model wrapped only in some runs (`if world_size > 1: encoder = DDP(encoder)`): saved "
+        "and loaded through the same wrap, the keys match in every run of one launch shape."
     )
     default = True
     fix = "safe"
@@ -157,6 +159,8 @@ def main():
     def _into_wrapper(self, found: Checkpoints, load: Load) -> None:
         saves = found.saves_of(load.model)
         if not found.always.get(load.model, False):
+            if any(save.wrapped and found.paired(save, load) for save in saves):
+                return  # the script's own resume: saved and loaded through the same wrap, whichever way a run goes
             message = (
                 f"{load.model}.load_state_dict while {load.model} is wrapped in DDP only in some runs: a checkpoint made "
                 "by the other kind of run has the other key layout ('module.' or not) and does not load"
