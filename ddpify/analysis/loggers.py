@@ -153,3 +153,26 @@ def cache_writers(source: Source, tops: list[cst.FunctionDef]) -> set[str]:
         if tested & written:
             found.add(function.name.value)
     return found
+
+
+# Levels ``logging.basicConfig(level=...)`` is given by name or number, at or below INFO.
+_LEVELS = {"INFO": 20, "DEBUG": 10, "NOTSET": 0, "20": 20, "10": 10}
+
+
+def basic_config_level(source: Source, context: Context) -> int | None:
+    """The level at or below INFO that ``logging.basicConfig(level=...)`` gives the console
+    handler of every rank (run on every rank, no ``filename=``/``handlers=``/``stream=``), or
+    None: none, or one the rank decides (``level=INFO if rank in [-1, 0] else WARN``, a
+    ``setLevel`` of the rank's)."""
+    depends = context.rank_tests.depends_on_rank
+    if any(call.args and depends(call.args[0].value) for call in source.calls_by_callee.get("setLevel", [])):
+        return None
+    for call in source.calls_by_callee.get("basicConfig", []):
+        if "logging.basicConfig" not in source.qualified(call) or not context.every_rank(call):
+            continue
+        if any(a.keyword is not None and a.keyword.value in ("filename", "handlers", "stream") for a in call.args):
+            continue  # a log file, or handlers read nowhere here
+        level = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "level"), None)
+        if level is not None and not depends(level):
+            return _LEVELS.get(code(level).rsplit(".", 1)[-1].strip("'\""))
+    return None

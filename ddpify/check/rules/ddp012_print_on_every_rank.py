@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.analysis.loggers import WHOLE
+from ddpify.analysis.loggers import WHOLE, basic_config_level
 from ddpify.analysis.ranks import MAIN, REST
 from ddpify.check import fixes
 from ddpify.check.rule import Invalid, Rule, short
@@ -27,7 +27,10 @@ class PrintOnEveryRank(Rule):
         "the bar is disabled); `logger.info(...)` (warning, error...) on a logger that a helper of "
         "the project's own modules returns with a console handler attached on every rank "
         "(`logger, stats = initialize_exp(args)` whose `create_logger` adds a `logging.StreamHandler()` "
-        "with no rank test around it or a per-rank level); a helper that attaches it on rank 0 only "
+        "with no rank test around it or a per-rank level), and `logger.info(...)` / `logging.info(...)` "
+        "(`logger = logging.getLogger(...)`) in a file that runs `logging.basicConfig(level=logging.INFO)` on "
+        "every rank (a console handler at INFO in every process; not a file-only one, nor a level the rank "
+        "decides: `level=logging.INFO if rank in [-1, 0] else logging.WARN`); a helper that attaches it on rank 0 only "
         "makes a rank-0 logger. Not reported: a progress bar whose `disable=` is true off rank 0 (also "
         "`disable=not pbar` where every call of its function passes `pbar=(rank == 0)`), output under a "
         "rank test (also a parameter every call passes a rank test, `if writer:` / `if self.logger is not None:` of an object this file makes "
@@ -350,7 +353,7 @@ if __name__ == "__main__":
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.qualified(node)
         printing = bool(qualified & names.PRINT) or self._tqdm_write(node, qualified)
-        made_by = None if printing or qualified & names.TQDM else self._console_logger(node)
+        made_by = None if printing or qualified & names.TQDM else self._console_logger(node) or self._configured_console(node)
         if not printing and not qualified & names.TQDM and made_by is None:
             return
         context, output = self.file.analysis.context, self.file.analysis.output
@@ -360,7 +363,7 @@ if __name__ == "__main__":
             self.report(
                 node,
                 f"{short(node.func)}(...) prints on every rank: {made_by}(...) gives every rank a logger with a console "
-                "handler; log on rank 0 only, or attach the console handler on rank 0 only",
+                "handler; log on rank 0 only, or attach the console handler on rank 0 only (a higher level on the others)",
             )
             return
         if printing:
@@ -419,6 +422,35 @@ if __name__ == "__main__":
             return False
         made = [v for _, v in self.file.analysis.source.assignments.get(func.value.value, []) if isinstance(v, cst.Call)]
         return bool(made) and all(self.qualified(v) & names.TQDM for v in made)
+
+    def _configured_console(self, node: cst.Call) -> str | None:
+        """``logger.info(...)`` / ``logging.info(...)`` (``logger = logging.getLogger(...)``) where
+        this file runs ``logging.basicConfig(level=logging.INFO)`` on every rank: a console
+        handler at that level in every process (DialoGPT, CodeBERT). None for a file-only
+        configuration, a rank-dependent level (``level=INFO if rank in [-1, 0] else WARN``, a
+        ``setLevel`` of the rank) or a level above the call's."""
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("info", "debug"):
+            return None
+        level = self._console_level()
+        if level is None or (func.attr.value == "debug" and level > 10):
+            return None
+        if "logging.info" in self.qualified(node) or "logging.debug" in self.qualified(node):
+            return "logging.basicConfig"
+        receiver = func.value
+        source = self.file.analysis.source
+        made = [v for _, v in source.assignments.get(code(receiver), [])] if is_simple_reference(receiver) else []
+        if made and all(isinstance(v, cst.Call) and "logging.getLogger" in self.qualified(v) for v in made):
+            return "logging.basicConfig"
+        return None
+
+    def _console_level(self) -> int | None:
+        """``ddpify.analysis.loggers.basic_config_level`` of this file, asked once."""
+        memo = self.file.memo
+        if "console-level" not in memo:
+            analysis = self.file.analysis
+            memo["console-level"] = basic_config_level(analysis.source, analysis.context)
+        return memo["console-level"]  # type: ignore[return-value]
 
     def _console_logger(self, node: cst.Call) -> str | None:
         """``logger.info(...)`` where this function bound ``logger`` (alone or in a tuple) to

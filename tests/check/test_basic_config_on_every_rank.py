@@ -1,0 +1,56 @@
+"""Issue 21: ``logging.basicConfig(level=logging.INFO)`` run by every process gives each rank a
+console handler at INFO, so every unguarded ``logger.info(...)`` prints N times (DialoGPT's
+LSP_train.py, CodeBERT, CMGAN, wenet in the judged corpora): DDP012 reports those calls. Not
+reported: a level the rank decides (the Hugging Face examples' ``level=logging.INFO if
+local_rank in [-1, 0] else logging.WARN``, or a ``setLevel`` of the rank), a file-only
+configuration, the default WARNING level, a call under a rank test, debug lines at INFO."""
+
+from __future__ import annotations
+
+import pytest
+
+from ddpify.check.engine import check_source, select_rules
+
+_SCRIPT = """\
+import logging
+
+import torch.distributed as dist
+
+{config}
+logger = logging.getLogger(__name__)
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+{call}
+"""
+
+
+def _lines(config: str, call: str) -> list[int]:
+    text = _SCRIPT.format(config=config, call=call)
+    return [f.line for f in check_source(text, rules=select_rules(["DDP012"])).findings]
+
+
+@pytest.mark.parametrize(
+    ("config", "call"),
+    [
+        ("logging.basicConfig(format='%(message)s', level=logging.INFO)", "logger.info('world size %d', dist.get_world_size())"),
+        ('logging.basicConfig(level="INFO")', "logging.info('starting')"),
+        ("logging.basicConfig(level=logging.DEBUG)", "logger.debug('batch shapes')"),
+    ],
+)
+def test_an_info_line_with_a_console_handler_on_every_rank(config: str, call: str) -> None:
+    assert _lines(config, call) == [9]
+
+
+@pytest.mark.parametrize(
+    ("config", "call"),
+    [
+        ("logging.basicConfig(level=logging.INFO if dist.get_rank() == 0 else logging.WARN)", "logger.info('starting')"),
+        ("logging.basicConfig(level=logging.INFO)\nlogging.getLogger().setLevel(logging.INFO if dist.get_rank() == 0 else logging.WARNING)", "logger.info('starting')"),
+        ('logging.basicConfig(filename="train.log", level=logging.INFO)', "logger.info('starting')"),
+        ("logging.basicConfig(format='%(message)s')", "logger.info('starting')"),
+        ("logging.basicConfig(level=logging.INFO)", "if rank == 0:\n    logger.info('starting')"),
+        ("logging.basicConfig(level=logging.INFO)", "logger.debug('batch shapes')"),
+    ],
+)
+def test_no_console_at_that_level_on_the_other_ranks(config: str, call: str) -> None:
+    assert _lines(config, call) == []
