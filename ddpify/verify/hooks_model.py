@@ -99,6 +99,21 @@ def _owner_name(params: list[torch.Tensor]) -> str:
     return type(best[1]).__name__ if best is not None else "?"
 
 
+def _own_leading_sizes(module: torch.nn.Module) -> list[int]:
+    """The first dimension of every parameter and buffer (two dimensions or more) that the
+    script's own modules register themselves, not torch.nn's layers: a size there may be the
+    batch's (Glow's learned prior ``prior_h`` of shape [batch_size, C, H, W]), which a split
+    batch would no longer match."""
+    found: set[int] = set()
+    for part in module.modules():
+        if type(part).__module__.startswith("torch."):
+            continue
+        for tensor in [*part.parameters(recurse=False), *part.buffers(recurse=False)]:
+            if tensor.dim() >= 2:
+                found.add(int(tensor.shape[0]))
+    return sorted(found)
+
+
 def install(rec: Recorder) -> None:
     """Patch DistributedDataParallel and hook every module call and optimizer step."""
     wrapped: list[_Wrapped] = []
@@ -129,6 +144,7 @@ def install(rec: Recorder) -> None:
             after=param_digest(self.module),
             device=str(entry.device),
             tensors=len(list(self.module.parameters())),
+            leading=_own_leading_sizes(self.module),
         )
 
     @functools.wraps(original_forward)

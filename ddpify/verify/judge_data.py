@@ -171,17 +171,18 @@ def batch(records: Records, single: Records | None) -> Row:
 
 def _per_process(records: Records, loader: Event, split: str, one: str) -> tuple[str, str]:
     """(failure, note) for a loader that keeps the per-process batch: right only where the run
-    built tensors of that batch's length during training (``hooks_batch``), which splitting the
-    batch would break; else the optimisation changed for a reason that did not hold."""
+    built tensors of that batch's length during training (``hooks_batch``), or a wrapped model
+    holds a parameter of the script's own modules with that leading size (``hooks_model``:
+    Glow's prior), which splitting the batch would break; else the optimisation changed for a
+    reason that did not hold."""
     length = loader.get("batch_size")
     built = sorted(
         {f"{e['fn']} at {e['site']}" for events in records.every("batch-sized").values() for e in events if e.get("length") == length}
     )
-    if built:
-        return (
-            "",
-            f"{split}, but {one}: per-process batch kept at conversion, as the batch's length {length} sizes tensors built in training ({', '.join(built)})",
-        )
+    held = sorted({e["model"] for events in records.every("wrap").values() for e in events if length in e.get("leading", ())})
+    if built or held:
+        sized = f"tensors built in training ({', '.join(built)})" if built else f"a parameter of {', '.join(held)}"
+        return "", f"{split}, but {one}: per-process batch kept at conversion, as the batch's length {length} sizes {sized}"
     return (
         f"{split}, but {one}: per-process batch kept at conversion, yet no tensor built in training has the batch's length "
         f"{length}, so nothing needed it: split the batch (the default conversion), or scale the learning rate if you chose it",

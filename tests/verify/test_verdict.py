@@ -138,6 +138,26 @@ def test_a_per_process_batch_passes_only_where_tensors_of_the_batch_length_were_
     row = run({**sized, "length": 64})  # a sampling tensor of its own size: no reason to keep the batch
     assert row.status == FAIL and "no tensor built in training has the batch's length 2, so nothing needed it" in row.evidence
     assert run().status == FAIL
+    # Glow's learned prior: a parameter of the script's own module with the batch's leading size
+    prior = {"e": "wrap", "id": 0, "model": "Glow", "site": "t.py:3", "leading": [2, 16]}
+    row = run(prior)
+    assert row.status == PASS and "as the batch's length 2 sizes a parameter of Glow" in row.evidence
+    assert run({**prior, "leading": [16]}).status == FAIL
+
+
+def test_own_leading_sizes_read_the_scripts_modules_not_torch_layers() -> None:
+    import torch
+
+    from ddpify.verify.hooks_model import _own_leading_sizes
+
+    class Prior(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.prior_h = torch.nn.Parameter(torch.zeros(4, 6, 2, 2))
+            self.conv = torch.nn.Conv2d(3, 8, 1)  # torch's layer: its 8 output channels are no batch size
+            self.register_buffer("scale", torch.ones(5))  # one dimension: a vector, not rows
+
+    assert _own_leading_sizes(Prior()) == [4]
 
 
 def step(n: int, digest: str, passes: int = 1) -> dict:

@@ -159,10 +159,19 @@ def _same_variable(recording: Recording, batch: cst.BaseExpression, other: cst.B
 
 
 def _sizes_a_tensor(recording: Recording, node: cst.CSTNode) -> bool:
-    """``node`` is (part of) a size argument: ``torch.zeros(node, 1)``, ``x.view(node, -1)``."""
+    """``node`` is (part of) a size argument: ``torch.zeros(node, 1)``, ``x.view(node, -1)``;
+    or the bound of a slice of rows, ``x[:node // n, ...]`` (glow's ActNorm initialisation on
+    the first ``batch_size`` rows): the length of a batch either way."""
     child: cst.CSTNode = node
     parent = recording.parent(child)
     sequence = False
+    while isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+        child, parent = parent, recording.parent(parent)
+    if isinstance(parent, cst.Slice) and child is parent.upper:
+        element = recording.parent(parent)
+        holder = recording.parent(element) if isinstance(element, cst.SubscriptElement) else None
+        return isinstance(holder, cst.Subscript) and holder.slice[0] is element  # the first axis: rows
+    child, parent = node, recording.parent(node)
     while isinstance(parent, _THROUGH):
         if isinstance(parent, cst.Arg) and parent.keyword is not None:
             if parent.keyword.value not in ("size", "shape", "sample_shape"):

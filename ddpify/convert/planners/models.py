@@ -10,10 +10,10 @@ import libcst as cst
 from ddpify.analysis.modules import RETURNS_SELF
 from ddpify.convert import names
 from ddpify.convert.fact_types import Facts, item
-from ddpify.convert.planners import wrap_spots, wraps
+from ddpify.convert.planners import wrap_options, wrap_spots, wraps
 from ddpify.convert.planners.statements import assigns, assigns_locally, targets
 from ddpify.convert.record import Recording
-from ddpify.findings import ManualItem
+from ddpify.findings import Change, ManualItem
 from ddpify.tree.cstutil import attribute_name, code, is_simple_reference, of_types
 
 _MODE_OR_MOVE = frozenset({"cpu", "to", "cuda", "eval", "train"})
@@ -40,7 +40,7 @@ def plan_trained(recording: Recording, facts: Facts) -> None:
             _note_received_models(recording, facts)
         elif elsewhere:
             _report_optimizer_built_elsewhere(recording, facts, *elsewhere[0])
-        else:
+        elif not _wrap_received_models(recording, facts):
             _report_manual_updates(recording, facts, recording.first_backward)
     for builder, model in builders:
         facts.has_training_code |= recording.first_backward is not None  # a helper's optimizer, and gradients to step
@@ -70,6 +70,65 @@ def _note_received_models(recording: Recording, facts: Facts) -> None:
         for function in functions:
             received = _parameters(function) & recording.module_like
             facts.model_keys.update(name for name in received if name not in source.assignments and name != "self")
+
+
+def _wrap_received_models(recording: Recording, facts: Facts) -> bool:
+    """A trainer class handed both its model and its optimizer (glow-pytorch's ``Trainer(**built,
+    ...)``, the two built by a builder of another file): the optimizer steps parameters the
+    file never shows, but the model whose forward the training method runs is known, kept from
+    a constructor parameter (``self.graph = graph``, then ``self.graph(x)`` where ``backward()``
+    runs). It is wrapped right there, ``self.graph = ddpify.prepare_model(graph)``: DDP shares
+    the module's parameters, so the optimizer built before steps the wrapped model's, and the
+    run-time guard stops a step of parameters no wrap covers. False: no such model (several
+    classes, a model the training method does not call)."""
+    backward = recording.first_backward
+    trainer = recording.analysis.source.enclosing_function(backward) if backward is not None else None
+    klass = recording.analysis.source.enclosing_class(trainer) if trainer is not None else None
+    stepped = [r for r in recording.stepped if r.startswith("self.") and names.OPTIMIZER_VARIABLE.search(r.split(".")[-1])]
+    if trainer is None or klass is None or not stepped:
+        return False
+    init = next((f for f in klass.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"), None)
+    received = _parameters(init)
+    kept = [
+        key
+        for key, bindings in recording.analysis.source.assignments.items()
+        if key.startswith("self.")
+        and key.count(".") == 1
+        and any(isinstance(v, cst.Name) for _, v in bindings)
+        and all(isinstance(v, cst.Name) and v.value in received or _parallel_of(recording, v, key) for _, v in bindings)
+    ]
+    if not all(key in kept for key in stepped):
+        return False  # the optimizer comes from somewhere this class does not show
+    called = {code(c.func) for c in recording.analysis.source.of_types_in(trainer, cst.Call) if isinstance(c, cst.Call)}
+    models = [key for key in kept if key in recording.module_like and key in called and key not in stepped]
+    if len(models) != 1 or models[0] in recording.existing_wraps:
+        return False
+    spot = _wrap_spot_in_methods(recording, klass, models[0])
+    if spot is None:
+        return False
+    key, (anchor, where) = models[0], spot
+    facts.model_keys.add(key)
+    facts.model_wraps.append((key, anchor, where))
+    # its class is out of sight: whether every parameter gets a gradient cannot be read
+    facts.wrap_options[anchor, key] = wrap_options.UNUSED_OPTION
+    facts.changes.append(
+        Change(
+            recording.line(anchor),
+            f"{key} is handed in, built by code this file does not show: wrapped with {wrap_options.UNUSED_OPTION}, right "
+            "whether or not each step gives every parameter a gradient (an unused head, a prior some configurations skip)",
+        )
+    )
+    return True
+
+
+def _parallel_of(recording: Recording, value: cst.BaseExpression | None, key: str) -> bool:
+    """``DataParallel(self.graph, ...)`` rebinding ``self.graph``: the conversion removes it."""
+    return (
+        isinstance(value, cst.Call)
+        and bool(recording.qualified(value) & names.DATAPARALLEL)
+        and bool(value.args)
+        and code(value.args[0].value) == key
+    )
 
 
 def _parameters(function: cst.FunctionDef | None) -> set[str]:
