@@ -82,6 +82,11 @@ fp(SN, (115,), "DDP011", "shared seed needed for a consistent split",
 fp(SN, (212, 223, 231), "DDP001", "loop that is not a training loop",
    "for i in range(FLAGS.num_epochs) only fills an lr_dict for the LambdaLR schedule; set_epoch is called in "
    "run_one_epoch (420)")
+CV = "CvT/lib/core/function.py"
+fp(CV, (124,), "DDP014", "reduction in a project helper",
+   "test() is called with distributed=args.distributed by tools/train.py:150 and tools/test.py:133, and then "
+   "_meter_reduce (199-205) sums each meter's sum and count with torch.distributed.reduce to rank 0; only rank 0 uses "
+   "the result (log, TensorBoard, model_best; saves are main-process only). Measured at b518626")
 # A finding on a line that a judgment lists (so the matcher would count it true) but that is false.
 FORCED_FP = {
     ("TransReID/processor/processor.py", 99, "DDP007"): ("save in the non-distributed branch",
