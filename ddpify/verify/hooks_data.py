@@ -1,5 +1,5 @@
-"""Recorder hooks on data: which indices every DataLoader pass fetched, the datasets the script
-generated, and the random index draws (``torch.randint``/``randperm`` in user code).
+"""Recorder hooks on data: which indices every DataLoader pass fetched and the datasets the script
+generated (the random index draws are ``hooks_draws``').
 
 A pass is one iterator over a loader; it is written when it ends (or at exit, marked
 incomplete), with the number of optimizer steps it fed: a pass with steps is a training pass,
@@ -21,12 +21,11 @@ import torch
 import torch.utils.data.dataloader as dataloader_module
 from torch.utils.data import DataLoader, TensorDataset
 
-from ddpify.verify.recording import Recorder, called_from_torch, user_frame, where
+from ddpify.verify.recording import Recorder, user_frame, where
 
 __all__ = ["install", "tensor_digest"]
 
 MAX_INDICES = 2_000_000  # per pass; beyond it the pass is marked truncated
-MAX_DRAWS_PER_SITE = 20
 _HASHED_BYTES = 64 * 2**20  # a dataset tensor larger than this is hashed from a strided sample
 _SIGNATURE = inspect.signature(DataLoader)
 
@@ -229,33 +228,6 @@ def install(rec: Recorder) -> None:
         datasets[0] += 1
 
     TensorDataset.__init__ = dataset_init  # type: ignore[method-assign]
-    _install_draws(rec)
-
-
-def _install_draws(rec: Recorder) -> None:
-    """``torch.randint``/``torch.randperm`` called by user code once training started: the
-    index sampling of scripts without a sampler (``ix = torch.randint(len(data), (B,))``)."""
-    per_site: dict[str, int] = {}
-
-    def wrap(name: str, original: Any) -> Any:
-        @functools.wraps(original)
-        def draw(*args: Any, **kwargs: Any) -> Any:
-            result = original(*args, **kwargs)
-            if rec.training and not called_from_torch(1):
-                try:
-                    site = where(user_frame(1))
-                    count = per_site.get(site, 0)
-                    per_site[site] = count + 1
-                    if count < MAX_DRAWS_PER_SITE and isinstance(result, torch.Tensor):
-                        rec.emit("draw", fn=f"torch.{name}", site=site, n=count, digest=tensor_digest([result]), size=result.numel())
-                except Exception as exc:
-                    rec.emit("recorder-error", where=name, message=repr(exc))
-            return result
-
-        return draw
-
-    for name in ("randint", "randperm"):
-        setattr(torch, name, wrap(name, getattr(torch, name)))
 
 
 def _order_length(sampler: Any, length: int | None) -> int | None:

@@ -209,8 +209,9 @@ def _single_batches(single: Records) -> dict[int, int]:
 
 
 def draws(records: Records) -> Row:
-    """``torch.randint``/``randperm`` in user code during training: the same values on every
-    rank mean every rank reads the same samples."""
+    """Random index draws in user code during training (``torch.randint``/``randperm``,
+    numpy.random's and ``random``'s, a ``ddpify.rank_random`` stream's): the same values on
+    every rank mean every rank reads the same samples."""
     by_site: dict[str, dict[int, dict[int, Any]]] = {}
     fn_of: dict[str, str] = {}
     for rank, events in records.every("draw").items():
@@ -218,7 +219,9 @@ def draws(records: Records) -> Row:
             by_site.setdefault(event["site"], {}).setdefault(event["n"], {})[rank] = event["digest"]
             fn_of[event["site"]] = event["fn"]
     if not by_site:
-        return Row("draws", NA, "no torch.randint/randperm in the script's own code during training")
+        return Row(
+            "draws", NA, "no random index draw (torch.randint/randperm, numpy.random, random) in the script's own code during training"
+        )
     problems: list[str] = []
     notes: list[str] = []
     for site, by_call in sorted(by_site.items()):

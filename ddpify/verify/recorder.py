@@ -57,9 +57,9 @@ def install() -> None:
         return
     current = _state["recorder"] = Recorder(folder, int(rank))
     current.emit("start", pid=current.pid, world=current.world, steps=current.stop_after)
-    from ddpify.verify import hooks_batch, hooks_data, hooks_io, hooks_model
+    from ddpify.verify import hooks_batch, hooks_data, hooks_draws, hooks_io, hooks_model
 
-    for hooks in (hooks_data, hooks_batch, hooks_model, hooks_io):
+    for hooks in (hooks_data, hooks_draws, hooks_batch, hooks_model, hooks_io):
         hooks.install(current)
     atexit.register(current.finish)  # registered first, so it runs last: after the script's own handlers
     previous = sys.excepthook

@@ -87,6 +87,15 @@ def test_a_per_process_batch_nothing_needed_fails(tmp_path: Path) -> None:
     assert "no tensor built in training has the batch's length 8, so nothing needed it" in rows["batch"]["evidence"], table
 
 
+@pytest.mark.parametrize(("argument", "status"), [("own", "PASS"), ("same", "FAIL")])
+def test_numpy_index_draws_are_judged_per_rank(tmp_path: Path, argument: str, status: str) -> None:
+    """A ``ddpify.rank_random(np.random)`` stream draws other batches on each rank; the global
+    numpy stream seeded alike on every rank draws the same ones."""
+    code, rows, table, _ = verify(tmp_path, SCRIPTS / "numpy_index_draws.py", argument)
+    assert rows["draws"]["status"] == status, table
+    assert ("different on every rank" if status == "PASS" else "drew the same values on every rank") in rows["draws"]["evidence"], table
+
+
 def test_an_unsharded_loader_with_workers_fails_the_shards_row(tmp_path: Path) -> None:
     code, rows, table, _ = verify(tmp_path, SCRIPTS / "bad_unsharded_workers.py")
     assert code == 1 and rows["shards"]["status"] == "FAIL", table
