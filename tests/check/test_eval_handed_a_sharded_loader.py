@@ -160,6 +160,18 @@ def test_not_reported_when_the_function_reduces_itself(tmp_path: Path) -> None:
     assert _check(tmp_path, "engine", reduced, script) == []
 
 
+def test_not_reported_when_the_function_hands_on_a_reducing_function(tmp_path: Path) -> None:
+    """CvT's ``test()``: ``average = _meter_reduce if distributed else lambda m: m.avg``, a
+    reduction of this file run without being called by name."""
+    reduced = _ENGINE.replace(
+        "    return correct / total",
+        "    average = _sum_over_ranks if torch.distributed.is_initialized() else float\n    return average(correct) / average(total)",
+    )
+    reduced += "\n\ndef _sum_over_ranks(value):\n    t = torch.tensor([value])\n    torch.distributed.reduce(t, 0)\n    return t.item()\n"
+    script = _SCRIPT.format(imports="import engine", sampler=_SHARDED, body="print(engine.evaluate(model, val_loader))")
+    assert _check(tmp_path, "engine", reduced, script) == []
+
+
 def test_not_reported_without_a_caller_in_the_project(tmp_path: Path) -> None:
     script = _SCRIPT.format(imports="import other", sampler=_SHARDED, body="print(other.evaluate(model, val_loader))")
     assert _check(tmp_path, "engine", _ENGINE, script) == []

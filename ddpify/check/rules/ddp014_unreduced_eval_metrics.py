@@ -250,7 +250,9 @@ print(test_loss / len(test_loader))
         return bool(memo["module-level-reduces"])
 
     def _callees(self, function: cst.FunctionDef) -> set[cst.FunctionDef]:
-        """``function`` and this file's functions it calls, transitively."""
+        """``function`` and this file's functions it calls or names, transitively: CvT's
+        ``test()`` hands ``_meter_reduce if distributed else ...`` to the code that averages
+        its meters, a reduction it runs without calling it by name."""
         source = self.file.analysis.source
         found: set[cst.FunctionDef] = set()
         todo = [function]
@@ -259,8 +261,9 @@ print(test_loss / len(test_loader))
             if current in found:
                 continue
             found.add(current)
-            for call in source.of_types_in(current.body, cst.Call):
-                todo.extend(source.functions.get(callee_name(call) or "", []))
+            for name in source.of_types_in(current.body, cst.Name):
+                assert isinstance(name, cst.Name)
+                todo.extend(source.functions.get(name.value, []))
         return found
 
     def _reduces(self, function: cst.FunctionDef) -> bool:
