@@ -125,7 +125,7 @@ def rng(records: Records) -> Row:
             same = all(n in per and per[n].get("rng", {}).get(kind) == digest for per in steps.values())
             identical[kind] = identical.get(kind, 0) + (same and records.world > 1)
     if not drawn:
-        return Row("rng", NA, "the script draws no randomness between training steps")
+        return Row("rng", NA, "the global RNGs (torch, numpy, random) draw nothing between training steps")
     main = records.main_optimizer(records.ranks[0])
     which = f" (steps of {main})" if main else ""  # the training steps, when several optimizers step
     shared = [k for k in drawn if identical.get(k)]

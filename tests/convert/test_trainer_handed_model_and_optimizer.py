@@ -4,7 +4,7 @@ from a builder module). The optimizer's parameters are out of sight, but the mod
 method runs is kept from a constructor parameter: it is wrapped where it is kept, with
 ``find_unused_parameters=True`` (its class is out of sight too), its loader is sharded, and a
 slice of the batch by the configured size (``x[:self.batch_size // n]``) keeps the per-process
-batch. A class handed an optimizer whose model it does not run, or two candidate models, is
+batch, and the device handed in for the data becomes each rank's own (``ddpify.device_from``). A class handed an optimizer whose model it does not run, or two candidate models, is
 reported as before."""
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from torch.utils.data import DataLoader
 
 
 class Trainer(object):
-    def __init__(self, {model}, {optim}, devices, dataset, hparams):
+    def __init__(self, {model}, {optim}, devices, data_device, dataset, hparams):
         self.{model} = {model}
         self.{optim} = {optim}
         self.devices = devices
+        self.data_device = data_device
         self.batch_size = hparams.batch_size
         self.data_loader = DataLoader(dataset, batch_size=self.batch_size, shuffle=True, drop_last=True)
 
@@ -30,6 +31,7 @@ class Trainer(object):
         self.{model}.train()
         for epoch in range(3):
             for i, batch in enumerate(self.data_loader):
+                batch = batch.to(self.data_device)
                 if i == 0 and epoch == 0:
                     self.{model}(batch[: self.batch_size // len(self.devices)])  # data-dependent init
                 if len(self.devices) > 1 and not hasattr(self.{model}, "module"):
@@ -49,6 +51,8 @@ def test_the_model_the_training_method_runs_is_wrapped_where_it_is_kept(model: s
     assert "DataParallel" not in result.output.replace("nn.DataParallel removed", "")
     assert not [m for m in result.manual if "no model of this file is wrapped" in m.why or "is stepped" in m.why]
     assert any("handed in, built by code this file does not show" in c.what for c in result.changes)
+    # the device the caller picked ("cuda:0" from a configuration file) becomes each rank's own
+    assert "self.data_device = ddpify.device_from(data_device)" in result.output
 
 
 def test_an_optimizer_whose_model_the_class_does_not_run_is_reported() -> None:

@@ -7,7 +7,8 @@ scripts run under torchrun with 2 CPU processes (gloo).
   trains several iterations without the reducer's error (DDP without it stops at the second);
 - a nanoGPT-style ``get_batch()``: the ranks draw different training offsets and the same
   evaluation offsets; the same with numpy indices and a batch built by appending (a Word2Vec
-  tutorial's ``random_batch()``), drawn from ``ddpify.rank_random(np.random)``;
+  tutorial's ``random_batch()``), drawn from ``ddpify.rank_random(np.random)``; a vocabulary
+  numbered in the order of a set of strings, alike on every rank (``ddpify.agreed``);
 - a loader handed to ``fit(train_loader, epochs)`` by a launcher in another file: rebuilt with
   ``ddpify.shard`` in fit(), disjoint shards on the two ranks, reshuffled every epoch;
 - a condition dropped on random steps (``cond = None``): wrapped with
@@ -88,6 +89,18 @@ def test_numpy_random_batches_differ_between_ranks_evaluation_agrees(tmp_path: P
     assert len(set(training)) > 6, "ranks drew the same training batches"
     assert len(set(evaluation)) == len(evaluation) // 2, "ranks evaluated on different samples"
     run.assert_params_equal()
+
+
+@pytest.mark.torchrun
+@pytest.mark.parametrize("converted", [True, False])
+def test_a_vocabulary_from_a_set_is_numbered_alike_on_every_rank(tmp_path: Path, converted: bool) -> None:
+    """Every process seeds its string hashes apart (PYTHONHASHSEED unset): the original's two
+    processes number the words differently (the control), the converted ranks alike."""
+    script = _converted("vocabulary_from_a_set", tmp_path) if converted else DATA / "vocabulary_from_a_set.py"
+    run = run_script(script, cwd=tmp_path, trace=False, env={"PYTHONHASHSEED": "random"}).assert_ok()
+    orders = re.findall(r"vocabulary (.*)", run.stderr)
+    assert len(orders) == 2, run.describe()
+    assert (orders[0] == orders[1]) is converted, orders
 
 
 @pytest.mark.torchrun

@@ -60,7 +60,8 @@ class PrintOnEveryRank(Rule):
     false_positives = (
         "One-off start-up or configuration lines (technically repeated, rarely worth a change), and "
         "prints silenced by an override installed in a module the analysis cannot read (an installed "
-        "package, or more than two imports away) under a name it does not know."
+        "package, or more than two imports away) under a name it does not know; an INFO line of a file "
+        "that runs `logging.basicConfig(level=INFO)` when a module it imports raises the level on the other ranks."
     )
     valid = (
         """\

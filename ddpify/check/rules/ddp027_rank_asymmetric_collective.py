@@ -51,7 +51,10 @@ class RankAsymmetricCollective(Rule):
     # Opt-in: its only findings on the 47-script corpus (rank-0 evaluation under no_grad) turned
     # out not to hang, and are no longer reported, so nothing measures it on real code now.
     fix_notes = "No automatic fix: which ranks should take part is the script's decision."
-    false_positives = "A collective on a subgroup that contains only the guarded ranks."
+    false_positives = (
+        "A collective on a subgroup that contains only the guarded ranks; a decision from the batch that the data "
+        "makes the same everywhere (a dataset already filtered of empty targets, a loss that never turns NaN)."
+    )
     valid = (
         """\
 import torch.distributed as dist

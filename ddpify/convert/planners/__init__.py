@@ -73,6 +73,7 @@ from ddpify.convert.planners import (
     rank_zero_values,
     reloads,
     sample_counters,
+    set_orders,
     shard_sums,
     side_effects,
     sliced_batches,
@@ -121,7 +122,9 @@ PLANNERS: tuple[Planner, ...] = (
     logs.plan_file_writer_classes,  # the project's file-writing classes built on rank 0
     logs.plan_logger_helpers,  # `logger = make_logger(...)` of the project: built on rank 0 only
     random_data.plan,  # random_split generator; unseeded synthetic datasets
+    set_orders.plan,  # list(set(words)): rank 0's order on every rank (string hashes are per process)
     device_args.plan,  # --device options: the rank's own GPU
+    device_args.plan_handed_in,  # a device parameter of a file whose models are DDP models: the rank's own GPU
     device_choice.report,  # Apple's MPS chosen: no DDP there
     handed_over.plan_plain_handoffs,  # the DDP model given to no_grad code or beside its plain copy: unwrapped
     handed_over.report,  # functions of other files given the DDP model or a loader

@@ -17,6 +17,8 @@ device-like name (``--device``, ``--gpu``, ``--gpu_id``...) and the holder was a
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ddpify.convert import names, rewrites_io
@@ -24,6 +26,8 @@ from ddpify.convert.fact_types import Facts, NodeRewrite
 from ddpify.convert.record import Recording
 from ddpify.tree.cstutil import attribute_name, callee_name, code, is_simple_reference, keyword_value, of_types
 
+# A parameter named for the device its values go to (``data_device``, ``device``, ``gpu``).
+_HANDED_DEVICE = re.compile(r"(^|_)device$", re.I)
 _NOT_A_VALUE = frozenset({"store_true", "store_false", "store_const", "count", "help", "version"})
 
 
@@ -40,6 +44,42 @@ def plan(recording: Recording, facts: Facts) -> None:
                     f"{code(read)} names one device for every rank: ddpify.device_from({code(read)}) is the rank's own GPU "
                     "(cuda:LOCAL_RANK) when it names a CUDA device, and what was asked for otherwise (cpu; any device with one process)",
                 )
+
+
+def plan_handed_in(recording: Recording, facts: Facts) -> None:
+    """A device handed in (glow-pytorch's ``Trainer(..., data_device=...)`` kept as
+    ``self.data_device = data_device``, then ``batch[k].to(self.data_device)``) in a file whose
+    models are DDP models: it names the device the caller picked for every rank (``"cuda:0"`` from
+    a configuration file), while each rank's model is on its own GPU. Where the parameter is
+    kept or used as a device it becomes ``ddpify.device_from(data_device)``: the rank's own GPU
+    for a CUDA device, the same device otherwise (cpu; every value with one process). Only
+    parameters named ``*device`` of functions this file never calls: its own calls hand them a
+    device the conversion already made per rank, and an index (``gpu_id``) may be used as one."""
+    if not (facts.wraps_models() or facts.models_from_caller):
+        return
+    source = recording.analysis.source
+    for value in _device_positions(recording):
+        if not isinstance(value, cst.Name) or not _HANDED_DEVICE.search(value.value) or value in facts.node_rewrites:
+            continue
+        function = source.enclosing_function(value)
+        if function is None or _called_here(recording, function):
+            continue  # this file's own calls hand it a device the conversion already made per rank
+        params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
+        if value.value in params and not _already_per_rank(recording, value):
+            facts.node_rewrites[value] = NodeRewrite(
+                rewrites_io.device_from,
+                f"{value.value} is handed in and names one device for every rank: ddpify.device_from({value.value}) is the "
+                "rank's own GPU (cuda:LOCAL_RANK) when it names a CUDA device, and what was asked for otherwise",
+            )
+
+
+def _called_here(recording: Recording, function: cst.FunctionDef) -> bool:
+    """This file calls ``function`` (for ``__init__``: builds its class)."""
+    source = recording.analysis.source
+    owner = source.enclosing_class(function)
+    if owner is not None and function.name.value == "__init__":
+        return bool(source.calls_by_callee.get(owner.name.value))
+    return bool(source.call_sites(function))
 
 
 def _device_options(recording: Recording) -> set[str]:
@@ -84,7 +124,8 @@ def _device_positions(recording: Recording) -> list[cst.BaseExpression]:
         if names.DEVICE_VARIABLE.match(variable):
             found += values
     for target, _, assign in recording.aliases:
-        if names.DEVICE_VARIABLE.match(target.rsplit(".", 1)[-1]) and "." in target:
+        last = target.rsplit(".", 1)[-1]
+        if (names.DEVICE_VARIABLE.match(last) or _HANDED_DEVICE.search(last)) and "." in target:
             found.append(assign.value)
     return found
 

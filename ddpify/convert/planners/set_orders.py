@@ -1,0 +1,90 @@
+"""The order a set gives: ``list(set(words))`` numbers a vocabulary in the order of the
+process's string hashes, which Python seeds anew in every process (``PYTHONHASHSEED``). Under
+torchrun each rank then numbers the words differently: one row of an embedding stands for
+another word on each rank, and DDP averages the gradients of different words (a Word2Vec
+tutorial trains a wrong embedding with equal parameters on every rank).
+
+Where a set is turned into an order -- ``list(set(x))`` / ``tuple(...)``, ``enumerate(set(x))``,
+``for w in set(x)``, a comprehension over one -- on every rank alike (no per-rank decision on
+the way, outside a loop of its own function), the order becomes rank 0's:
+``ddpify.agreed(list(set(x)))`` (the value itself with one process, so a plain run is the
+original). Only in scripts whose models the conversion wraps; ``sorted(set(x))`` is an order
+already; a set only tested for membership has none.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.convert import names, rewrites
+from ddpify.convert.fact_types import Facts, NodeRewrite
+from ddpify.convert.record import Recording
+from ddpify.tree.cstutil import code
+
+_ORDERING = frozenset({"builtins.list", "builtins.tuple"})
+_SET = "builtins.set"
+
+
+def plan(recording: Recording, facts: Facts) -> None:
+    """``ddpify.agreed(...)`` around each set made into an order at set-up."""
+    if not facts.wraps_models():
+        return
+    source = recording.analysis.source
+    for call in source.calls_by_callee.get("set", []):
+        if _SET not in recording.qualified(call.func) or not _set_up(recording, call):
+            continue
+        target = _ordered_by(recording, call)
+        if target is None or target in facts.node_rewrites or _agreed_already(recording, target):
+            continue
+        whole = target is not call  # list(set(x)): the list itself is agreed
+        what = (
+            f"{code(target)[:60]} is ordered by this process's string hashes, seeded apart on every rank: ddpify.agreed(...) gives "
+            "every rank rank 0's order (a vocabulary numbered alike, so each embedding row is one word everywhere)"
+        )
+        facts.node_rewrites[target] = NodeRewrite(rewrites.agreed if whole else _agreed_list, what)
+
+
+def _ordered_by(recording: Recording, call: cst.Call) -> cst.BaseExpression | None:
+    """What turns ``set(...)`` into an order: the ``list(...)``/``tuple(...)`` around it, or
+    the set itself where it is iterated (``enumerate(set(x))``, ``for w in set(x)``)."""
+    arg = recording.parent(call)
+    holder = recording.parent(arg) if isinstance(arg, cst.Arg) else None
+    if isinstance(holder, cst.Call) and len(holder.args) == 1:
+        if recording.qualified(holder.func) & _ORDERING:
+            return holder
+        if "builtins.enumerate" in recording.qualified(holder.func):
+            return call
+        return None
+    if isinstance(arg, (cst.For, cst.CompFor)) and arg.iter is call:
+        return call
+    return None
+
+
+def _agreed_list(node: cst.CSTNode) -> cst.CSTNode:
+    """``set(x)`` iterated → ``ddpify.agreed(list(set(x)))``."""
+    assert isinstance(node, cst.BaseExpression)
+    return rewrites.agreed(cst.parse_expression(f"list({code(node)})"))
+
+
+def _agreed_already(recording: Recording, node: cst.CSTNode) -> bool:
+    arg = recording.parent(node)
+    holder = recording.parent(arg) if isinstance(arg, cst.Arg) else None
+    if isinstance(holder, cst.Call) and f"{names.RUNTIME_MODULE}.agreed" in recording.qualified(holder.func):
+        return True
+    inner = recording.parent(holder) if isinstance(holder, cst.Call) else None  # agreed(list(set(x)))
+    outer = recording.parent(inner) if isinstance(inner, cst.Arg) else None
+    return isinstance(outer, cst.Call) and f"{names.RUNTIME_MODULE}.agreed" in recording.qualified(outer.func)
+
+
+def _set_up(recording: Recording, node: cst.CSTNode) -> bool:
+    """Every rank runs ``node`` alike, and not in a loop of its own function (``agreed`` is a
+    collective every rank must reach the same number of times; a loop would pay one per pass)."""
+    child = node
+    for ancestor in recording.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            break
+        if isinstance(ancestor, (cst.For, cst.While)) and not (isinstance(ancestor, cst.For) and child is ancestor.iter):
+            return False
+        child = ancestor
+    context = recording.analysis.context
+    return context.every_rank(node) and context.divergence.decision(node) is None
