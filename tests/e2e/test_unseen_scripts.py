@@ -92,11 +92,14 @@ def test_numpy_random_batches_differ_between_ranks_evaluation_agrees(tmp_path: P
 
 
 @pytest.mark.torchrun
-@pytest.mark.parametrize("converted", [True, False])
-def test_a_vocabulary_from_a_set_is_numbered_alike_on_every_rank(tmp_path: Path, converted: bool) -> None:
-    """Every process seeds its string hashes apart (PYTHONHASHSEED unset): the original's two
-    processes number the words differently (the control), the converted ranks alike."""
-    script = _converted("vocabulary_from_a_set", tmp_path) if converted else DATA / "vocabulary_from_a_set.py"
+@pytest.mark.parametrize(
+    ("name", "converted"), [("vocabulary_from_a_set", True), ("vocabulary_from_a_set", False), ("vocabulary_at_import_time", True)]
+)
+def test_a_vocabulary_from_a_set_is_numbered_alike_on_every_rank(tmp_path: Path, name: str, converted: bool) -> None:
+    """Every process seeds its string hashes apart (PYTHONHASHSEED random): the original's two
+    processes number the words differently (the control), the converted ranks alike, also when
+    the vocabulary is built at import time above a ``__main__`` block."""
+    script = _converted(name, tmp_path) if converted else DATA / f"{name}.py"
     run = run_script(script, cwd=tmp_path, trace=False, env={"PYTHONHASHSEED": "random"}).assert_ok()
     orders = re.findall(r"vocabulary (.*)", run.stderr)
     assert len(orders) == 2, run.describe()

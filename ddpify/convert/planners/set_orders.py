@@ -18,6 +18,7 @@ import libcst as cst
 
 from ddpify.convert import names, rewrites
 from ddpify.convert.fact_types import Facts, NodeRewrite
+from ddpify.convert.planners import bootstrap
 from ddpify.convert.record import Recording
 from ddpify.tree.cstutil import code
 
@@ -36,12 +37,34 @@ def plan(recording: Recording, facts: Facts) -> None:
         target = _ordered_by(recording, call)
         if target is None or target in facts.node_rewrites or _agreed_already(recording, target):
             continue
+        if not _group_up(recording, facts, call):
+            continue  # no import prologue to set the group up after: set_up_after_imports reported it
         whole = target is not call  # list(set(x)): the list itself is agreed
         what = (
             f"{code(target)[:60]} is ordered by this process's string hashes, seeded apart on every rank: ddpify.agreed(...) gives "
             "every rank rank 0's order (a vocabulary numbered alike, so each embedding row is one word everywhere)"
         )
         facts.node_rewrites[target] = NodeRewrite(rewrites.agreed if whole else _agreed_list, what)
+
+
+def _group_up(recording: Recording, facts: Facts, node: cst.CSTNode) -> bool:
+    """The process group is up where ``node`` runs: ``ddpify.agreed`` asks rank 0 only in a joined
+    group. Module-level code outside the ``__main__`` block that ``ddpify.distributed()`` wraps
+    runs at import, before it: the group is then also set up right after the imports."""
+    statement = next((a for a in recording.ancestors(node) if isinstance(recording.parent(a), cst.Module)), None)
+    if facts.main_guard is None or statement is None or statement is facts.main_guard or facts.setup_after is not None:
+        return True
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return True  # runs when called: from the __main__ block, once the group is up
+    bootstrap.set_up_after_imports(
+        recording,
+        facts,
+        statement,
+        f"a set is ordered at import time (line {recording.line(statement)}), before the __main__ block runs",
+        f"a set is ordered at line {recording.line(statement)}, when the module is imported, before the __main__ block sets the "
+        "process group up: ddpify.agreed(...) cannot ask rank 0 there, so every rank keeps its own order",
+    )
+    return facts.setup_after is not None
 
 
 def _ordered_by(recording: Recording, call: cst.Call) -> cst.BaseExpression | None:
