@@ -263,6 +263,26 @@ def strips_prefix_elsewhere(path: Path, entry: str) -> bool:
     return any(file != target and needle.search(text) for file, text in _project_sources(_project_of(path)))
 
 
+# A call or definition that may seed torch's RNG: ``torch.manual_seed``, a ``set_seed`` or
+# ``seed_everything`` helper. Python's and NumPy's ``random.seed`` and ``initial_seed`` do not.
+_SEEDING = re.compile(r"\b((?:\w+\.)*\w*seed\w*)\s*\(", re.I)
+_NOT_SEEDING = re.compile(r"(^|\.)(random\.seed|initial_seed)$")
+
+
+def may_seed_torch(text: str) -> bool:
+    """``text`` calls or defines something that may seed torch's RNG (see ``_SEEDING``)."""
+    return any(not _NOT_SEEDING.search(m.group(1)) for m in _SEEDING.finditer(text))
+
+
+def may_seed_torch_nearby(path: Path, text: str) -> bool:
+    """The file (``text``), a project file importing it (five imports up: the entry script that
+    spawns its workers) or one it imports (``DEPTH`` deep) may seed torch's RNG; assumed so when
+    the project is too big to read. The same files as ``project_digest``: a cached result stays true."""
+    if may_seed_torch(text) or not _project_sources(_project_of(path)):
+        return True
+    return any(may_seed_torch(other) for _, other in [*importers_upto(path), *imported_sources(text, path)])
+
+
 def _importer_sources(path: Path, sources: list[tuple[Path, str]] | None = None) -> list[tuple[Path, str]]:
     """The project files that import ``path`` (its callers may live there: a ``Trainer`` built
     by ``train.py`` with a logger on rank 0 only), under the repository root, or under the
@@ -329,13 +349,13 @@ def _text(file: Path, mtime_ns: int, size: int) -> str | None:
 
 def project_digest(text: str, path: str) -> str:
     """A hash of the project files the checked file's facts may come from (its imports and
-    theirs, ``DEPTH`` deep, and the files that import it), or "" when there are none."""
+    theirs, ``DEPTH`` deep, and the files that import it, five imports up), or "" when there are none."""
     importer = Path(path)
     if not importer.is_file():
         return ""
     digest = hashlib.sha256()
     seen: set[Path] = set()
-    for other, written in _importer_sources(importer):  # their calls decide facts of this file's functions
+    for other, written in importers_upto(importer):  # their calls decide facts of this file's functions
         seen.add(other)
         digest.update(str(other).encode() + b"\0" + written.encode("utf-8", "surrogatepass") + b"\0")
     for target, written in imported_sources(text, importer):

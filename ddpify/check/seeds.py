@@ -10,12 +10,14 @@ the same on every rank. Computed once per file (``FileInfo.memo``), for DDP011 a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import libcst as cst
 
+from ddpify.analysis import project_files
 from ddpify.analysis.seeding import SEEDS, consumes_torch, drawn_family
 from ddpify.check.rule import Rule
-from ddpify.tree.cstutil import code, is_simple_reference, of_types
+from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,8 @@ class Seeds:
                     self.elsewhere |= self._project_draws(call)
         self.calls.sort(key=lambda s: s.line)
         self._busy: set[str] = set()
+        self._backward: dict[cst.CSTNode, bool] = {}
+        self._step_functions: dict[cst.FunctionDef, bool] = {}
 
     def varies_per_process(self, value: cst.BaseExpression, depth: int = 0) -> bool:
         """``value`` may differ between processes: it names a rank, or draws from an RNG that
@@ -111,6 +115,47 @@ class Seeds:
             if self.source.enclosing_function(draw) is not home or self._in_loop(draw):
                 return True
         return seeded == "torch" and self.torch_consumers or seeded in self.elsewhere
+
+    def unseeded_training_draws(self) -> list[cst.Call]:
+        """The first torch draw of each training step (a function or loop that calls
+        ``backward()``) where nothing seeds torch, neither this file nor any file of its project:
+        torch's default generator starts from the same fixed seed in every process, so every rank
+        draws the same noise, timesteps or masks."""
+        if any(s.family == "torch" for s in self.calls) or self._project_may_seed_torch():
+            return []
+        found: dict[cst.CSTNode, cst.Call] = {}
+        for draw in self.draws.get("torch", []):
+            step = self._training_step(draw)
+            if step is not None and (step not in found or self.source.line(draw) < self.source.line(found[step])):
+                found[step] = draw
+        return sorted(found.values(), key=self.source.line)
+
+    def _project_may_seed_torch(self) -> bool:
+        path, text = Path(self.rule.file.path), self.rule.file.source
+        return project_files.may_seed_torch_nearby(path, text) if path.is_file() else project_files.may_seed_torch(text)
+
+    def _training_step(self, draw: cst.Call) -> cst.CSTNode | None:
+        """The innermost loop around ``draw`` whose body calls ``backward()``, or the function
+        around it that does so once per call (``train_step(batch)``; a ``main()`` whose loop calls
+        it is no step: its set-up draws run once)."""
+        for ancestor in self.source.ancestors(draw):
+            if isinstance(ancestor, (cst.For, cst.While)) and self._calls_backward(ancestor):
+                return ancestor
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return ancestor if isinstance(ancestor, cst.FunctionDef) and self._steps_once(ancestor) else None
+        return None
+
+    def _steps_once(self, function: cst.FunctionDef) -> bool:
+        """``function`` calls ``backward()``, outside any loop of its own (asked once per function)."""
+        if function not in self._step_functions:
+            loops = self.source.of_types_in(function.body, cst.For, cst.While)
+            self._step_functions[function] = self._calls_backward(function) and not any(self._calls_backward(loop) for loop in loops)
+        return self._step_functions[function]
+
+    def _calls_backward(self, node: cst.CSTNode) -> bool:
+        if node not in self._backward:  # asked once per loop or function: linear in the file
+            self._backward[node] = any(is_method_call(c, "backward") for c in self.source.of_types_in(node, cst.Call))
+        return self._backward[node]
 
     def _project_draws(self, call: cst.Call) -> frozenset[str]:
         """What a call of a project function, or the building of a project class

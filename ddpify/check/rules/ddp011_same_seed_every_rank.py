@@ -50,7 +50,7 @@ class SameSeedEveryRank(Rule):
         "(`random.seed(seed + worker_id)`) gives worker k of every rank the same stream and is "
         "reported; one seeded from `torch.initial_seed()` follows its rank's own RNG. A helper of the project's own modules that seeds the RNGs with its argument "
         "(`utils.fix_random_seeds(args.seed)`, or `set_seed(args)` seeding with `args.seed`) is a "
-        "seed call like `torch.manual_seed`; one that adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. A seed in the process that calls `mp.spawn` (also "
+        "seed call like `torch.manual_seed`; one that adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. Nothing seeding torch at all is the same seed on every rank: torch's default generator starts from one fixed seed in every process, so a training step that draws from it (`torch.randint` timesteps, `torch.randn_like` noise in a function or loop that calls `backward()`) draws the same numbers on every rank; reported there when nothing that runs with the file (the file, the project files it imports, those that import it up to the entry script) calls anything that may seed torch (`manual_seed`, a `set_seed` or `seed_everything` helper). A seed in the process that calls `mp.spawn` (also "
         "through a launch helper of the project) is not this rule's: the spawned workers start "
         "fresh interpreters and never see it, which DDP034 reports."
     )
@@ -66,7 +66,9 @@ class SameSeedEveryRank(Rule):
         "Randomness consumed only in a module the script does not import itself (a dataset class "
         "another project module builds for it). A function or class of the project's modules that "
         "the script calls or builds counts with what it draws (a model class with dropout layers, "
-        "a trainer drawing latents with `torch.randn`), whether or not that code runs."
+        "a trainer drawing latents with `torch.randn`), whether or not that code runs. A training "
+        "step's draws where torch is seeded for the script by a framework or an installed package "
+        "without a seed-named call in the files that run with it."
     )
     valid = (
         """\
@@ -155,8 +157,52 @@ for step in range(10):
     probs = torch.softmax(model(torch.ones(1, 8)), -1)
     token = torch.multinomial(probs, 1, generator=sample_rng)  # its own per-rank generator
 """,
+        """\
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+data = torch.randn(64, 8)  # unseeded, at set-up: the same data on every rank, as it should be
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 1))
+
+
+def evaluate():
+    with torch.no_grad():
+        return model(data + torch.randn_like(data)).mean()  # no training step here
+
+
+for x in data.split(8):
+    model(x).sum().backward()
+""",
     )
     invalid = (
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def train_step(model, optimizer, audio):
+    t = torch.randint(0, 50, [audio.shape[0]])  # nothing seeds torch: the same t on every rank
+    noise = torch.randn_like(audio)
+    loss = (model(audio + noise, t) - noise).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+
+
+def worker(rank, world_size):
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    model = torch.nn.parallel.DistributedDataParallel(Denoiser())
+    optimizer = torch.optim.Adam(model.parameters())
+    for audio in loader:
+        train_step(model, optimizer, audio)
+
+
+if __name__ == "__main__":
+    mp.spawn(worker, args=(2,), nprocs=2)
+"""
+        ),
         Invalid(
             """\
 import torch
@@ -247,6 +293,20 @@ for step in range(100):
             if self.file.already_converted and self.qualified(node) & names.SEED_FUNCTIONS
             else None,
         )
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not self._active or self.file.already_converted:
+            return
+        context = self.file.analysis.context
+        for draw in seeds(self).unseeded_training_draws():
+            if context.process(draw) is Process.PARENT or not context.every_rank(draw):
+                continue
+            self.report(
+                draw,
+                message=f"{short(draw)} draws from torch's RNG, which nothing seeds: every process starts from torch's "
+                "fixed default seed, so every rank draws the same numbers at every step (seed per rank: "
+                "`torch.manual_seed(seed + rank)` once the model is built)",
+            )
 
     def _in_worker_init(self, node: cst.Call) -> bool:
         """The seed is set in a DataLoader's ``worker_init_fn``: it exists for the worker's
