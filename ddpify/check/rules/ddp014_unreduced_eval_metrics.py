@@ -4,6 +4,7 @@ import re
 
 import libcst as cst
 
+from ddpify.analysis.ranks import DISTRIBUTED
 from ddpify.check.calls import dist_function, nodes
 from ddpify.check.rule import Invalid, Rule
 from ddpify.check.script import REDUCTION_HELPER, REDUCTIONS, has_reduction
@@ -40,7 +41,8 @@ class UnreducedEvalMetrics(Rule):
         "made from: `trainer.do_pass(batch)` whose class steps the optimizer is a training loop) and `+=` into correct/total/loss-like names, in a file "
         "that calls no all_reduce/reduce/all_gather/gather; or, in a file that reduces other values "
         "(the training loss), in a function where neither it, the functions it calls nor its callers "
-        "reduce anything."
+        "reduce anything. A loop that only a single-process run reaches (its callers stop a "
+        "distributed run first: `if args.distributed: raise NotImplementedError()`) sees the whole set."
     )
     fix_notes = "No automatic fix: where to reduce is a decision."
     false_positives = "Metrics reduced by a helper of another module whose name does not say so; evaluation code that only the main process runs on purpose."
@@ -90,6 +92,26 @@ for x, y in train_loader:  # a training loop: its loss is this rank's running lo
     loss.backward()
     optimizer.step()
     total_loss += loss.item()
+""",
+        """\
+import torch
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def test_net(args):
+    sampler = DistributedSampler(test_set) if args.distributed else None
+    loader = DataLoader(test_set, batch_size=1, sampler=sampler)
+    if args.distributed:
+        raise NotImplementedError()  # testing runs as one process: test() sees the whole set
+    test(model, loader)
+
+
+def test(model, loader):
+    hits = 0
+    with torch.no_grad():
+        for x, y in loader:
+            hits += (model(x).argmax(1) == y).sum().item()
+    print(f"test accuracy {hits / len(loader.dataset):.3f}")
 """,
     )
     invalid = (
@@ -178,8 +200,8 @@ print(test_loss / len(test_loader))
             if loader is None:
                 self._check_handed_in(loop)
                 continue
-            if not self._is_metric_loop(loop):
-                continue
+            if not self._is_metric_loop(loop) or not self.file.analysis.context.ranks(loop).may & DISTRIBUTED:
+                continue  # not metrics; or single-process code (``if args.distributed: raise`` above its caller)
             if reduces is None:
                 reduces = has_reduction(self, node)
             if not reduces:
