@@ -202,6 +202,8 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             helpers[name] = dataclasses.replace(helpers.get(name, Helper()), draws=families)
     for name, unused in _unused_submodules(source, tops).items():
         helpers[name] = dataclasses.replace(helpers.get(name, Helper()), unused_submodules=unused)
+    for name, (dropped, registered) in _module_classes(source).items():
+        helpers[name] = dataclasses.replace(helpers.get(name, Helper()), dropped_outputs=dropped, submodules=registered)
     for function in writes:  # a class one of whose methods writes: `Logger.__init__`
         owner = source.enclosing_class(function)
         if owner is not None and source.enclosing_class(owner) is None and source.enclosing_function(owner) is None:
@@ -277,6 +279,23 @@ def _library_objects(module: cst.Module, path: str) -> list[str]:
         if item is not None and project_files.module_file(item.module, item.level, Path(path)) is None:
             found.append(small.targets[0].target.value)
     return found
+
+
+def _module_classes(source: Source) -> dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]]:
+    """For each module class (``Class.__init__``): the outputs its forward drops
+    (``ddpify.analysis.dropped_outputs``) and the submodules it registers, when all are known
+    (``ddpify.analysis.modules.registered_submodules``)."""
+    import libcst as cst
+
+    from ddpify.analysis.callgraph import CallGraph
+    from ddpify.analysis.dropped_outputs import project_dropped_outputs
+    from ddpify.analysis.modules import project_registered_submodules
+
+    if not source.of_types(cst.ClassDef):
+        return {}
+    graph = CallGraph(source)
+    dropped, registered = project_dropped_outputs(graph), project_registered_submodules(graph)
+    return {name: (dropped.get(name, ()), registered.get(name)) for name in {*dropped, *registered}}
 
 
 def _unused_submodules(source: Source, tops: list[cst.FunctionDef]) -> dict[str, tuple[str, ...]]:

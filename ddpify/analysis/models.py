@@ -23,6 +23,7 @@ import libcst as cst
 
 from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.dataflow import DataFlow
+from ddpify.analysis.dropped_outputs import dropped_outputs
 from ddpify.analysis.modules import (
     DATAPARALLEL,
     LOADS,
@@ -33,6 +34,7 @@ from ddpify.analysis.modules import (
     is_module_class,
     model_inner,
     model_outer,
+    registered_submodules,
     registers,
     unused_submodules,
     unwrapped,
@@ -89,6 +91,8 @@ class Model:
     through: tuple[cst.Call, ...] = ()  # ``model.log_probs(x)`` on the training path: to run as the wrapper's forward
     through_whole: bool = True  # each of ``through`` provably runs the whole model (else find_unused_parameters)
     indexed: tuple[str, ...] = ()  # module lists its forward reads at run-time indexes only (``modules.indexed_submodules``)
+    dropped: tuple[str, ...] = ()  # submodule outputs its forward drops (``dropped_outputs.dropped_outputs``)
+    submodules: tuple[str, ...] | None = None  # all it registers, when known (``modules.registered_submodules``)
 
 
 @dataclass
@@ -276,8 +280,14 @@ class ModelFlow:
         module_class = class_def is not None and is_module_class(self.values, class_def)
         unused = unused_submodules(self.values, class_def) if class_def is not None and module_class else ()
         indexed = indexed_submodules(self.values, class_def) if class_def is not None and module_class else ()
+        dropped = dropped_outputs(self.values, class_def) if class_def is not None and module_class else ()
+        submodules = registered_submodules(self.values, class_def) if class_def is not None and module_class else None
         if class_def is None:  # built by a class or a function of the project's modules
             unused = next((u for c in constructions if isinstance(c, cst.Call) and (u := self._project_unused(c))), ())
+            helpers = [h for c in constructions if isinstance(c, cst.Call) and (h := self.source.project_call(c)) is not None]
+            dropped = next((h.dropped_outputs for h in helpers if h.dropped_outputs), ())
+            known = {h.submodules for h in helpers}
+            submodules = known.pop() if len(constructions) == len(helpers) and len(known) == 1 else None
         references = tuple(dict.fromkeys(s for o in occurrences.values() if (s := spelling(o.node)) is not None))
         model = Model(
             key=_outside_name(group.keys[0], references),
@@ -294,6 +304,8 @@ class ModelFlow:
             own_uses=tuple(sorted(uses.own, key=lambda b: (b.line, self.values.end(b.node)))),
             possibly_unused=unused,
             indexed=indexed,
+            dropped=dropped,
+            submodules=submodules,
             handoffs=_ordered(uses.handoffs, self.values.end),
             unknown=tuple(unknown),
             class_def=class_def,

@@ -254,6 +254,42 @@ def unwrapped(source: Source, node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Call) and "ddpify.runtime.unwrap" in source.qualified(node.func)
 
 
+def registered_submodules(graph: CallGraph, klass: cst.ClassDef) -> tuple[str, ...] | None:
+    """The submodules and parameters ``klass.__init__`` registers by name (``self.conv1 =
+    nn.Conv2d(...)``); None when that is not all of its parameters: a base class other than
+    ``nn.Module``, or registration without a name in sight (``add_module``, ``setattr``,
+    ``register_parameter``)."""
+    source = graph.source
+    if not klass.bases or not all(source.qualified(b.value) & MODULE_BASES for b in klass.bases):
+        return None
+    init = next((s for s in klass.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+    if init is None:
+        return None
+    for call in graph.own(init, cst.Call):
+        name = cstutil.attribute_name(call.func) if isinstance(call.func, cst.Attribute) else None  # type: ignore[attr-defined]
+        if name in _UNNAMED or (isinstance(call.func, cst.Name) and call.func.value == "setattr"):  # type: ignore[attr-defined]
+            return None
+    found = [
+        a
+        for a, (stores, _) in graph.attributes(klass).items()
+        if any(registers(graph, binding_site(source, s)) for s, m in stores if m is init)
+    ]
+    return tuple(found)
+
+
+_UNNAMED = frozenset({"add_module", "register_module", "register_parameter"})
+
+
+def project_registered_submodules(graph: CallGraph) -> dict[str, tuple[str, ...]]:
+    """For a project module's summary: ``Class.__init__`` of each module class whose registered
+    submodules are all known (``registered_submodules``)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for klass in graph.source.of_types(cst.ClassDef):
+        if graph.source.enclosing_function(klass) is None and (registered := registered_submodules(graph, klass)) is not None:
+            found[f"{klass.name.value}.__init__"] = registered
+    return found
+
+
 def project_unused_submodules(graph: CallGraph, functions: list[cst.FunctionDef]) -> dict[str, tuple[str, ...]]:
     """For a project module's summary: ``Class.__init__`` of each module class with submodules
     its ``forward`` never uses, and each of ``functions`` that returns such an instance

@@ -71,7 +71,9 @@ class Helper:
     methods does; ``joins_group``, it initialises the process group, itself or through what it
     calls (``ddpify.analysis.distributed_code``); ``unused_submodules``, a module class (as
     ``Class.__init__``) or a function returning one whose ``forward`` never uses these
-    submodules (an EMA copy: ``ddpify.analysis.modules``); ``strips_prefix``, its code names the
+    submodules (an EMA copy: ``ddpify.analysis.modules``); ``dropped_outputs``, for such a class,
+    what its ``forward`` computes with a submodule and drops (``ddpify.analysis.dropped_outputs``),
+    and ``submodules``, every submodule and parameter it registers, when all are known; ``strips_prefix``, its code names the
     wrapper's ``module.`` prefix (``fix_legacy_dict(d)`` that drops it from what it returns); ``decorates``, a decorator
     that runs the function it wraps on these ranks only (``@master_only``:
     ``ddpify.analysis.decorators``); ``sets_flags``, the rank flags it sets on the objects it
@@ -117,6 +119,8 @@ class Helper:
     distributed: bool = False
     joins_group: bool = False
     unused_submodules: tuple[str, ...] = ()
+    dropped_outputs: tuple[str, ...] = ()
+    submodules: tuple[str, ...] | None = None
     strips_prefix: bool = False
     decorates: Ranks | None = None
     sets_flags: SetFlags = ()

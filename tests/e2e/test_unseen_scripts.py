@@ -264,3 +264,25 @@ def test_an_iterator_class_of_the_script_is_cut_batch_by_batch(tmp_path: Path) -
     assert epochs == [list(range(64)), list(range(64))]
     assert seen[0][:8] != seen[0][8:]  # reshuffled
     run.assert_params_equal()
+
+
+@pytest.mark.torchrun
+def test_a_project_model_that_drops_a_layer_output_trains_with_find_unused_parameters(tmp_path: Path) -> None:
+    """unseen20k's pixelcnn_main: the model class lives in a module of the project, and its
+    forward keeps one of the two streams of its last gated layer. Read from that module, the
+    dropped output gets the wrap find_unused_parameters=True, and both ranks train in sync;
+    without it DDP stops (the control run)."""
+    (tmp_path / "gated_layers.py").write_text((DATA / "gated_layers.py").read_text())
+    source = tmp_path / "gated_stack_train.py"
+    source.write_text((DATA / "gated_stack_train.py").read_text())
+    result = convert_source(source.read_text(), filename=str(source))
+    assert any("model's forward drops the x_v output of its last layers call" in c.what for c in result.changes)
+    script = tmp_path / "gated_stack_train_ddp.py"
+    script.write_text(result.output)
+    assert "model = ddpify.prepare_model(model, find_unused_parameters=True)" in result.output
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    run.assert_params_equal()
+    control = tmp_path / "control_ddp.py"
+    control.write_text(result.output.replace("ddpify.prepare_model(model, find_unused_parameters=True)", "ddpify.prepare_model(model)"))
+    failed = run_script(control, cwd=tmp_path)
+    assert failed.returncode != 0 and "find_unused_parameters" in failed.stdout + failed.stderr

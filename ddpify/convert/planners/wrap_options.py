@@ -58,8 +58,8 @@ def route_own_training(recording: Recording, facts: Facts, model: Model, name: s
 
 
 def unused_parameters(recording: Recording, facts: Facts, model: Model, name: str, anchor: cst.CSTNode) -> None:
-    """Submodules its ``forward`` never uses or picks at run time, or parameters no optimizer is
-    given: DDP waits for their gradients and stops at the second iteration unless told to look
+    """Submodules its ``forward`` never uses or picks at run time, outputs it drops, or parameters
+    no optimizer is given: DDP waits for their gradients and stops at the second iteration unless told to look
     for them."""
     if model.possibly_unused:
         why = f"{', '.join(model.possibly_unused)} of {name} {'is' if len(model.possibly_unused) == 1 else 'are'} never used by its forward"
@@ -69,7 +69,13 @@ def unused_parameters(recording: Recording, facts: Facts, model: Model, name: st
             f"{name}'s forward runs {lists} at an index chosen at run time (a progressive network's current depth), "
             "so the modules it skips get no gradient in that step"
         )
-    elif model.parts:
+    elif model.dropped:
+        dropped = ", ".join(model.dropped)
+        why = (
+            f"{name}'s forward drops {dropped}, so the parameters that only produce "
+            f"{'it' if len(model.dropped) == 1 else 'them'} get no gradient in a step"
+        )
+    elif model.parts and (model.submodules is None or not set(model.submodules) <= set(model.parts)):
         parts = ", ".join(f"{name}.{p}" for p in model.parts)
         why = f"only {parts} of {name} {'reaches' if len(model.parts) == 1 else 'reach'} the optimizer, so its other parameters may get no gradients"
     elif (emptied := recording.analysis.models.sometimes_none_input(model)) is not None:
