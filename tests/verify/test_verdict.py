@@ -164,13 +164,23 @@ def step(n: int, digest: str, passes: int = 1) -> dict:
     return {"e": "step", "opt": 0, "n": n, "main": True, "w": {"0": [1, True]}, "rng": {"torch": digest}, "pass": passes}
 
 
+_PASS = {"e": "pass", "loader": 0, "n": 1, "steps": 2}  # a training loader's pass: the ranks' data are split
+
+
 def test_rng_draws_between_steps_of_one_pass_must_differ_per_rank() -> None:
-    same = records(r0=[step(1, "a"), step(2, "b")], r1=[step(1, "a"), step(2, "b")])
+    same = records(r0=[_PASS, step(1, "a"), step(2, "b")], r1=[_PASS, step(1, "a"), step(2, "b")])
     assert judge_model.rng(same).status == FAIL
-    differ = records(r0=[step(1, "a"), step(2, "b")], r1=[step(1, "c"), step(2, "d")])
+    differ = records(r0=[_PASS, step(1, "a"), step(2, "b")], r1=[_PASS, step(1, "c"), step(2, "d")])
     assert judge_model.rng(differ).status == PASS
-    new_pass_only = records(r0=[step(1, "a"), step(2, "b", passes=2)], r1=[step(1, "a"), step(2, "b", passes=2)])
+    new_pass_only = records(r0=[_PASS, step(1, "a"), step(2, "b", passes=2)], r1=[_PASS, step(1, "a"), step(2, "b", passes=2)])
     assert judge_model.rng(new_pass_only).status == NA  # a DataLoader pass drew its seed, training did not
+
+
+def test_the_same_draws_without_a_training_loader_are_the_one_process_step() -> None:
+    """unseen20k's pygcn_train: a full-graph step on every rank, no loader splits the data, and
+    the converter keeps one seed for the whole run: the same dropout on every rank is right."""
+    row = judge_model.rng(records(r0=[step(1, "a"), step(2, "b")], r1=[step(1, "a"), step(2, "b")]))
+    assert row.status == NA and "no training loader splits the data" in row.evidence
 
 
 def test_model_init_that_differs_before_the_broadcast_is_a_note_generated_data_a_failure() -> None:
