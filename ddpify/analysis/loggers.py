@@ -27,7 +27,7 @@ def console_logger(source: Source, context: Context, function: cst.FunctionDef, 
     the index of the tuple element that is, or None. ``called(call)`` answers the same for a
     helper it calls (``logger = create_logger(...)``)."""
     calls = [c for c in source.of_types_in(function, cst.Call) if source.enclosing_function(c) is function]
-    if any(is_method_call(c, "setLevel") and c.args and context.rank_tests.depends_on_rank(c.args[0].value) for c in calls):
+    if _quieted_by_rank(source, context, calls, function):
         return None  # a quieter level on the other ranks
     loggers = _console_loggers(source, context, calls, called)
     for ret in source.of_types_in(function, cst.Return):
@@ -40,6 +40,24 @@ def console_logger(source: Source, context: Context, function: cst.FunctionDef, 
                 if code(element.value) in loggers:
                     return index
     return None
+
+
+def _quieted_by_rank(source: Source, context: Context, calls: list[cst.Call], function: cst.FunctionDef | None) -> bool:
+    """A logger's level or switch decided by the rank, in ``function`` (the whole file when
+    None): ``setLevel(INFO if rank == 0 else WARN)``, a ``setLevel`` or ``logger.disabled =
+    True`` that only some ranks run (``if rank != 0:``)."""
+    for call in calls:
+        if (
+            is_method_call(call, "setLevel")
+            and call.args
+            and (context.rank_tests.depends_on_rank(call.args[0].value) or not context.every_rank(call))
+        ):
+            return True
+    for statement in source.of_types(cst.Assign) if function is None else source.of_types_in(function, cst.Assign):
+        switched = any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "disabled" for t in statement.targets)
+        if switched and (not context.every_rank(statement) or context.rank_tests.depends_on_rank(statement.value)):
+            return True
+    return False
 
 
 def _console_loggers(source: Source, context: Context, calls: list[cst.Call], called: Callable[[cst.Call], int | None]) -> set[str]:
@@ -165,7 +183,7 @@ def basic_config_level(source: Source, context: Context) -> int | None:
     None: none, or one the rank decides (``level=INFO if rank in [-1, 0] else WARN``, a
     ``setLevel`` of the rank's)."""
     depends = context.rank_tests.depends_on_rank
-    if any(call.args and depends(call.args[0].value) for call in source.calls_by_callee.get("setLevel", [])):
+    if _quieted_by_rank(source, context, source.calls_by_callee.get("setLevel", []), None):
         return None
     for call in source.calls_by_callee.get("basicConfig", []):
         if "logging.basicConfig" not in source.qualified(call) or not context.every_rank(call):

@@ -2,10 +2,14 @@
 console handler at INFO, so every unguarded ``logger.info(...)`` prints N times (DialoGPT's
 LSP_train.py, CodeBERT, CMGAN, wenet in the judged corpora): DDP012 reports those calls. Not
 reported: a level the rank decides (the Hugging Face examples' ``level=logging.INFO if
-local_rank in [-1, 0] else logging.WARN``, or a ``setLevel`` of the rank), a file-only
+local_rank in [-1, 0] else logging.WARN``, a ``setLevel`` of the rank, a ``setLevel`` or
+``logger.disabled = True`` under ``if rank != 0:``, also in a project helper that makes the
+logger), a file-only
 configuration, the default WARNING level, a call under a rank test, debug lines at INFO."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -50,7 +54,48 @@ def test_an_info_line_with_a_console_handler_on_every_rank(config: str, call: st
         ("logging.basicConfig(format='%(message)s')", "logger.info('starting')"),
         ("logging.basicConfig(level=logging.INFO)", "if rank == 0:\n    logger.info('starting')"),
         ("logging.basicConfig(level=logging.INFO)", "logger.debug('batch shapes')"),
+        ("logging.basicConfig(level=logging.INFO)\nif dist.get_rank() != 0:\n    logger.setLevel(logging.WARNING)", "logger.info('starting')"),
+        ("logging.basicConfig(level=logging.INFO)\nif dist.get_rank() > 0:\n    logging.getLogger().disabled = True", "logger.info('starting')"),
     ],
 )
 def test_no_console_at_that_level_on_the_other_ranks(config: str, call: str) -> None:
     assert _lines(config, call) == []
+
+
+_HELPER = """\
+import logging
+
+
+def create_logger(name, rank):
+    logger = logging.getLogger(name)
+    logger.addHandler(logging.StreamHandler())
+    logger.setLevel(logging.INFO)
+{quiet}    return logger
+"""
+_TRAIN = """\
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from log_utils import create_logger
+
+dist.init_process_group("nccl")
+logger = create_logger("train", dist.get_rank())
+model = DDP(model)
+logger.info("training")
+"""
+
+
+@pytest.mark.parametrize(
+    ("quiet", "found"),
+    [
+        ("", [8]),  # a console handler at INFO on every rank
+        ("    if rank != 0:\n        logger.disabled = True\n", []),
+        ("    if rank != 0:\n        logger.setLevel(logging.ERROR)\n", []),
+        ("    logger.setLevel(logging.INFO if rank == 0 else logging.WARNING)\n", []),
+    ],
+)
+def test_a_project_logger_quieted_on_the_other_ranks(tmp_path: Path, quiet: str, found: list[int]) -> None:
+    (tmp_path / "setup.py").touch()
+    (tmp_path / "log_utils.py").write_text(_HELPER.format(quiet=quiet))
+    script = tmp_path / "train.py"
+    script.write_text(_TRAIN)
+    assert [f.line for f in check_source(_TRAIN, str(script), rules=select_rules(["DDP012"])).findings] == found
