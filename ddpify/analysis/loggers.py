@@ -6,6 +6,7 @@ or the level, hands every rank a logger whose ``info`` prints (SwAV's
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,15 @@ def console_logger(source: Source, context: Context, function: cst.FunctionDef, 
                 if code(element.value) in loggers:
                     return index
     return None
+
+
+_LEVEL_NAMES = re.compile(r"\b(DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\b", re.I)
+
+
+def leveled_by_rank(call: cst.Call, depends_on_rank: Callable[[cst.BaseExpression], bool]) -> bool:
+    """A logger helper handed a level the rank decides (``get_logger(name, logging.INFO if
+    rank == 0 else logging.ERROR)``): the logger it makes is quieter on the other ranks."""
+    return any(_LEVEL_NAMES.search(code(a.value)) and depends_on_rank(a.value) for a in call.args)
 
 
 def _quieted_by_rank(source: Source, context: Context, calls: list[cst.Call], function: cst.FunctionDef | None) -> bool:

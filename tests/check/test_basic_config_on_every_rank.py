@@ -99,3 +99,28 @@ def test_a_project_logger_quieted_on_the_other_ranks(tmp_path: Path, quiet: str,
     script = tmp_path / "train.py"
     script.write_text(_TRAIN)
     assert [f.line for f in check_source(_TRAIN, str(script), rules=select_rules(["DDP012"])).findings] == found
+
+
+_LEVELED = """\
+import logging
+
+
+def get_logger(name, level):
+    logger = logging.getLogger(name)
+    logger.setLevel(level)
+    logger.addHandler(logging.StreamHandler())
+    return logger
+"""
+
+
+@pytest.mark.parametrize(
+    ("level", "found"),
+    [("logging.INFO", [6]), ("logging.INFO if dist.get_rank() == 0 else logging.ERROR", [])],
+)
+def test_a_project_logger_handed_a_level_the_rank_decides(tmp_path: Path, level: str, found: list[int]) -> None:
+    (tmp_path / "setup.py").touch()
+    (tmp_path / "log_utils.py").write_text(_LEVELED)
+    text = f'import torch.distributed as dist\nfrom log_utils import get_logger\n\ndist.init_process_group("nccl")\nlogger = get_logger("train", {level})\nlogger.info("training")\n'
+    script = tmp_path / "train.py"
+    script.write_text(text)
+    assert [f.line for f in check_source(text, str(script), rules=select_rules(["DDP012"])).findings] == found

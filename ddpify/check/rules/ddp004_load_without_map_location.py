@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ddpify.analysis.context import Process
@@ -7,7 +9,7 @@ from ddpify.analysis.ranks import RankSelection
 from ddpify.check.rule import Invalid, Rule
 from ddpify.check.writes import per_rank_path
 from ddpify.convert import names, rewrites
-from ddpify.tree.cstutil import code, is_method_call, of_types
+from ddpify.tree.cstutil import callee_name, code, is_method_call, is_simple_reference, of_types
 
 # Where one process per node (or one in all) loads: cuda:0 is its own GPU, no N copies pile up.
 _ONE_PER_GPU0 = frozenset({RankSelection.MAIN, RankSelection.LOCAL_MAIN, RankSelection.NONE})
@@ -28,7 +30,9 @@ class LoadWithoutMapLocation(Rule):
         "branch maps while this one deliberately does not (the one-process-per-node branch of "
         "pytorch/examples imagenet, where `args.gpu is None`), and a load of a file this program "
         "saves (the same path expression) from CPU values only (`torch.save(feats.cpu(), path)`, a "
-        "dict of `.cpu()` / `.numpy()` values): nothing in it remembers a GPU."
+        "dict of `.cpu()` / `.numpy()` values): nothing in it remembers a GPU; nor a learning-rate "
+        "scheduler's state (`scheduler.load_state_dict(torch.load(path))` where `scheduler` comes from "
+        "`torch.optim.lr_scheduler` or a `get_*_schedule*` helper): numbers, no tensor."
     )
     fix = "safe"
     fix_notes = (
@@ -40,6 +44,15 @@ class LoadWithoutMapLocation(Rule):
     )
     false_positives = "A load of a file saved from the CPU by another program, or through a path this file spells differently."
     valid = (
+        """\
+import torch
+import torch.distributed as dist
+from transformers import get_linear_schedule_with_warmup
+
+dist.init_process_group("nccl")
+scheduler = get_linear_schedule_with_warmup(optimizer, num_warmup_steps=100, num_training_steps=1000)
+scheduler.load_state_dict(torch.load("checkpoint/scheduler.pt"))  # step counts and rates only
+""",
         """\
 import torch
 import torch.distributed as dist
@@ -123,7 +136,7 @@ state = torch.load("ckpt.pt", map_location=ddpify.device())
         context = self.file.analysis.context
         if context.selection(node) in _ONE_PER_GPU0 or context.process(node) is Process.PARENT:
             return
-        if per_rank_path(self, node) or self._sibling_maps(node) or self._saved_from_cpu(node):
+        if per_rank_path(self, node) or self._sibling_maps(node) or self._saved_from_cpu(node) or self._into_scheduler(node):
             return
         if self.file.already_converted:  # the converter's own rewrite: the rank's device
             self.report(node, replacement=rewrites.with_map_location(node), safety="safe")
@@ -179,6 +192,10 @@ state = torch.load("ckpt.pt", map_location=ddpify.device())
 
     def _into_load_state_dict(self, node: cst.Call) -> bool:
         """``m.load_state_dict(torch.load(p))`` or ``m.load_state_dict(torch.load(p)["model"])``."""
+        return self._loaded_into(node) is not None
+
+    def _loaded_into(self, node: cst.Call) -> cst.BaseExpression | None:
+        """``m`` of ``m.load_state_dict(torch.load(p))`` (also of ``torch.load(p)["model"]``)."""
         current: cst.CSTNode = node
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, cst.Subscript) and ancestor.value is current:
@@ -187,10 +204,29 @@ state = torch.load("ckpt.pt", map_location=ddpify.device())
             if isinstance(ancestor, cst.Arg):
                 current = ancestor
                 continue
-            return isinstance(ancestor, cst.Call) and is_method_call(ancestor, "load_state_dict") and current in ancestor.args
-        return False
+            if isinstance(ancestor, cst.Call) and is_method_call(ancestor, "load_state_dict") and current in ancestor.args:
+                return ancestor.func.value  # type: ignore[attr-defined]
+            return None
+        return None
+
+    def _into_scheduler(self, node: cst.Call) -> bool:
+        """``scheduler.load_state_dict(torch.load(p))`` where every binding of ``scheduler`` makes a
+        learning-rate scheduler (``torch.optim.lr_scheduler``, ``get_linear_schedule_with_warmup``):
+        its state holds numbers, no tensor remembers a GPU."""
+        receiver = self._loaded_into(node)
+        if receiver is None or not is_simple_reference(receiver):
+            return False
+        made = [v for _, v in self.file.analysis.source.assignments.get(code(receiver), [])]
+        return bool(made) and all(isinstance(v, cst.Call) and self._makes_scheduler(v) for v in made)
+
+    def _makes_scheduler(self, call: cst.Call) -> bool:
+        if any(q.startswith("torch.optim.lr_scheduler.") for q in self.qualified(call)):
+            return True
+        return bool(_SCHEDULER_MAKER.match(callee_name(call) or ""))
 
 
+# Library helpers that make a learning-rate scheduler (transformers' ``get_cosine_schedule_with_warmup``).
+_SCHEDULER_MAKER = re.compile(r"^get_\w*schedule\w*$")
 # Methods whose result holds no GPU tensor: ``x.cpu()``, ``x.numpy()``, ``x.tolist()``, ``x.item()``.
 _HOST_RESULTS = frozenset({"cpu", "numpy", "tolist", "item"})
 

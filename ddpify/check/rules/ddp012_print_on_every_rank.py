@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.analysis.loggers import WHOLE, basic_config_level
+from ddpify.analysis.loggers import WHOLE, basic_config_level, leveled_by_rank
 from ddpify.analysis.ranks import MAIN, REST
 from ddpify.check import fixes
 from ddpify.check.rule import Invalid, Rule, short
@@ -475,7 +475,8 @@ if __name__ == "__main__":
             else:
                 continue
             helper = source.project.helper(statement.value) if bound else None
-            if helper is not None and helper.console_logger == wanted:
+            depends = self.file.analysis.rank_tests.depends_on_rank
+            if helper is not None and helper.console_logger == wanted and not leveled_by_rank(statement.value, depends):
                 return short(statement.value.func)
         return None
 
