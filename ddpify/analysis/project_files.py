@@ -252,15 +252,31 @@ def importers_upto(path: Path, levels: int = 5) -> list[tuple[Path, str]]:
 
 
 def strips_prefix_elsewhere(path: Path, entry: str) -> bool:
-    """Another file of ``path``'s project reads the checkpoint entry ``entry`` and drops the
-    wrapper's ``module.`` prefix on the same line (PAWS's fine_tune.py: ``{k.replace('module.',
-    ''): v for k, v in checkpoint['encoder'].items()}``): the repository's own readers expect
-    the wrapper's keys in it."""
-    needle = re.compile(
-        rf"\[\s*['\"]{re.escape(entry)}['\"]\s*\].*['\"]module\.?['\"]|['\"]module\.?['\"].*\[\s*['\"]{re.escape(entry)}['\"]\s*\]"
-    )
+    """Another file of ``path``'s project reads the checkpoint entry ``entry`` in a function (or
+    top-level code) that expects the wrapper's ``module.`` prefix: it drops it (PAWS's
+    fine_tune.py: ``{k.replace('module.', ''): v for k, v in checkpoint['encoder'].items()}``,
+    also ``k[7:]``, a line or two after the read), or loads the entry into a wrapped model
+    (``nn.DataParallel(model).load_state_dict(checkpoint['state_dict'])``): the repository's own
+    readers expect the wrapper's keys in it."""
+    read = re.compile(rf"\[\s*['\"]{re.escape(entry)}['\"]\s*\]")
     target = path.resolve()
-    return any(file != target and needle.search(text) for file, text in _project_sources(_project_of(path)))
+    for file, text in _project_sources(_project_of(path)):
+        if file == target or not read.search(text):
+            continue
+        for chunk in _DEFINITIONS.split(text):
+            at = read.search(chunk)
+            wrapped = _WRAPS.search(chunk)
+            if at is not None and (_STRIPS_PREFIX.search(chunk) or (wrapped is not None and wrapped.start() < at.start())):
+                return True
+    return False
+
+
+# Code that handles the wrapper's prefix: names it, or cuts its 7 characters; or that wraps the
+# model before it reads the entry.
+_STRIPS_PREFIX = re.compile(r"['\"]module\.?['\"]|\[\s*7\s*:\s*\]|len\(\s*['\"]module\.['\"]\s*\)")
+_WRAPS = re.compile(r"\b(DataParallel|DistributedDataParallel|DDP)\(")
+# Where one top-level definition ends and the next begins.
+_DEFINITIONS = re.compile(r"^(?=(?:async\s+)?def |class )", re.M)
 
 
 # A call or definition that may seed torch's RNG: ``torch.manual_seed``, a ``set_seed`` or

@@ -4,7 +4,9 @@ paws_train.py). The encoder is wrapped when ``world_size > 1``; rank 0 saves
 same wrapped encoder: DDP008 does not report the resume (saved and loaded through one wrap). The
 project's fine-tuning script reads the entry and drops the ``module.`` prefix: the repository's
 convention, so DDP007 does not report the save either. Without such a reader, or with one that
-strips another entry, the save is still reported."""
+strips another entry, the save is still reported. Other spellings of the convention: a reader that
+strips the prefix a line after reading the entry, cuts its seven characters (``k[7:]``), or loads
+the entry into a model it wrapped first; one that wraps only after loading expects plain keys."""
 
 from __future__ import annotations
 
@@ -76,3 +78,43 @@ def test_a_reader_elsewhere_that_strips_the_entry(tmp_path: Path, entry: str, ex
 
 def test_without_a_reader_elsewhere_only_the_save_is_reported(tmp_path: Path) -> None:
     assert _codes(tmp_path, None) == ["DDP007"]
+
+
+_SAVES = """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+dist.init_process_group("nccl")
+model = DDP(build_model().cuda(), device_ids=[dist.get_rank()])
+for epoch in range(10):
+    train_one_epoch(model)
+    if dist.get_rank() == 0:
+        torch.save({"state_dict": model.state_dict(), "epoch": epoch}, "checkpoint.pth")
+"""
+_READERS = {
+    "strips a line after the read": (
+        "def load_checkpoint(model, path):\n    state = torch.load(path, map_location='cpu')['state_dict']\n"
+        "    state = {k.replace('module.', ''): v for k, v in state.items()}\n    model.load_state_dict(state)\n"
+    ),
+    "cuts seven characters": "state = {k[7:]: v for k, v in torch.load('checkpoint.pth', map_location='cpu')['state_dict'].items()}\n",
+    "loads into a wrapped model": "model = nn.DataParallel(build_model())\nmodel.load_state_dict(torch.load('checkpoint.pth')['state_dict'])\n",
+}
+
+
+@pytest.mark.parametrize("reader", _READERS.values(), ids=_READERS.keys())
+def test_readers_elsewhere_that_expect_the_prefix(tmp_path: Path, reader: str) -> None:
+    (tmp_path / "setup.py").touch()
+    (tmp_path / "evaluate.py").write_text("import torch\nimport torch.nn as nn\n\n\n" + reader)
+    script = tmp_path / "train.py"
+    script.write_text(_SAVES)
+    assert not check_source(_SAVES, str(script), rules=select_rules(["DDP007"])).findings
+
+
+def test_a_reader_that_wraps_only_after_loading_expects_plain_keys(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").touch()
+    reader = "def main():\n    model = build_model()\n    model.load_state_dict(torch.load('checkpoint.pth')['state_dict'])\n    model = DDP(model)\n"
+    (tmp_path / "finetune.py").write_text("import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n\n" + reader)
+    script = tmp_path / "train.py"
+    script.write_text(_SAVES)
+    assert [f.code for f in check_source(_SAVES, str(script), rules=select_rules(["DDP007"])).findings] == ["DDP007"]

@@ -35,7 +35,8 @@ class WrappedStateDictSaved(Rule):
         "with a function of the project that drops it from the dict it returns): `module.` keys are "
         "then the project's format; so are they when another file of the project reads the saved entry "
         "and drops the prefix on the way (a fine-tuning script's `{k.replace('module.', ''): v for k, v in "
-        "checkpoint['encoder'].items()}`)."
+        "checkpoint['encoder'].items()}`, or `k[7:]`, in the function or top-level code that reads it), or "
+        "loads it into a model it wrapped first (an evaluation script's `nn.DataParallel(model)`)."
     )
     default = True
     fix = "unsafe"
