@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+import os
+import sys
+from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -22,6 +24,13 @@ class InternalError(DdpifyError):
     """The converter produced invalid code. Never written anywhere; please report it."""
 
     exit_code = EXIT_INTERNAL
+
+
+def reader_left() -> NoReturn:
+    """``ddpify ... | head``: the reader closed the pipe, which is no error of ours. Later writes
+    go nowhere (so Python's exit flush raises nothing) and the exit code is 1, as for SIGPIPE."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(1)
 
 
 def compiles(source: str, filename: str) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ddpify.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, DdpifyError
+from ddpify.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, DdpifyError, reader_left
 
 CHECK_EXIT_HELP = (
     "Exit codes: 0 no findings, 1 findings (or --diff would change files), 2 error (a file that "
@@ -64,6 +64,8 @@ def check(**params: Any) -> None:
     except DdpifyError as error:  # a bad option or config: one line
         click.echo(f"ddpify: error: {error}", err=True)
         sys.exit(error.exit_code)
+    except BrokenPipeError:
+        reader_left()
     except Exception as error:  # never a traceback: one line, exit 3
         if os.environ.get("DDPIFY_DEBUG"):
             raise

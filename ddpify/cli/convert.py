@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ddpify.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, DdpifyError
+from ddpify.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, DdpifyError, reader_left
 
 if TYPE_CHECKING:  # pathlib and the rest are imported by the command, not for --help / --version
     from collections.abc import Callable
@@ -146,9 +146,8 @@ def _convert_reporting_errors(source: str, destination: Path | None, options: _O
     except DdpifyError as error:
         click.echo(f"ddpify: error: {error}", err=True)
         return error.exit_code
-    except BrokenPipeError:  # `ddpify train.py | head`: the reader left, not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)
+    except BrokenPipeError:
+        reader_left()
     except RecursionError:  # libcst recurses per nesting level / operand of a long operator chain
         click.echo(
             f"ddpify: error: {source}: code nested too deeply for ddpify's parser (e.g. an operator chain of "

@@ -288,6 +288,22 @@ def test_closed_stdout_is_not_a_traceback(tmp_path: Path) -> None:
     assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr, stderr
 
 
+def test_check_with_a_closed_stdout_is_no_internal_error(tmp_path: Path) -> None:
+    """`ddpify check . | head -1` on many findings: the reader leaves while check still writes;
+    exit 1 as for SIGPIPE, never "internal error ... a ddpify bug"."""
+    src = tmp_path / "many.py"
+    src.write_text("import torch\nimport torch.distributed as dist\n" + "".join(f"x{i} = torch.load('a{i}.pt')\n" for i in range(3000)))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ddpify", "check", "--no-cache", str(src)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.readline()
+    process.stdout.close()
+    stderr = process.stderr.read()
+    assert process.wait(timeout=120) == 1
+    assert b"internal error" not in stderr and b"Traceback" not in stderr, stderr
+
+
 def test_a_file_whose_analysis_recurses_too_deeply_is_said_and_the_others_checked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
