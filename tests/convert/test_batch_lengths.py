@@ -87,3 +87,55 @@ def test_a_configured_batch_size_that_sizes_training_tensors_keeps_the_per_proce
     result = convert_source(script)
     assert ("per_process_batch=True" in result.output) is sizes, result.output
     assert "ddpify.distributed_loader(" in result.output
+
+
+_CARRIED = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+BATCH_SIZE = 8
+
+
+def make_targets(n):
+    return torch.ones(n, 1)
+
+
+class Critic:
+    def __init__(self, batch_size):
+        self.batch_size = batch_size
+        self.net = nn.Linear(4, 1)
+
+    def targets(self):
+        return torch.ones(self.batch_size, 1)
+
+
+loader = DataLoader(TensorDataset(torch.randn(64, 4)), batch_size=BATCH_SIZE, shuffle=True, drop_last=True)
+critic = Critic({handed})
+optimizer = torch.optim.SGD(critic.net.parameters(), lr=0.1)
+for epoch in range(2):
+    for (x,) in loader:
+{use}
+        loss = nn.functional.binary_cross_entropy_with_logits(critic.net(x), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("handed", "use", "sizes"),
+    [
+        ("4", "        bs = BATCH_SIZE\n        target = torch.ones(bs, 1)", True),  # a local alias
+        ("4", "        target = make_targets(BATCH_SIZE)", True),  # a function of the script handed it
+        ("BATCH_SIZE", "        target = critic.targets()", True),  # stored on self by the class it is handed to
+        ("4", "        bs = BATCH_SIZE\n        target = torch.ones(x.size(0), 1) * bs", False),  # a factor, not a size
+        ("4", "        target = make_targets(x.size(0))", False),  # the real batch length
+    ],
+)
+def test_a_batch_size_carried_by_another_name_that_sizes_a_tensor(handed: str, use: str, sizes: bool) -> None:
+    """Issue 20, class 11: the batch size reaches the tensor through a local alias, a helper's
+    parameter or an attribute of the class it is handed to; splitting the global batch would
+    make the targets twice the batch's length, so the loader keeps the per-process batch."""
+    result = convert_source(_CARRIED.format(handed=handed, use=use))
+    assert ("per_process_batch=True" in result.output) is sizes

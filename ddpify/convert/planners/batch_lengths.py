@@ -74,16 +74,63 @@ def is_variable(node: cst.BaseExpression) -> bool:
 
 def used_at(recording: Recording, batch: cst.BaseExpression) -> int | None:
     """The first line where the variable ``batch`` (``batch_size``, ``args.batch_size``) is
-    used as the length of a batch on the training path; None without such evidence."""
+    used as the length of a batch on the training path, itself or through what carries its
+    value (``_carried``); None without such evidence."""
+    lines = [
+        recording.line(node)
+        for node, where in _carried(recording, [(u, u) for u in _uses(recording, batch)])
+        if _sizes_a_tensor(recording, node) and _used_in_training(recording, where)
+    ]
+    return min(lines, default=None)
+
+
+def _uses(recording: Recording, batch: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The reads of the variable ``batch`` (the same binding), ``batch`` itself left out."""
     spelled = code(batch)
     kind = type(batch) if isinstance(batch, (cst.Name, cst.Attribute, cst.Subscript)) else cst.Attribute
-    lines: list[int] = []
-    for node in of_types(recording.module, kind):
-        if node is batch or code(node) != spelled or not _same_variable(recording, batch, node):
-            continue
-        if _sizes_a_tensor(recording, node) and _used_in_training(recording, node):
-            lines.append(recording.line(node))
-    return min(lines, default=None)
+    return [n for n in of_types(recording.module, kind) if n is not batch and code(n) == spelled and _same_variable(recording, batch, n)]
+
+
+_HOPS = 2  # aliases of aliases, a helper's parameter stored on self: no further
+
+
+Use = tuple[cst.BaseExpression, cst.BaseExpression]  # a read, and the read whose place says whether it trains
+
+
+def _carried(recording: Recording, uses: list[Use], hops: int = 0) -> list[Use]:
+    """``uses`` and the reads of what takes their value as it is: a local alias (``bs =
+    args.batch_size``, then ``torch.ones(bs, 1)``), the parameter of a function of this file
+    it is handed to (``make_targets(batch_size)``: its reads train where the call does), an
+    attribute of ``self`` set from it in a method (``self.batch_size = batch_size``, then
+    ``torch.ones(self.batch_size)``: its reads train where the value was handed in)."""
+    found = list(uses)
+    if hops >= _HOPS:
+        return found
+    for use, where in uses:
+        parent = recording.parent(use)
+        carrier: cst.BaseExpression | None = None
+        handed = False
+        if isinstance(parent, cst.Assign) and parent.value is use and len(parent.targets) == 1:
+            carrier = parent.targets[0].target
+            handed = isinstance(carrier, cst.Attribute)  # `self.batch_size = ...`: read where the object trains
+        elif isinstance(parent, cst.Arg) and parent.value is use and isinstance(call := recording.parent(parent), cst.Call):
+            carrier, handed = _parameter(recording.analysis.dataflow.values.callees(call), call, parent), True
+        if isinstance(carrier, cst.Name) or (isinstance(carrier, cst.Attribute) and code(carrier).startswith("self.")):
+            found += _carried(recording, [(u, where if handed else u) for u in _uses(recording, carrier)], hops + 1)
+    return found
+
+
+def _parameter(callees: tuple[tuple[cst.FunctionDef, int], ...], call: cst.Call, arg: cst.Arg) -> cst.Name | None:
+    """The parameter that ``arg`` fills in the one function ``call`` runs (``__init__`` for a
+    class; ``callees`` counts the parameters the call fills implicitly, ``self``)."""
+    if len(callees) != 1 or arg.star:
+        return None
+    function, implicit = callees[0]
+    params = [*function.params.posonly_params, *function.params.params]
+    if arg.keyword is not None:
+        return next((p.name for p in [*params, *function.params.kwonly_params] if p.name.value == arg.keyword.value), None)
+    index = [a for a in call.args if a.keyword is None].index(arg) + implicit
+    return params[index].name if index < len(params) else None
 
 
 def plan_handed_in(recording: Recording, facts: Facts) -> None:
