@@ -129,7 +129,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.distributed_code import distributed_classes, distributed_functions, joining_functions
     from ddpify.analysis.flag_setters import flag_setters
     from ddpify.analysis.launch_args import local_rank_declarers, local_rank_replacers
-    from ddpify.analysis.loggers import cache_writers, file_writer_classes, module_console_loggers, path_makers
+    from ddpify.analysis.loggers import cache_writers, file_writer_classes, module_console_loggers, path_makers, writer_factories
     from ddpify.analysis.modules import DDP_WRAPS, name_readers
     from ddpify.analysis.optimizers import optimizer_classes
     from ddpify.analysis.output import argument_changers, writing_functions
@@ -145,6 +145,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     training = analysis.training_functions
     tops = [f for fs in source.functions.values() for f in fs if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
     consoles = module_console_loggers(source, analysis.context, tops)
+    event_writers = writer_factories(source, tops, training)
     collectives = module_collectives(source, analysis.context, tops)
     draws = module_draws(source, tops)
     every = [f for fs in source.functions.values() for f in fs]
@@ -183,6 +184,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             writes=function in writes,
             flag_defaults=rank_tests.defaults_read.get(function, frozenset()),
             changes_arguments=function in changers,
+            returns_writer=function in event_writers,
         )
     for function in sorted(training | writes, key=source.line):  # a method that trains or writes (`CheckpointIO.save`)
         owner = source.enclosing_class(function)

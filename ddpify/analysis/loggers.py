@@ -20,6 +20,15 @@ if TYPE_CHECKING:
     from ddpify.analysis.source import Source
 
 WHOLE = -1  # the helper returns the logger itself (else: its index in the returned tuple)
+# TensorBoard event writers: each one made writes an event file of its own into its folder.
+SUMMARY_WRITERS = frozenset(
+    {
+        "torch.utils.tensorboard.SummaryWriter",
+        "torch.utils.tensorboard.writer.SummaryWriter",
+        "tensorboardX.SummaryWriter",
+        "tensorboardX.writer.SummaryWriter",
+    }
+)
 _CONSOLE = frozenset({"logging.StreamHandler", "rich.logging.RichHandler"})
 
 
@@ -114,7 +123,7 @@ def file_writer_classes(source: Source, training: set[cst.FunctionDef]) -> set[s
     """The module's top-level plain classes (no base but ``object``: not a ``Dataset`` that
     caches its files, not a model) that write files and do nothing else the ranks share: a
     method opens a file for writing or appending (``CSVLogger.__init__``: ``open(filename,
-    "w")``) or builds a logging file handler (CIFAR-ZOO's ``Logger`` whose ``get_log()`` hands
+    "w")``), builds a TensorBoard event writer or a logging file handler (CIFAR-ZOO's ``Logger`` whose ``get_log()`` hands
     out a logger writing log.txt), none trains (``training``) or runs a collective. Built on
     every rank, each rank truncates and appends to the same file."""
     found: set[str] = set()
@@ -128,8 +137,30 @@ def file_writer_classes(source: Source, training: set[cst.FunctionDef]) -> set[s
         calls = [c for c in source.of_types_in(klass, cst.Call) if isinstance(c, cst.Call)]
         if any(m in training for m in methods) or any(any(q.startswith("torch.distributed.") for q in source.qualified(c)) for c in calls):
             continue
-        if any(source.qualified(c) & _OPEN and _writes(c) or source.qualified(c) & _FILE_HANDLERS for c in calls):
+        if any(source.qualified(c) & _OPEN and _writes(c) or source.qualified(c) & (_FILE_HANDLERS | SUMMARY_WRITERS) for c in calls):
             found.add(klass.name.value)
+    return found
+
+
+def writer_factories(source: Source, functions: list[cst.FunctionDef], training: set[cst.FunctionDef]) -> set[cst.FunctionDef]:
+    """Of ``functions``, those that return a TensorBoard event writer they make (``return
+    SummaryWriter(log_dir)``, or a variable of theirs bound to one) and neither train nor run a
+    collective: built on every rank, each rank writes an event file of its own."""
+    found: set[cst.FunctionDef] = set()
+    for function in functions:
+        calls = [c for c in source.of_types_in(function, cst.Call) if isinstance(c, cst.Call)]
+        if function in training or any(any(q.startswith("torch.distributed.") for q in source.qualified(c)) for c in calls):
+            continue
+        made = {code(c) for c in calls if source.qualified(c) & SUMMARY_WRITERS}
+        bound = {
+            code(t.target)
+            for a in source.of_types_in(function, cst.Assign)
+            if isinstance(a, cst.Assign) and code(a.value) in made
+            for t in a.targets
+        }
+        returns = [r.value for r in source.of_types_in(function, cst.Return) if isinstance(r, cst.Return) and r.value is not None]
+        if returns and all(code(v) in made | bound for v in returns):
+            found.add(function)
     return found
 
 

@@ -98,6 +98,8 @@ class Helper:
     elsewhere (``with HiddenPrints(rank):``: ``ddpify.analysis.output``). ``writes_when_built``, a
     class (as ``Class.__init__``) whose own ``__init__`` writes (``CSVLogger`` opening its file),
     not only some of its methods.
+    ``returns_writer``, a function that returns a TensorBoard event writer it makes
+    (``ddpify.analysis.loggers.writer_factories``).
     Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
@@ -120,6 +122,7 @@ class Helper:
     joins_group: bool = False
     unused_submodules: tuple[str, ...] = ()
     dropped_outputs: tuple[str, ...] = ()
+    returns_writer: bool = False
     submodules: tuple[str, ...] | None = None
     strips_prefix: bool = False
     decorates: Ranks | None = None

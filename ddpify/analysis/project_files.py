@@ -283,11 +283,21 @@ _DEFINITIONS = re.compile(r"^(?=(?:async\s+)?def |class )", re.M)
 # ``seed_everything`` helper. Python's and NumPy's ``random.seed`` and ``initial_seed`` do not.
 _SEEDING = re.compile(r"\b((?:\w+\.)*\w*seed\w*)\s*\(", re.I)
 _NOT_SEEDING = re.compile(r"(^|\.)(random\.seed|initial_seed)$")
+_TORCH_ALIAS = re.compile(r"^\s*import\s+torch\s+as\s+(\w+)", re.M)
 
 
 def may_seed_torch(text: str) -> bool:
-    """``text`` calls or defines something that may seed torch's RNG (see ``_SEEDING``)."""
-    return any(not _NOT_SEEDING.search(m.group(1)) for m in _SEEDING.finditer(text))
+    """``text`` calls or defines something that may seed torch's RNG (see ``_SEEDING``); a
+    generator's own ``g.manual_seed(s)`` seeds that generator only (``torch.`` or the module's
+    alias for torch, ``th.manual_seed``, is the global one)."""
+    torch = {"torch", *_TORCH_ALIAS.findall(text)}
+    for match in _SEEDING.finditer(text):
+        name = match.group(1)
+        owner, _, last = name.rpartition(".")
+        if _NOT_SEEDING.search(name) or (last == "manual_seed" and owner and owner.split(".")[0] not in torch):
+            continue
+        return True
+    return False
 
 
 def may_seed_torch_nearby(path: Path, text: str) -> bool:

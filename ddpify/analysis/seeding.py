@@ -64,7 +64,7 @@ def consumes_torch(callee: str, qualified: set[str], call: cst.Call) -> bool:
     """A call (named ``callee``) that takes numbers from torch's RNG without drawing them
     itself: dropout, random augmentation, in-place random fills, a DataLoader with workers."""
     if qualified & DATALOADER:
-        return _has_workers(call)
+        return has_workers(call)
     return bool(_TORCH_CONSUMERS.match(callee)) and not any(q.startswith("torch.nn.init.") for q in qualified)
 
 
@@ -87,7 +87,8 @@ def _callee(call: cst.Call) -> str:
     return func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
 
 
-def _has_workers(call: cst.Call) -> bool:
+def has_workers(call: cst.Call) -> bool:
+    """A DataLoader given ``num_workers`` other than a literal 0: its workers are seeded from torch's RNG."""
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "num_workers":
             return not (isinstance(arg.value, cst.Integer) and arg.value.evaluated_value == 0)

@@ -15,7 +15,9 @@ from pathlib import Path
 import libcst as cst
 
 from ddpify.analysis import project_files
-from ddpify.analysis.seeding import SEEDS, consumes_torch, drawn_family
+from ddpify.analysis.role_hints import is_eval_name
+from ddpify.analysis.seeding import DATALOADER, SEEDS, consumed, consumes_torch, drawn_family, has_workers
+from ddpify.analysis.sources import Role
 from ddpify.check.rule import Rule
 from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
 
@@ -129,6 +131,51 @@ class Seeds:
             if step is not None and (step not in found or self.source.line(draw) < self.source.line(found[step])):
                 found[step] = draw
         return sorted(found.values(), key=self.source.line)
+
+    def unseeded_worker_loaders(self) -> list[cst.Call]:
+        """DataLoaders with worker processes (and no ``generator=`` of their own) over a dataset
+        that draws random numbers, where nothing seeds torch: each seeds its workers from
+        torch's default generator, at the same state on every rank, so worker k of every rank
+        draws the same augmentation (its ``random``, NumPy and torch streams all follow that seed)."""
+        if any(s.family == "torch" for s in self.calls) or self._project_may_seed_torch():
+            return []
+        found = []
+        for call in self.source.calls_by_callee.get("DataLoader", []):
+            if not self.rule.qualified(call) & DATALOADER or not has_workers(call):
+                continue
+            if any(a.keyword is not None and a.keyword.value == "generator" for a in call.args):
+                continue
+            if self._evaluates(call):
+                continue  # an evaluation loader: no augmentation meant to differ
+            dataset = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "dataset"), None)
+            if dataset is not None and self._draws_when_read(dataset):
+                found.append(call)
+        return found
+
+    def _evaluates(self, loader: cst.Call) -> bool:
+        """An evaluation loader: by where its batches go, or, where that is not known, by the
+        name it is given (``test_loader``: a tie-breaker, ``ddpify.analysis.role_hints``)."""
+        role = self.rule.file.analysis.dataflow.role_of(loader)
+        if role is not Role.UNKNOWN:
+            return role is Role.EVAL
+        parent = self.source.parent(loader)
+        return isinstance(parent, cst.Assign) and any(is_eval_name(code(t.target)) for t in parent.targets)
+
+    def _draws_when_read(self, dataset: cst.BaseExpression) -> bool:
+        """The dataset is built (directly or through a variable) by a class or function of this
+        file or of the project's modules whose code draws random numbers."""
+        values = [v for _, v in self.source.assignments.get(dataset.value, [])] if isinstance(dataset, cst.Name) else [dataset]
+        for value in values:
+            if not isinstance(value, cst.Call):
+                continue
+            if self._project_draws(value):
+                return True
+            name = value.func.value if isinstance(value.func, cst.Name) else None
+            classes = [k for k in self.source.of_types(cst.ClassDef) if k.name.value == name and self.source.enclosing_function(k) is None]
+            methods = [m for k in classes for m in self.source.of_types_in(k, cst.FunctionDef) if m.name.value != "__init__"]
+            if any(consumed(self.source, m) for m in methods):
+                return True  # what `__getitem__` draws runs in the workers (`__init__` runs once, in the main process)
+        return False
 
     def _project_may_seed_torch(self) -> bool:
         path, text = Path(self.rule.file.path), self.rule.file.source

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from ddpify.analysis.loggers import SUMMARY_WRITERS
+
 DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 DATAPARALLEL = frozenset(
     {
@@ -56,13 +58,6 @@ TQDM = frozenset(
         "tqdm.notebook.trange",
         "tqdm.std.tqdm",
         "tqdm.tqdm.tqdm",
-    }
-)
-SUMMARY_WRITERS = frozenset(
-    {
-        "torch.utils.tensorboard.SummaryWriter",
-        "torch.utils.tensorboard.writer.SummaryWriter",
-        "tensorboardX.SummaryWriter",
     }
 )
 WANDB_PREFIX = "wandb."

@@ -95,3 +95,53 @@ def test_a_seeding_helper_nothing_imports_seeds_nothing(tmp_path: Path) -> None:
 def test_python_and_numpy_seeds_do_not_seed_torch(tmp_path: Path) -> None:
     main = _MAIN.format(seed="random.seed(0)\n    np.random.seed(0)\n    ")
     assert _lines(tmp_path, main) == [13]
+
+
+_WORKERS = """\
+import random
+
+import torch
+import torch.distributed as dist
+
+
+class Clips(torch.utils.data.Dataset):
+    def __init__(self, n):
+        self.n = n{init_draw}
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        start = {crop}  # a random crop offset, drawn in the worker
+        return torch.arange(start, start + 4).float()
+
+
+def main():
+    dist.init_process_group("gloo")
+    g = torch.Generator()
+    g.manual_seed(0)  # the sampler's own generator: it seeds nothing else
+    sampler = torch.utils.data.DistributedSampler(Clips(64))
+    {name} = torch.utils.data.DataLoader(Clips(64), batch_size=8, sampler=sampler, num_workers=4{extra})
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 1))
+    for x in {name}:
+        model(x).sum().backward()
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "extra", "crop", "init_draw", "found"),
+    [
+        ("train_loader", "", "random.randint(0, 8)", "", [24]),  # ddp21k split A, voxceleb_trainer
+        ("train_loader", ", generator=g", "random.randint(0, 8)", "", []),  # seeds its workers from its own generator
+        ("train_loader", "", "0", "\n        self.offsets = torch.randperm(n)", []),  # drawn once, in the main process
+    ],
+)
+def test_loader_workers_seeded_from_unseeded_torch(tmp_path: Path, name: str, extra: str, crop: str, init_draw: str, found: list[int]) -> None:
+    """Every DataLoader seeds its workers from torch's default generator: where nothing seeds
+    torch, worker k of every rank gets the same seed, and the dataset's random crops repeat on
+    every rank."""
+    (tmp_path / "setup.py").touch()
+    text = _WORKERS.format(name=name, extra=extra, crop=crop, init_draw=init_draw)
+    script = tmp_path / "train.py"
+    script.write_text(text)
+    assert [f.line for f in check_source(text, str(script), rules=select_rules(["DDP011"])).findings] == found

@@ -286,3 +286,40 @@ def test_a_project_model_that_drops_a_layer_output_trains_with_find_unused_param
     control.write_text(result.output.replace("ddpify.prepare_model(model, find_unused_parameters=True)", "ddpify.prepare_model(model)"))
     failed = run_script(control, cwd=tmp_path)
     assert failed.returncode != 0 and "find_unused_parameters" in failed.stdout + failed.stderr
+
+
+@pytest.mark.torchrun
+def test_a_batch_size_handed_to_a_helper_that_sizes_targets_keeps_the_per_process_batch(tmp_path: Path) -> None:
+    """Issue 20, class 11: ``make_targets(BATCH_SIZE, 1.0)`` builds the loss targets: the loader
+    keeps 8 rows per rank (the report says why), so the targets match the batch and both ranks
+    train to the end in sync."""
+    script = _converted("targets_helper", tmp_path)
+    assert "per_process_batch=True" in script.read_text()
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    train = run.loader_seq(64)
+    assert run.batch_sizes(0, train, 1) == [8, 8, 8, 8]
+    run.assert_params_equal()
+
+
+@pytest.mark.torchrun
+def test_event_writers_made_by_project_helpers_write_once(tmp_path: Path) -> None:
+    """Issue 20, class 9: a TensorBoard writer returned by a helper of the project
+    (``make_writer(log_dir)``) and one held by a project class (``Recorder``): built on rank 0
+    only (``ddpify.rank_zero``), so each run folder gets one event file, with rank 0's steps
+    (8 per epoch, as one process takes), not one file per rank."""
+    folder = DATA / "writer_helper"
+    for name in ("tensorboardX.py", "log_utils.py"):
+        (tmp_path / name).write_text((folder / name).read_text())
+    source = tmp_path / "train.py"
+    source.write_text((folder / "train.py").read_text())
+    result = convert_source(source.read_text(), filename=str(source))
+    assert 'writer = ddpify.rank_zero(make_writer)("runs/loss")' in result.output
+    assert 'recorder = ddpify.rank_zero(Recorder)("runs/extra")' in result.output
+    assert not result.manual, result.manual
+    script = tmp_path / "train_ddp.py"
+    script.write_text(result.output)
+    run_script(script, cwd=tmp_path).assert_ok()
+    for run_folder in ("runs/loss", "runs/extra"):
+        events = list((tmp_path / run_folder).iterdir())
+        assert len(events) == 1, events
+        assert len(events[0].read_text().splitlines()) == 16

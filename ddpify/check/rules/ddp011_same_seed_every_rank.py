@@ -50,7 +50,7 @@ class SameSeedEveryRank(Rule):
         "(`random.seed(seed + worker_id)`) gives worker k of every rank the same stream and is "
         "reported; one seeded from `torch.initial_seed()` follows its rank's own RNG. A helper of the project's own modules that seeds the RNGs with its argument "
         "(`utils.fix_random_seeds(args.seed)`, or `set_seed(args)` seeding with `args.seed`) is a "
-        "seed call like `torch.manual_seed`; one that adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. Nothing seeding torch at all is the same seed on every rank: torch's default generator starts from one fixed seed in every process, so a training step that draws from it (`torch.randint` timesteps, `torch.randn_like` noise in a function or loop that calls `backward()`) draws the same numbers on every rank; reported there when nothing that runs with the file (the file, the project files it imports, those that import it up to the entry script) calls anything that may seed torch (`manual_seed`, a `set_seed` or `seed_everything` helper). A seed in the process that calls `mp.spawn` (also "
+        "seed call like `torch.manual_seed`; one that adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. Nothing seeding torch at all is the same seed on every rank: torch's default generator starts from one fixed seed in every process, so a training step that draws from it (`torch.randint` timesteps, `torch.randn_like` noise in a function or loop that calls `backward()`) draws the same numbers on every rank, and a DataLoader seeds its workers from it (worker k of every rank gets the same seed: a training loader with workers, and no `generator=` of its own, over a dataset whose code draws random numbers is reported); reported there when nothing that runs with the file (the file, the project files it imports, those that import it up to the entry script) calls anything that may seed torch (`manual_seed`, a `set_seed` or `seed_everything` helper). A seed in the process that calls `mp.spawn` (also "
         "through a launch helper of the project) is not this rule's: the spawned workers start "
         "fresh interpreters and never see it, which DDP034 reports."
     )
@@ -298,6 +298,15 @@ for step in range(100):
         if not self._active or self.file.already_converted:
             return
         context = self.file.analysis.context
+        for loader in seeds(self).unseeded_worker_loaders():
+            if context.process(loader) is Process.PARENT or not context.every_rank(loader):
+                continue
+            self.report(
+                loader,
+                message="DataLoader workers are seeded from torch's RNG, which nothing seeds: every process starts from "
+                "torch's fixed default seed, so worker k of every rank draws the same random augmentation (seed per "
+                "rank: `torch.manual_seed(seed + rank)` once the model is built)",
+            )
         for draw in seeds(self).unseeded_training_draws():
             if context.process(draw) is Process.PARENT or not context.every_rank(draw):
                 continue

@@ -117,10 +117,10 @@ PLANNERS: tuple[Planner, ...] = (
     directories.plan_set_up_tests,  # `if exists(d): (rmtree d | exit) else: makedirs(d)`: barriers around it
     reloads.plan,  # a load every rank runs after a save that does not wait: a barrier before it
     fetches.plan,  # other web downloads: rank 0 first (never inside rank-0-only code)
-    fetches.plan_directory_helpers,  # the project's directory-making helpers: rank 0 first
     logs.plan,  # logging configured on rank 0
     logs.plan_file_writer_classes,  # the project's file-writing classes built on rank 0
     logs.plan_logger_helpers,  # `logger = make_logger(...)` of the project: built on rank 0 only
+    fetches.plan_directory_helpers,  # the project's directory-making helpers: rank 0 first (not those built there only)
     random_data.plan,  # random_split generator; unseeded synthetic datasets
     set_orders.plan,  # list(set(words)): rank 0's order on every rank (string hashes are per process)
     device_args.plan,  # --device options: the rank's own GPU

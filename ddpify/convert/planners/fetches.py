@@ -191,8 +191,8 @@ def plan_directory_helpers(recording: Recording, facts: Facts) -> None:
             continue
         if _ordered_already(recording, call) or already_guarded(recording, call) or statement in facts.node_rewrites:
             continue
-        if statement in facts.main_process_only or statement in facts.rank_zero_helpers:
-            continue  # rank 0 runs it alone (an output helper): nothing for the others to find
+        if statement in facts.main_process_only or statement in facts.rank_zero_helpers or call in facts.rank_zero_clients:
+            continue  # rank 0 runs it alone (an output helper, a writer built on rank 0): nothing for the others to find
         _plan(
             facts,
             statement,

@@ -62,7 +62,8 @@ def plan_file_writer_classes(recording: Recording, facts: Facts) -> None:
 def plan_logger_helpers(recording: Recording, facts: Facts) -> None:
     """``logger = make_logger("project", out_dir, "log")``, a function of the project's modules
     that returns a logger with a console (and often a file) handler on every rank
-    (``Helper.console_logger``, the whole result): built on rank 0 only,
+    (``Helper.console_logger``, the whole result), or a TensorBoard event writer
+    (``Helper.returns_writer``: ``writer = make_writer(log_dir)``): built on rank 0 only,
     ``ddpify.rank_zero(make_logger)(...)``; the other ranks' ``logger.info(...)`` do nothing
     (``rank_zero_values`` reports a value read off the no-op object)."""
     source = recording.analysis.source
@@ -74,7 +75,7 @@ def plan_logger_helpers(recording: Recording, facts: Facts) -> None:
         if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and is_simple_reference(parent.targets[0].target)):
             continue
         helper = source.project.helper(call)
-        if helper is not None and helper.console_logger == WHOLE and not already_guarded(recording, call):
+        if helper is not None and (helper.console_logger == WHOLE or helper.returns_writer) and not already_guarded(recording, call):
             facts.rank_zero_clients.add(call)
 
 
