@@ -22,6 +22,9 @@ DATA = Path(__file__).resolve().parent / "data"
 def test_every_rank_takes_rank_zeros_answer_on_the_experiment_folder(tmp_path: Path) -> None:
     result = convert_source((DATA / "set_up_folders.py").read_text())
     assert "if ddpify.agreed(os.path.exists(args.exp)):" in result.output
+    # rank 0's removal done before any rank makes the folder again (a race CI met without it:
+    # another rank's makedirs saw the folder half removed, FileExistsError)
+    assert "shutil.rmtree(args.exp)\n            ddpify.barrier()\n            os.makedirs(args.exp, exist_ok=True)" in result.output
     converted = tmp_path / "set_up_folders_ddp.py"
     converted.write_text(result.output)
     exp = tmp_path / "exp"

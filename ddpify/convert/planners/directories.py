@@ -24,7 +24,8 @@ folder takes the other branch (and exits, leaving the rest hanging), and rank 0'
 come after another rank created it. The test becomes ``ddpify.agreed(test)``, rank 0's answer
 on every rank (a barrier before it would not do: the ranks leave a barrier at different
 moments), and ``ddpify.barrier()`` after the ``if`` lets rank 0 finish removing and creating
-before anyone goes on. A plain ``if not exists(d): makedirs(d)`` needs neither:
+before anyone goes on; a removal followed in its branch by the path's creation on every rank
+gets a barrier right after it (else another rank's ``makedirs`` meets the folder half removed). A plain ``if not exists(d): makedirs(d)`` needs neither:
 ``exist_ok=True`` is enough."""
 
 from __future__ import annotations
@@ -104,6 +105,24 @@ def plan_set_up_tests(recording: Recording, facts: Facts) -> None:
         if key not in planned and not (after and is_barrier(recording, after[0])):
             what = f"ddpify.barrier() after {shown}: rank 0 finishes removing and creating before any rank goes on"
             facts.inserted.append(Insertion(key, test, snippets.statement("barrier", rt=RT), what))
+            planned.add(key)
+        _barriers_after_removals(recording, facts, test, planned)
+
+
+def _barriers_after_removals(recording: Recording, facts: Facts, test: cst.If, planned: set[str]) -> None:
+    """``shutil.rmtree(d)`` (rank 0's) followed in its branch by ``os.makedirs(d, exist_ok=True)``
+    on every rank: without a barrier between them another rank's ``makedirs`` meets the folder
+    half removed (FileExistsError) or made before the removal (then gone)."""
+    for block in cstutil.of_types(test, cst.IndentedBlock):
+        body = list(block.body)
+        for statement, following in zip(body, body[1:], strict=False):
+            if not any(removed_path(recording, c) is not None for c in cstutil.of_types(statement, cst.Call)):
+                continue
+            key = f"barrier:{recording.line(statement)}"
+            if key in planned or is_barrier(recording, following):
+                continue
+            what = "ddpify.barrier() after the removal: rank 0 finishes removing before any rank creates it again"
+            facts.inserted.append(Insertion(key, statement, snippets.statement("barrier", rt=RT), what))
             planned.add(key)
 
 
