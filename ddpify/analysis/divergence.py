@@ -27,7 +27,7 @@ them), and the same at every call site of its function, transitively.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -87,6 +87,14 @@ class Divergence:
         self._dataflow = dataflow
         self._decisions: dict[cst.CSTNode, Divergent | None] = {}
         self._atom_cache: dict[tuple[cst.CSTNode, Scope], list[tuple[_Why | None, list[Key]]]] = {}
+        self._reduced_values: set[cst.CSTNode] = set()  # averaged over the ranks by the conversion
+
+    def assume_reduced(self, values: Iterable[cst.CSTNode]) -> None:
+        """``values`` will be the same on every rank (``ddpify.mean_over_ranks``); earlier answers are forgotten."""
+        self._reduced_values.update(values)
+        self.__dict__.pop("tainted", None)
+        self.__dict__.pop("_decision_at_entry", None)
+        self._decisions.clear()
 
     # ---------------------------------------------------------------- the answers
     def why(self, expression: cst.BaseExpression) -> _Why | None:
@@ -384,7 +392,7 @@ class Divergence:
         for root, reason in self._roots():
             taint(root, reason)
         for index, (target, value, scope) in enumerate(edges):
-            if target is None:
+            if target is None or value in self._reduced_values:
                 continue
             if isinstance(value, tuple):  # a parameter fed by a method name's arguments
                 readers.setdefault(value, []).append(index)
@@ -432,7 +440,7 @@ class Divergence:
         for name, calls in self.source.calls_by_callee.items():
             for call in calls:
                 if isinstance(call.func, cst.Attribute) and self._callees.methods(name):
-                    for slot, arg in self._slots(call):
+                    for slot, arg in reads.argument_slots(call):
                         found.append(((module, f"<{name} argument {slot}>"), arg.value, self._scope_of(call)))
         for function in self.source.of_types(cst.FunctionDef):
             params = [p.name.value for p in [*function.params.posonly_params, *function.params.params]]
@@ -444,19 +452,11 @@ class Divergence:
                         found.append(((function, param), (module, f"<{name} argument {slot}>"), function))
                 continue
             for call in self.source.call_sites(function):
-                for slot, arg in self._slots(call):
+                for slot, arg in reads.argument_slots(call):
                     filled = slot if not slot.isdigit() else params[int(slot)] if int(slot) < len(params) else None
                     if filled is not None:
                         found.append(((function, filled), arg.value, self._scope_of(call)))
         return found
-
-    @staticmethod
-    def _slots(call: cst.Call) -> Iterator[tuple[str, cst.Arg]]:
-        """Each argument with the slot it fills: its position, or its keyword."""
-        for index, arg in enumerate(call.args):
-            if arg.star:
-                return
-            yield (arg.keyword.value if arg.keyword is not None else str(index)), arg
 
     def _roots(self) -> Iterator[tuple[Key, _Why]]:
         """The batches of sharded sources: what the loops over them (or ``x = next(it)``) bind."""

@@ -216,3 +216,12 @@ def _assigned_in(source: Source, block: cst.CSTNode) -> frozenset[str]:
             bound = [node.target]  # type: ignore[attr-defined]
         found.update(name.split(".", 1)[0] for t in bound for name in targets(t))
     return frozenset(found)
+
+
+def argument_slots(call: cst.Call) -> Iterator[tuple[str, cst.Arg]]:
+    """Each argument of ``call`` with the slot it fills: its position, or its keyword (up to a
+    starred one, whose slots are unknown)."""
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return
+        yield (arg.keyword.value if arg.keyword is not None else str(index)), arg

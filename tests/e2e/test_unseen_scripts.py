@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from ddpify.api import convert_source
 
@@ -323,3 +324,18 @@ def test_event_writers_made_by_project_helpers_write_once(tmp_path: Path) -> Non
         events = list((tmp_path / run_folder).iterdir())
         assert len(events) == 1, events
         assert len(events[0].read_text().splitlines()) == 16
+
+
+@pytest.mark.torchrun
+def test_early_stopping_on_the_training_loss_stops_every_rank_at_once(tmp_path: Path) -> None:
+    """Issue 20, class 8: ``epoch_loss = ddpify.mean_over_ranks(total / len(loader))``: both ranks
+    take the same decisions from it, so the run ends (no hang) with both ranks stopped at the same
+    epoch, equal parameters, and one best checkpoint without ``module.`` keys."""
+    script = _converted("early_stopping", tmp_path)
+    assert "    epoch_loss = ddpify.mean_over_ranks(total / len(loader))\n" in script.read_text()
+    # a rank stopping alone leaves the other in DDP's all-reduce (or the checkpoint's wait) for
+    # ever: ending at all, once, means both stopped at the same epoch (unreduced, it hangs)
+    run = run_script(script, cwd=tmp_path, timeout=120).assert_ok()
+    assert len(re.findall(r"stopped at epoch \d+", run.stdout)) == 1, run.describe()
+    run.assert_params_equal()
+    assert not any(k.startswith("module.") for k in torch.load(tmp_path / "best.pt"))

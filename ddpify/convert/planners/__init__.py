@@ -71,6 +71,7 @@ from ddpify.convert.planners import (
     project_writers,
     random_data,
     rank_zero_values,
+    reduced_metrics,
     reloads,
     sample_counters,
     set_orders,
@@ -92,6 +93,7 @@ PLANNERS: tuple[Planner, ...] = (
     loaders.plan,  # loader roles and every variable holding a loader
     drivers.plan,  # a model built here and handed to another file's trainer: convert the output, report
     models.plan_wraps,  # where each model is wrapped, or why it is not (held)
+    reduced_metrics.plan,  # an average of the rank's shard that decisions read: averaged over the ranks
     bootstrap.plan_import_time_wraps,  # a wrap at import time needs the group after the imports
     loaders.hold_back,  # loaders of held models stay unsharded
     outside_loaders.plan,  # training batches this file does not build (parameters...): sharded or reported
