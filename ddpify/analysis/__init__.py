@@ -130,6 +130,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.flag_setters import flag_setters
     from ddpify.analysis.launch_args import local_rank_declarers, local_rank_replacers
     from ddpify.analysis.loggers import cache_writers, file_writer_classes, module_console_loggers, path_makers, writer_factories
+    from ddpify.analysis.module_classes import class_facts, unused_submodules_of
     from ddpify.analysis.modules import DDP_WRAPS, name_readers
     from ddpify.analysis.optimizers import optimizer_classes
     from ddpify.analysis.output import argument_changers, writing_functions
@@ -137,6 +138,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.prefix import names_prefix
     from ddpify.analysis.project import ON_IMPORT, Helper
     from ddpify.analysis.seeding import module_draws, seeding
+    from ddpify.analysis.set_orders import set_ordering_functions
     from ddpify.tree.metadata import FastMetadata
 
     analysis = Analysis(FastMetadata(module), path, depth)
@@ -146,6 +148,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     tops = [f for fs in source.functions.values() for f in fs if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
     consoles = module_console_loggers(source, analysis.context, tops)
     event_writers = writer_factories(source, tops, training)
+    ordering = set_ordering_functions(source, [f for fs in source.functions.values() for f in fs])
     collectives = module_collectives(source, analysis.context, tops)
     draws = module_draws(source, tops)
     every = [f for fs in source.functions.values() for f in fs]
@@ -185,6 +188,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             flag_defaults=rank_tests.defaults_read.get(function, frozenset()),
             changes_arguments=function in changers,
             returns_writer=function in event_writers,
+            orders_sets=function in ordering,
         )
     for function in sorted(training | writes, key=source.line):  # a method that trains or writes (`CheckpointIO.save`)
         owner = source.enclosing_class(function)
@@ -199,12 +203,17 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             if function in training:  # building the class lets its training steps run
                 built = f"{owner.name.value}.__init__"
                 helpers[built] = dataclasses.replace(helpers.get(built, Helper()), trains=True)
+    for function in ordering:  # a class one of whose methods orders a set: building it may run that
+        owner = source.enclosing_class(function)
+        if owner is not None and source.enclosing_class(owner) is None and source.enclosing_function(owner) is None:
+            key = f"{owner.name.value}.__init__"
+            helpers[key] = dataclasses.replace(helpers.get(key, Helper()), orders_sets=True)
     for name, families in draws.items():  # a class: `Model.__init__`
         if "." in name:
             helpers[name] = dataclasses.replace(helpers.get(name, Helper()), draws=families)
-    for name, unused in _unused_submodules(source, tops).items():
+    for name, unused in unused_submodules_of(source, tops).items():
         helpers[name] = dataclasses.replace(helpers.get(name, Helper()), unused_submodules=unused)
-    for name, (dropped, registered) in _module_classes(source).items():
+    for name, (dropped, registered) in class_facts(source).items():
         helpers[name] = dataclasses.replace(helpers.get(name, Helper()), dropped_outputs=dropped, submodules=registered)
     for function in writes:  # a class one of whose methods writes: `Logger.__init__`
         owner = source.enclosing_class(function)
@@ -281,35 +290,6 @@ def _library_objects(module: cst.Module, path: str) -> list[str]:
         if item is not None and project_files.module_file(item.module, item.level, Path(path)) is None:
             found.append(small.targets[0].target.value)
     return found
-
-
-def _module_classes(source: Source) -> dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]]:
-    """For each module class (``Class.__init__``): the outputs its forward drops
-    (``ddpify.analysis.dropped_outputs``) and the submodules it registers, when all are known
-    (``ddpify.analysis.modules.registered_submodules``)."""
-    import libcst as cst
-
-    from ddpify.analysis.callgraph import CallGraph
-    from ddpify.analysis.dropped_outputs import project_dropped_outputs
-    from ddpify.analysis.modules import project_registered_submodules
-
-    if not source.of_types(cst.ClassDef):
-        return {}
-    graph = CallGraph(source)
-    dropped, registered = project_dropped_outputs(graph), project_registered_submodules(graph)
-    return {name: (dropped.get(name, ()), registered.get(name)) for name in {*dropped, *registered}}
-
-
-def _unused_submodules(source: Source, tops: list[cst.FunctionDef]) -> dict[str, tuple[str, ...]]:
-    """``ddpify.analysis.modules.project_unused_submodules``, for modules that define a class."""
-    import libcst as cst
-
-    from ddpify.analysis.callgraph import CallGraph
-    from ddpify.analysis.modules import project_unused_submodules
-
-    if not source.of_types(cst.ClassDef) and not any(isinstance(r.value, (cst.Call, cst.Name)) for r in source.of_types(cst.Return)):
-        return {}
-    return project_unused_submodules(CallGraph(source), tops)
 
 
 def launched_on_one_node(path: Path) -> bool:

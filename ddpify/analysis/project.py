@@ -99,7 +99,9 @@ class Helper:
     class (as ``Class.__init__``) whose own ``__init__`` writes (``CSVLogger`` opening its file),
     not only some of its methods.
     ``returns_writer``, a function that returns a TensorBoard event writer it makes
-    (``ddpify.analysis.loggers.writer_factories``).
+    (``ddpify.analysis.loggers.writer_factories``). ``orders_sets``, it turns a set into an order,
+    itself or through the module's functions it calls, or for a class one of its methods does
+    (``ddpify.analysis.set_orders``).
     Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
@@ -123,6 +125,7 @@ class Helper:
     unused_submodules: tuple[str, ...] = ()
     dropped_outputs: tuple[str, ...] = ()
     returns_writer: bool = False
+    orders_sets: bool = False
     submodules: tuple[str, ...] | None = None
     strips_prefix: bool = False
     decorates: Ranks | None = None

@@ -101,8 +101,10 @@ def module_file(module: str, level: int, importer: Path) -> Path | None:
     """The project file of ``module`` as ``importer`` imports it, or None (the standard
     library, an installed package, a name that is not there). A folder without
     ``__init__.py`` (a namespace package, common in research code: ``from utils import misc``)
-    is named by the ``__init__.py`` it would have, so that ``submodule`` finds its modules."""
-    folder = importer.parent
+    is named by the ``__init__.py`` it would have, so that ``submodule`` finds its modules.
+    A relative ``importer`` (``ddpify train.py`` run in a package's folder) is resolved first:
+    the repository root may be above the working directory."""
+    folder = importer.resolve().parent
     root = _top(folder, project_root(folder))
     if level:
         bases = [folder.parents[level - 2] if level > 1 else folder]
@@ -203,7 +205,7 @@ def _imported_files(text: str, importer: Path, cwd: Path) -> tuple[Path, ...]:
             inner = submodule(target, item.name)
             if inner is not None:
                 found[inner] = None
-    found.pop(importer, None)
+    found.pop(importer.resolve(), None)
     return tuple(found)
 
 

@@ -193,6 +193,7 @@ class Facts:
     node_rewrites: dict[cst.CSTNode, NodeRewrite] = field(default_factory=dict)
     main_guard: cst.If | None = None
     setup_after: cst.CSTNode | None = None
+    same_string_hashes: bool = False  # the project's code orders sets: ddpify.setup(same_string_hashes=True)
     has_training_code: bool = False
     # calls that hand a model built here to another project file's trainer (planners.drivers):
     # the file is converted for its output although it trains nothing itself

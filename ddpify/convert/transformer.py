@@ -97,7 +97,7 @@ class ConvertTransformer(cst.CSTTransformer):
                     (statement, f"reshuffle {key} every epoch where it is built: ddpify.set_epoch({key}, {epoch})")
                 )
         if self.facts.setup_after is not None:
-            setup = snippets.statement("setup", rt=RT)
+            setup = snippets.statement("setup", rt=RT, hashes="yes" if self.facts.same_string_hashes else "")
             self._after.setdefault(self.facts.setup_after, []).insert(
                 0, (setup, "set up the process group after the imports (torn down at exit)")
             )
@@ -167,7 +167,7 @@ class ConvertTransformer(cst.CSTTransformer):
 
     def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If | cst.RemovalSentinel:
         if original_node is self.facts.main_guard and isinstance(updated_node.body, cst.IndentedBlock):
-            block = snippets.statement("distributed_block", rt=RT)
+            block = snippets.statement("distributed_block", rt=RT, hashes="yes" if self.facts.same_string_hashes else "")
             assert isinstance(block, cst.With)
             self.note(original_node, "run the __main__ block inside ddpify.distributed(): process group set up, torn down also on errors")
             wrapped = block.with_changes(body=updated_node.body)

@@ -22,6 +22,7 @@ import torch.distributed as dist
 from . import _arrival, _rng_records
 from ._env import Env, detect_env, detect_launcher
 from ._guard import call_site, guards_enabled, note
+from ._hash_seed import restart_with_shared_hash_seed
 from ._rendezvous import rendezvous_defaults
 
 __all__ = [
@@ -64,7 +65,7 @@ def _timeout_from_env() -> Optional[float]:
     return value
 
 
-def setup(timeout_s: Optional[float] = None) -> None:
+def setup(timeout_s: Optional[float] = None, *, same_string_hashes: bool = False) -> None:
     """Join the process group described by the launcher; safe to call any number of times.
 
     With one process nothing happens at all (not even ``torch.cuda.set_device``), so a plain
@@ -74,11 +75,15 @@ def setup(timeout_s: Optional[float] = None) -> None:
     the rendezvous and collectives wait for slow or dead peers; the argument wins over the
     variable, and without either PyTorch's default applies. Under srun or mpirun, MASTER_ADDR
     and MASTER_PORT are derived from the job when unset (see ``_rendezvous``).
+    ``same_string_hashes``: code the conversion could not rewrite orders a set of strings, so
+    each rank first restarts with one string-hash seed (``_hash_seed``).
     """
     global _atexit_registered
     launcher, env = detect_launcher()
     if env.world_size <= 1 or _group_ready():
         return
+    if same_string_hashes:
+        restart_with_shared_hash_seed()
     if not dist.is_available():
         raise RuntimeError(
             f"ddpify: this PyTorch build has no torch.distributed support, so it cannot run with WORLD_SIZE={env.world_size}."
@@ -173,10 +178,10 @@ def teardown() -> None:
 
 
 @contextlib.contextmanager
-def distributed(timeout_s: Optional[float] = None) -> Iterator[Env]:
-    """``with ddpify.distributed(): main()`` -- set up, and tear down even if training raises,
-    so a crashing rank does not leave its peers blocked on a half-dead group."""
-    setup(timeout_s)
+def distributed(timeout_s: Optional[float] = None, *, same_string_hashes: bool = False) -> Iterator[Env]:
+    """``with ddpify.distributed(): main()`` -- set up (see ``setup``), and tear down even if
+    training raises, so a crashing rank does not leave its peers blocked on a half-dead group."""
+    setup(timeout_s, same_string_hashes=same_string_hashes)
     site = call_site(1)
     try:
         yield detect_env()

@@ -132,5 +132,6 @@ def load(folder: Path, world: int) -> Records:
                 events.append(json.loads(line))
             except json.JSONDecodeError:
                 continue
-        records.events[rank] = events
+        restarts = [i for i, e in enumerate(events) if e.get("e") == "restart"]
+        records.events[rank] = events[restarts[-1] + 1 :] if restarts else events  # the run after a restart is the run
     return records

@@ -241,3 +241,17 @@ def test_argument_changers_follow_the_module_own_calls(tmp_path: Path, helper: s
     project = _project(tmp_path, {"out.py": OUTPUT_HELPERS}, "import out\n")
     found = project.helper(_call(f"out.{helper}(a, b)"))
     assert found is not None and found.changes_arguments is changes
+
+
+def test_a_relative_script_path_finds_the_repository_root_above_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cd pygcn/pygcn && ddpify train.py``: ``from pygcn.utils import load_data`` resolves from
+    the repository root above the working directory (unseen20k's pygcn_train, whose helper was
+    not read when the script's path was relative)."""
+    (tmp_path / "setup.py").touch()
+    package = tmp_path / "pygcn"
+    package.mkdir()
+    (package / "__init__.py").touch()
+    (package / "utils.py").write_text("def load_data():\n    return 1\n")
+    (package / "train.py").write_text("from pygcn.utils import load_data\n")
+    monkeypatch.chdir(package)
+    assert imported_files("from pygcn.utils import load_data\n", Path("train.py")) == [(package / "utils.py").resolve()]

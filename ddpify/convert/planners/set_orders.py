@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.set_orders import SET, ordered_set
 from ddpify.convert import names, rewrites
 from ddpify.convert.fact_types import Facts, NodeRewrite
 from ddpify.convert.planners import bootstrap
 from ddpify.convert.record import Recording
+from ddpify.findings import Change
 from ddpify.tree.cstutil import code
-
-_ORDERING = frozenset({"builtins.list", "builtins.tuple"})
-_SET = "builtins.set"
 
 
 def plan(recording: Recording, facts: Facts) -> None:
@@ -32,9 +31,9 @@ def plan(recording: Recording, facts: Facts) -> None:
         return
     source = recording.analysis.source
     for call in source.calls_by_callee.get("set", []):
-        if _SET not in recording.qualified(call.func) or not _set_up(recording, call):
+        if SET not in recording.qualified(call.func) or not _set_up(recording, call):
             continue
-        target = _ordered_by(recording, call)
+        target = ordered_set(recording.analysis.source, call)
         if target is None or target in facts.node_rewrites or _agreed_already(recording, target):
             continue
         if not _group_up(recording, facts, call):
@@ -67,22 +66,6 @@ def _group_up(recording: Recording, facts: Facts, node: cst.CSTNode) -> bool:
     return facts.setup_after is not None
 
 
-def _ordered_by(recording: Recording, call: cst.Call) -> cst.BaseExpression | None:
-    """What turns ``set(...)`` into an order: the ``list(...)``/``tuple(...)`` around it, or
-    the set itself where it is iterated (``enumerate(set(x))``, ``for w in set(x)``)."""
-    arg = recording.parent(call)
-    holder = recording.parent(arg) if isinstance(arg, cst.Arg) else None
-    if isinstance(holder, cst.Call) and len(holder.args) == 1:
-        if recording.qualified(holder.func) & _ORDERING:
-            return holder
-        if "builtins.enumerate" in recording.qualified(holder.func):
-            return call
-        return None
-    if isinstance(arg, (cst.For, cst.CompFor)) and arg.iter is call:
-        return call
-    return None
-
-
 def _agreed_list(node: cst.CSTNode) -> cst.CSTNode:
     """``set(x)`` iterated → ``ddpify.agreed(list(set(x)))``."""
     assert isinstance(node, cst.BaseExpression)
@@ -111,3 +94,28 @@ def _set_up(recording: Recording, node: cst.CSTNode) -> bool:
         child = ancestor
     context = recording.analysis.context
     return context.every_rank(node) and context.divergence.decision(node) is None
+
+
+def plan_elsewhere(recording: Recording, facts: Facts) -> None:
+    """A function or class of the project's modules that turns a set into an order
+    (``Helper.orders_sets``: pygcn's ``load_data()`` numbering the classes of ``set(labels)``):
+    that code is not rewritten here, so every rank restarts once with one string-hash seed,
+    ``ddpify.setup(same_string_hashes=True)``, and orders the set alike."""
+    if not facts.wraps_models() or facts.same_string_hashes:
+        return
+    source = recording.analysis.source
+    for call in source.of_types(cst.Call):
+        helper = source.project.helper(call)
+        if helper is None and isinstance(call.func, cst.Name):
+            helper = source.project.named(f"{call.func.value}.__init__")
+        if helper is None or not helper.orders_sets:
+            continue
+        facts.same_string_hashes = True
+        facts.changes.append(
+            Change(
+                recording.line(call),
+                f"{code(call.func)}() (another file) turns a set into an order, which each process's string hashes decide: "
+                "every rank restarts once with PYTHONHASHSEED=0 (ddpify.setup(same_string_hashes=True)), so all order it alike",
+            )
+        )
+        return
