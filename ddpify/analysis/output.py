@@ -27,6 +27,10 @@ _PRINT_OVERRIDE = re.compile(r"^(setup_for_distributed|init_distributed_mode|sup
 _BUILTINS = frozenset({"builtins", "__builtin__", "__builtins__"})
 
 
+# Remote and interactive debuggers: the code around their attach runs only when a developer asks.
+_DEBUGGERS = frozenset({"ptvsd", "debugpy", "pydevd", "pdb", "ipdb"})
+
+
 class Output:
     """The output of one file's statements, computed on demand and cached."""
 
@@ -91,6 +95,14 @@ class Output:
             for arg in call.args
             if arg.keyword is None or arg.keyword.value in ("desc", "postfix")
         )
+
+    def for_a_debugger(self, call: cst.Call) -> bool:
+        """A line of an ``if`` that attaches a remote debugger (the Hugging Face examples' ``if
+        args.server_ip and args.server_port: import ptvsd; print("Waiting for debugger attach");
+        ptvsd.wait_for_attach()``): a developer's switch, off in a training run."""
+        block = next((a for a in self.source.ancestors(call) if isinstance(a, cst.If)), None)
+        calls = cstutil.of_types(block.body, cst.Call) if block is not None else []
+        return any(cstutil.code(c.func).split(".")[0] in _DEBUGGERS for c in calls if isinstance(c, cst.Call))
 
     def per_rank_file(self, call: cst.Call) -> bool:
         """A write or load whose file names the rank (``f"queue{rank}.pth"``, a path variable

@@ -358,7 +358,7 @@ if __name__ == "__main__":
         if not printing and not qualified & names.TQDM and made_by is None:
             return
         context, output = self.file.analysis.context, self.file.analysis.output
-        if not context.every_rank(node) or output.tagged_per_rank(node):
+        if not context.every_rank(node) or output.tagged_per_rank(node) or output.for_a_debugger(node):
             return
         if made_by is not None:
             self.report(
