@@ -27,9 +27,14 @@ def through_calls(
 ) -> dict[cst.FunctionDef, T]:
     """``answer(function, called)`` for each of ``functions`` that has one; ``called(call)``
     answers for a call in it: ``of_call`` first (a library call), then the project helper it
-    runs, then the module's own function (each function answered once; a recursive call
-    gets no answer on its way)."""
+    runs, then the module's own function. Each function is answered once, after the module's
+    functions it calls (an iterative walk: a chain of thousands of calls needs no deep stack);
+    a recursive call gets no answer."""
     answers: dict[cst.FunctionDef, T | None] = {}
+
+    def own(call: cst.Call) -> cst.FunctionDef | None:
+        found = [f for f in source.functions_called(call) if source.enclosing_class(f) is None]
+        return found[0] if len(found) == 1 else None
 
     def called(call: cst.Call) -> T | None:
         found = of_call(call)
@@ -38,13 +43,38 @@ def through_calls(
         helper = source.project.helper(call)
         if helper is not None:
             return of_helper(helper)
-        own = [f for f in source.functions_called(call) if source.enclosing_class(f) is None]
-        return of(own[0]) if len(own) == 1 else None
+        function = own(call)
+        return answers.get(function) if function is not None else None
 
-    def of(function: cst.FunctionDef) -> T | None:
-        if function not in answers:
-            answers[function] = None  # recursion: no answer on this path
-            answers[function] = answer(function, called)
-        return answers[function]
+    for function in _callees_first(source, functions, own):
+        answers[function] = None  # recursion: no answer on this path
+        answers[function] = answer(function, called)
+    return {f: found for f in functions if (found := answers.get(f)) is not None}
 
-    return {f: found for f in functions if (found := of(f)) is not None}
+
+def _callees_first(
+    source: Source, roots: list[cst.FunctionDef], own: Callable[[cst.Call], cst.FunctionDef | None]
+) -> list[cst.FunctionDef]:
+    """``roots`` and the module's functions they call, each after those it calls (a depth-first
+    post-order kept on an explicit stack)."""
+    order: list[cst.FunctionDef] = []
+    seen: set[cst.FunctionDef] = set()
+
+    def callees(function: cst.FunctionDef) -> list[cst.FunctionDef]:
+        return [f for c in source.of_types_in(function, cst.Call) if (f := own(c)) is not None]
+
+    for root in roots:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(callees(root)))]
+        while stack:
+            function, pending = stack[-1]
+            following = next((f for f in pending if f not in seen), None)
+            if following is None:
+                stack.pop()
+                order.append(function)
+            else:
+                seen.add(following)
+                stack.append((following, iter(callees(following))))
+    return order
