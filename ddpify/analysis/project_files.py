@@ -116,11 +116,19 @@ def module_file(module: str, level: int, importer: Path) -> Path | None:
         inside = root if base not in added else base  # a folder the script puts on sys.path is the project's too
         for candidate in (base / relative).with_suffix(".py") if module else None, base / relative / "__init__.py":
             if candidate is not None and candidate.is_file() and candidate.resolve().is_relative_to(inside.resolve()):
-                return candidate
+                return _as_given(candidate, importer)
         namespace = base / relative
         if module and namespace.is_dir() and namespace.resolve().is_relative_to(inside.resolve()) and any(namespace.glob("*.py")):
-            return namespace / "__init__.py"
+            return _as_given(namespace / "__init__.py", importer)
     return None
+
+
+def _as_given(found: Path, importer: Path) -> Path:
+    """``found`` relative to the working directory where ``importer`` was given so and it lies
+    below it (reports name ``glow/trainer.py``, not its absolute path)."""
+    if importer.is_absolute() or not found.is_relative_to(Path.cwd()):
+        return found
+    return found.relative_to(Path.cwd())
 
 
 # ``sys.path.append("..")``, ``sys.path.insert(0, "../lib")``, ``sys.path.append(os.path.join(os.path.dirname(__file__), ".."))``
@@ -205,6 +213,7 @@ def _imported_files(text: str, importer: Path, cwd: Path) -> tuple[Path, ...]:
             inner = submodule(target, item.name)
             if inner is not None:
                 found[inner] = None
+    found.pop(importer, None)
     found.pop(importer.resolve(), None)
     return tuple(found)
 

@@ -32,14 +32,18 @@ def ordered_set(source: Source, node: cst.BaseExpression) -> cst.BaseExpression 
 def set_ordering_functions(source: Source, functions: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
     """Of ``functions`` (a module's), those that turn a set into an order, themselves or through
     the module's functions they call."""
+    callers: dict[cst.FunctionDef, set[cst.FunctionDef]] = {}
+    for function in functions:
+        for call in source.of_types_in(function, cst.Call):
+            for callee in source.functions_called(call):
+                callers.setdefault(callee, set()).add(function)
     found = {f for f in functions if _orders_a_set(source, f)}
-    grown = True
-    while grown:  # the module's call graph: a handful of functions, a few passes
-        grown = False
-        for function in functions:
-            if function not in found and any(set(source.functions_called(c)) & found for c in source.of_types_in(function, cst.Call)):
-                found.add(function)
-                grown = True
+    pending = list(found)
+    while pending:  # up the call graph, each function once: linear in the calls
+        for caller in callers.get(pending.pop(), ()):
+            if caller not in found:
+                found.add(caller)
+                pending.append(caller)
     return found
 
 

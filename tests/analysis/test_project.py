@@ -254,4 +254,6 @@ def test_a_relative_script_path_finds_the_repository_root_above_the_working_dire
     (package / "utils.py").write_text("def load_data():\n    return 1\n")
     (package / "train.py").write_text("from pygcn.utils import load_data\n")
     monkeypatch.chdir(package)
-    assert imported_files("from pygcn.utils import load_data\n", Path("train.py")) == [(package / "utils.py").resolve()]
+    found = imported_files("from pygcn.utils import load_data\n", Path("train.py"))
+    assert [f.resolve() for f in found] == [(package / "utils.py").resolve()]
+    assert found == [Path("utils.py")]  # named as given: below the working directory, relative to it

@@ -92,18 +92,20 @@ def _uses(recording: Recording, batch: cst.BaseExpression) -> list[cst.BaseExpre
 
 
 _HOPS = 2  # aliases of aliases, a helper's parameter stored on self: no further
+_CARRIERS = 32  # names followed per batch size at most (each costs a walk of the module)
 
 
 Use = tuple[cst.BaseExpression, cst.BaseExpression]  # a read, and the read whose place says whether it trains
 
 
-def _carried(recording: Recording, uses: list[Use], hops: int = 0) -> list[Use]:
+def _carried(recording: Recording, uses: list[Use], hops: int = 0, followed: set[cst.CSTNode] | None = None) -> list[Use]:
     """``uses`` and the reads of what takes their value as it is: a local alias (``bs =
     args.batch_size``, then ``torch.ones(bs, 1)``), the parameter of a function of this file
     it is handed to (``make_targets(batch_size)``: its reads train where the call does), an
     attribute of ``self`` set from it in a method (``self.batch_size = batch_size``, then
     ``torch.ones(self.batch_size)``: its reads train where the value was handed in)."""
     found = list(uses)
+    followed = set() if followed is None else followed
     if hops >= _HOPS:
         return found
     for use, where in uses:
@@ -115,8 +117,11 @@ def _carried(recording: Recording, uses: list[Use], hops: int = 0) -> list[Use]:
             handed = isinstance(carrier, cst.Attribute)  # `self.batch_size = ...`: read where the object trains
         elif isinstance(parent, cst.Arg) and parent.value is use and isinstance(call := recording.parent(parent), cst.Call):
             carrier, handed = _parameter(recording.analysis.dataflow.values.callees(call), call, parent), True
+        if carrier is None or carrier in followed or len(followed) >= _CARRIERS:
+            continue  # a parameter reached from many call sites is followed once
         if isinstance(carrier, cst.Name) or (isinstance(carrier, cst.Attribute) and code(carrier).startswith("self.")):
-            found += _carried(recording, [(u, where if handed else u) for u in _uses(recording, carrier)], hops + 1)
+            followed.add(carrier)
+            found += _carried(recording, [(u, where if handed else u) for u in _uses(recording, carrier)], hops + 1, followed)
     return found
 
 
