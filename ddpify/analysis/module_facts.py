@@ -31,10 +31,17 @@ def through_calls(
     functions it calls (an iterative walk: a chain of thousands of calls needs no deep stack);
     a recursive call gets no answer."""
     answers: dict[cst.FunctionDef, T | None] = {}
+    owned: dict[cst.Call, cst.FunctionDef | None] = {}
 
     def own(call: cst.Call) -> cst.FunctionDef | None:
-        found = [f for f in source.functions_called(call) if source.enclosing_class(f) is None]
-        return found[0] if len(found) == 1 else None
+        """The module's function ``call`` runs: called by its name (``x.run()`` is a method, and
+        asking every method of that name would cost a pass over them per call), asked once."""
+        if call not in owned:
+            found = (
+                [f for f in source.functions_called(call) if source.enclosing_class(f) is None] if isinstance(call.func, cst.Name) else []
+            )
+            owned[call] = found[0] if len(found) == 1 else None
+        return owned[call]
 
     def called(call: cst.Call) -> T | None:
         found = of_call(call)
