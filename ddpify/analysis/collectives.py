@@ -63,7 +63,7 @@ REDUCTIONS = frozenset(
 )
 
 REDUCTION_HELPER = re.compile(
-    r"(^|_)(all_?reduce|all_?gather|allreduce|allgather)($|_)|^reduce_(tensor|mean|sum|dict|value|loss|metrics?)$|"
+    r"(^|_)(all_?reduce|all_?gather|allreduce|allgather)($|_)|^reduce_(\w+_)?(tensors?|mean|sum|dict|values?|loss(es)?|metrics?|outputs?|scalars?|stats)$|^mean_over_ranks$|"
     r"^gather_for_metrics$|^synchronize_between_processes$|^metric_average$|^(sync|reduce)_across_\w+$",
     re.I,
 )

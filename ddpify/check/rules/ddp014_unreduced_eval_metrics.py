@@ -1,19 +1,13 @@
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from ddpify.analysis.ranks import DISTRIBUTED
-from ddpify.check.calls import dist_function, nodes
+from ddpify.check.calls import nodes
+from ddpify.check.metric_loops import accumulators, reduces_through, trains, unreduced_here
 from ddpify.check.rule import Invalid, Rule
-from ddpify.check.script import REDUCTION_HELPER, REDUCTIONS, has_reduction
-from ddpify.tree.cstutil import callee_name, code, is_method_call, is_simple_reference, of_types
-
-# Accumulators of an evaluation: `correct += ...`, `total += ...`, `val_loss += ...`.
-METRIC = re.compile(r"correct|total|loss|acc|hit|count|err|samples|metric|score|^n_|^num_|_sum$|^sum_", re.I)
-METER = re.compile(r"meter|loss|acc|top\d|metric|score|err", re.I)
-_TRAINING_CALLS = frozenset({"backward", "step", "zero_grad"})
+from ddpify.check.script import has_reduction
+from ddpify.tree.cstutil import code, of_types
 
 
 class UnreducedEvalMetrics(Rule):
@@ -184,17 +178,10 @@ print(test_loss / len(test_loader))
         ),
     )
 
-    def __init__(self, file) -> None:
-        super().__init__(file)
-        self._training_functions: set[str] = set()  # functions of the file that call backward/step
-
     def visit_Module(self, node: cst.Module) -> None:
         samplers = self.file.analysis.samplers
         sharded, parameters = set(samplers.loaders), samplers.sharded_parameters
         reduces: bool | None = None  # asked once, when a loop needs it
-        self._training_functions = {
-            f.name.value for f in nodes(node, cst.FunctionDef) if any(is_method_call(c, *_TRAINING_CALLS) for c in of_types(f, cst.Call))
-        }
         for loop in nodes(node, cst.For):
             loader = self._sharded_iterable(loop, sharded, parameters)
             if loader is None:
@@ -210,7 +197,7 @@ print(test_loss / len(test_loader))
                     f"evaluation loop over {loader} accumulates metrics of this rank's shard only, and nothing in "
                     "the script reduces them across ranks: sum the counts with dist.all_reduce before dividing",
                 )
-            elif self._unreduced_here(loop):
+            elif unreduced_here(self, loop):
                 self.report(
                     loop,
                     f"evaluation loop over {loader} accumulates metrics of this rank's shard only: the script reduces "
@@ -234,7 +221,7 @@ print(test_loss / len(test_loader))
             if param.name.value not in mentioned or not self._is_metric_loop(loop):
                 continue
             handed = source.project.sharded_elsewhere(function.name.value, param.name.value, index, method=bool(bound))
-            if handed and not all(handed) and not any(self._reduces(f) for f in self._callees(function)):
+            if handed and not all(handed) and not reduces_through(self, function):
                 self.report(
                     loop,
                     f"evaluation loop over {param.name.value} (a DistributedSampler-sharded loader where "
@@ -243,57 +230,6 @@ print(test_loss / len(test_loader))
                     "dist.all_reduce before dividing",
                 )
                 return
-
-    def _unreduced_here(self, loop: cst.For) -> bool:
-        """The loop's function, the functions it calls and the functions that call it reduce
-        nothing (the file's reductions are elsewhere: the training loss, a helper's barrier)."""
-        source = self.file.analysis.source
-        function = source.enclosing_function(loop)
-        if function is None:
-            return False  # module-level: the file's reductions may well be these
-        related = self._callees(function)
-        for site in self.file.analysis.context.call_sites(function):
-            caller = source.enclosing_function(site)
-            if caller is None:
-                if self._module_level_reduces():
-                    return False
-                continue
-            related.add(caller)
-        return not any(self._reduces(f) for f in related)
-
-    def _module_level_reduces(self) -> bool:
-        """Module-level code (outside functions) reduces something; asked once per file."""
-        memo = self.file.memo
-        if "module-level-reduces" not in memo:
-            source = self.file.analysis.source
-            memo["module-level-reduces"] = any(
-                self._is_reduction(call) for call in source.of_types(cst.Call) if source.enclosing_function(call) is None
-            )
-        return bool(memo["module-level-reduces"])
-
-    def _callees(self, function: cst.FunctionDef) -> set[cst.FunctionDef]:
-        """``function`` and this file's functions it calls or names, transitively: CvT's
-        ``test()`` hands ``_meter_reduce if distributed else ...`` to the code that averages
-        its meters, a reduction it runs without calling it by name."""
-        source = self.file.analysis.source
-        found: set[cst.FunctionDef] = set()
-        todo = [function]
-        while todo:
-            current = todo.pop()
-            if current in found:
-                continue
-            found.add(current)
-            for name in source.of_types_in(current.body, cst.Name):
-                assert isinstance(name, cst.Name)
-                todo.extend(source.functions.get(name.value, []))
-        return found
-
-    def _reduces(self, function: cst.FunctionDef) -> bool:
-        return any(self._is_reduction(call) for call in self.file.analysis.source.of_types_in(function, cst.Call))
-
-    def _is_reduction(self, call: cst.Call) -> bool:
-        name = callee_name(call)
-        return dist_function(self, call) in REDUCTIONS or (name is not None and bool(REDUCTION_HELPER.search(name)))
 
     def _sharded_iterable(self, loop: cst.For, sharded: set[str], parameters: frozenset[tuple[cst.FunctionDef, str]]) -> str | None:
         mentioned = {code(n) for n in of_types(loop.iter, cst.Name, cst.Attribute)}
@@ -306,48 +242,5 @@ print(test_loss / len(test_loader))
                     return f"{parameter} (a sharded loader where {function.name.value}() is called)"
         return None
 
-    # ------------------------------------------------------------ is it an evaluation loop
-    def _project_training_step(self, call: cst.Call) -> bool:
-        """``engine.train_one_epoch(...)`` or ``trainer.do_pass(batch)`` where ``trainer`` was
-        made by a class of the project's modules (``XTrainer(cfg).train()``) whose method calls
-        backward or an optimizer step."""
-        source = self.file.analysis.source
-        helper = source.project.helper(call)
-        if helper is not None:
-            return helper.trains
-        func = call.func
-        if not isinstance(func, cst.Attribute) or not is_simple_reference(func.value):
-            return False
-        for _, value in source.assignments.get(code(func.value), []):
-            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call):
-                value = value.func.value  # XTrainer(cfg).train() / .cuda()
-            if isinstance(value, cst.Call) and is_simple_reference(value.func):
-                method = source.project.named(f"{code(value.func)}.{func.attr.value}")
-                if method is not None and method.trains:
-                    return True
-        return False
-
     def _is_metric_loop(self, loop: cst.For) -> bool:
-        accumulates = False
-        for call in of_types(loop.body, cst.Call):
-            assert isinstance(call, cst.Call)
-            name = callee_name(call)
-            if name in self._training_functions or isinstance(call.func, cst.Attribute) and name in _TRAINING_CALLS:
-                return False  # a training loop (also through a step function of this file)
-            if self._project_training_step(call):
-                return False  # through a function or a class's method of the project's modules
-            if not isinstance(call.func, cst.Attribute):
-                continue
-            if name == "update" and METER.search(code(call.func.value)):
-                accumulates = True
-        for augmented in of_types(loop.body, cst.AugAssign):
-            assert isinstance(augmented, cst.AugAssign)
-            if not isinstance(augmented.operator, cst.AddAssign):
-                continue
-            target: cst.BaseExpression = augmented.target
-            while isinstance(target, cst.Subscript):
-                target = target.value
-            text = target.attr.value if isinstance(target, cst.Attribute) else code(target)
-            if METRIC.search(text):
-                accumulates = True
-        return accumulates
+        return bool(accumulators(self, loop)) and not trains(self, loop)
