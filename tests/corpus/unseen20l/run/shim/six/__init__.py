@@ -1,0 +1,2 @@
+"""unseen20i: stand-in for six (not installed): six.moves.urllib only (Omniglot download() imports it before it
+checks that the data exists; the runs never download)."""

@@ -1,0 +1,20 @@
+import numpy as np
+def accuracy_score(y_true, y_pred):
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    return float((y_true == y_pred).mean()) if len(y_true) else 0.0
+def classification_report(y_true, y_pred, target_names=None, digits=2):
+    return "report of %d rows (stand-in)" % len(np.asarray(y_true))
+def confusion_matrix(y_true, y_pred):
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    n = int(max(y_true.max(initial=0), y_pred.max(initial=0))) + 1
+    m = np.zeros((n, n), dtype=int)
+    for t, p in zip(y_true, y_pred): m[t, p] += 1
+    return m
+def roc_auc_score(y_true, y_score):
+    """unseen20i: Deep-SVDD's trainers; the rank (Mann-Whitney) form of the binary ROC AUC, ties averaged."""
+    y_true, y_score = np.asarray(y_true), np.asarray(y_score, dtype=float)
+    pos, neg = y_score[y_true == 1], y_score[y_true != 1]
+    if len(pos) == 0 or len(neg) == 0:
+        raise ValueError("Only one class present in y_true. ROC AUC score is not defined in that case.")
+    gt = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return float(gt) / (len(pos) * len(neg))

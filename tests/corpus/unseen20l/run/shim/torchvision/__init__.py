@@ -1,0 +1,2 @@
+__version__ = "0.20.0"
+from . import datasets, transforms, utils, models  # noqa
