@@ -45,7 +45,8 @@ def rewrite(transformer: Reporter, fact: LoaderFact, original: cst.Call, updated
                 transformer.line(original),
                 f"{fact.batch_expression} is also used at line {fact.batch_used_at}, where it may stand for the length of "
                 "every batch (a tensor size, a count); split per rank it would no longer match the batches there, so this "
-                "loader keeps the per-process batch",
+                "loader keeps the per-process batch (and where one process makes only full batches but a rank's shard "
+                "does not, each rank drops its last partial batch at run time)",
                 f"effective batch = {fact.batch_expression} x world_size: scale the learning rate, or use the real batch length there and convert again",
             )
         )

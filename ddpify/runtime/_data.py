@@ -24,6 +24,7 @@ from torch.utils.data.distributed import DistributedSampler
 from . import _passes, _seed
 from ._batches import ShardedBatches, reiterable_batches
 from ._env import detect_env
+from ._full_batches import keep_batches_full
 from ._guard import call_site, training_now
 from ._loader_arguments import DATALOADER_SIGNATURE, extra_state, loader_arguments, rebuildable
 from ._process_group import is_main_process, rank, world_size
@@ -303,6 +304,9 @@ def distributed_loader(*args: Any, per_process_batch: bool = False, only_when_tr
                 drop_last=bool(arguments.get("drop_last", _default("drop_last"))),
                 seed=0,
             )
+            told = keep_batches_full(arguments, batch_size, len(arguments["sampler"]))
+            if told is not None:
+                _print_once(told)
         else:
             arguments["sampler"] = ShardedSampler(sampler, world, this_rank)
 

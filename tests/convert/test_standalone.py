@@ -100,6 +100,6 @@ def test_standalone_examples_stay_short() -> None:
     for example in sorted((ROOT / "examples").glob("*/train.py")):
         output = convert_source(example.read_text(), standalone=True).output
         block = output.split(standalone.BEGIN)[1].split(standalone.END)[0]
-        assert len(block.splitlines()) <= 1440, f"{example.parent.name}: {len(block.splitlines())} lines embedded"
+        assert len(block.splitlines()) <= 1460, f"{example.parent.name}: {len(block.splitlines())} lines embedded"
         copied = [text for module, text in _embedded_sources(output).items() if module != "__init__"]
         assert not any('"""' in text or "\n#" in text for text in copied), "docstrings or comments embedded"

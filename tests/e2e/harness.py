@@ -240,7 +240,7 @@ _LAUNCHER_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_POR
 
 def run_commands(commands: Sequence[tuple[Sequence[str], dict[str, str]]], *, world_size: Optional[int],
                  cwd: Path, timeout: float = 180, trace: bool = True,
-                 env: Optional[dict[str, str]] = None) -> RunResult:
+                 env: Optional[dict[str, str]] = None, retried: bool = False) -> RunResult:
     """Run several launcher commands at once (two torchrun "nodes", two srun-style ranks, or
     one mpirun), each with its own extra environment, and collect the traces of all ranks.
 
@@ -291,10 +291,17 @@ def run_commands(commands: Sequence[tuple[Sequence[str], dict[str, str]]], *, wo
         stdout, stderr = ("".join(f"--- [command {i}]\n{out[k]}" for i, out in enumerate(outputs)) for k in (0, 1))
         cmd = [word for i, (command, _) in enumerate(commands) for word in ([] if i == 0 else ["&"]) + list(command)]
     returncode = next((p.returncode for p in procs if p.returncode != 0), 0)
+    if not trace and not retried and returncode != 0 and not timed_out and _TEARDOWN_ABORT in stderr:
+        # Without traces the run cannot show that every rank had finished before PyTorch's
+        # teardown aborted (``_aborted_after_the_end``): run it once more instead.
+        return run_commands(commands, world_size=world_size, cwd=cwd, timeout=timeout, trace=trace, env=env, retried=True)
     teardown_abort = returncode != 0 and _aborted_after_the_end(stderr, traces, world_size, timed_out)
     return RunResult(cmd=cmd, returncode=0 if teardown_abort else returncode, stdout=stdout, stderr=stderr,
                      traces=traces, timed_out=timed_out, elapsed=elapsed, nproc=world_size,
                      traced=trace, teardown_abort=teardown_abort)
+
+
+_TEARDOWN_ABORT = "terminate called without an active exception"
 
 
 def _aborted_after_the_end(stderr: str, traces: list[Optional[dict[str, Any]]], world_size: Optional[int],
@@ -305,7 +312,7 @@ def _aborted_after_the_end(stderr: str, traces: list[Optional[dict[str, Any]]], 
     thousand on a loaded machine, also in hand-written scripts that wait at a barrier before
     destroy_process_group (three CI runs failed on it); what the tests judge had all happened by
     then. A run that failed (an exception on some rank) still fails, whatever aborts after it."""
-    if timed_out or "terminate called without an active exception" not in stderr:
+    if timed_out or _TEARDOWN_ABORT not in stderr:
         return False
     expected = world_size or 1
     finished = [traces[rank] for rank in range(expected) if rank < len(traces) and traces[rank] is not None]

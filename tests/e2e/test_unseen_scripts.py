@@ -360,3 +360,23 @@ def test_a_set_ordered_in_a_project_module_is_ordered_alike_on_every_rank(tmp_pa
     numbered = [json.loads((tmp_path / f"labels_{rank}.json").read_text()) for rank in (0, 1)]
     assert numbered[0] == numbered[1]
     run.assert_params_equal()
+
+
+@pytest.mark.torchrun
+def test_tensors_sized_by_the_batch_size_see_full_batches_on_every_rank(tmp_path: Path) -> None:
+    """Loss targets and noise made with the configured batch size: the converter keeps the
+    per-process batch (split, it would not match them), and each rank's shard of 272, not a
+    whole number of batches of 32 where the 544 samples are, drops its last partial batch: no
+    size mismatch, every batch 32 on both ranks, disjoint shards, equal parameters."""
+    script = _converted("batch_sized_targets", tmp_path)
+    assert "per_process_batch=True" in script.read_text()
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    assert "each rank drops its last partial batch" in run.stderr
+    train = run.loader_seq(544)
+    for rank in (0, 1):
+        for epoch in (0, 1):
+            assert run.batch_sizes(rank, train, epoch) == [32] * 8
+    shards = [set(run.indices(rank, train, 0)) for rank in (0, 1)]
+    assert not shards[0] & shards[1]
+    run.assert_params_equal()
+    run.assert_only_rank0_saves()

@@ -467,3 +467,23 @@ def test_shard_keeps_the_kind_of_dict(as_rank):
     as_rank(1, 2)
     loaders = ddpify.shard(AttrDict(src=DataLoader(DATA, batch_size=4, shuffle=True), classes=10), only_when_training=True)
     assert type(loaders) is AttrDict and loaders.classes == 10 and loaders.src is loaders["src"]
+
+
+def test_per_process_batch_keeps_every_batch_full_where_one_process_does(as_rank, capsys):
+    """20 samples make 5 full batches of 4 in one process; two shards of 10 would end in a batch
+    of 2, which code sized by the batch size cannot take: each rank drops it, and says so."""
+    views = rank_views(as_rank, 2, lambda: ddpify.distributed_loader(DATA, batch_size=4, shuffle=True, per_process_batch=True))
+    assert [[len(b) for b in view[0]] for view in views] == [[4, 4], [4, 4]]
+    assert "each rank drops its last partial batch" in capsys.readouterr().err
+
+
+def test_per_process_batch_leaves_a_partial_batch_the_one_process_run_has_too(as_rank):
+    data = list(range(22))  # 5 batches of 4 and one of 2 in one process: the script copes with one
+    views = rank_views(as_rank, 2, lambda: ddpify.distributed_loader(data, batch_size=4, per_process_batch=True))
+    assert [[len(b) for b in view[0]] for view in views] == [[4, 4, 3], [4, 4, 3]]
+
+
+def test_per_process_batch_larger_than_a_shard_drops_nothing(as_rank):
+    as_rank(0, 4)
+    loader = ddpify.distributed_loader(DATA, batch_size=10, per_process_batch=True)
+    assert [len(b) for b in loader] == [5]
