@@ -137,6 +137,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.own_training import module_methods
     from ddpify.analysis.prefix import names_prefix
     from ddpify.analysis.project import ON_IMPORT, Helper
+    from ddpify.analysis.running_metrics import returned_metrics
     from ddpify.analysis.seeding import module_draws, seeding
     from ddpify.analysis.set_orders import set_ordering_functions
     from ddpify.tree.metadata import FastMetadata
@@ -203,6 +204,11 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             if function in training:  # building the class lets its training steps run
                 built = f"{owner.name.value}.__init__"
                 helpers[built] = dataclasses.replace(helpers.get(built, Helper()), trains=True)
+    for function, slots in returned_metrics(source, sorted(training, key=source.line)).items():  # `trainer.train_network(loader)`
+        owner = source.enclosing_class(function)
+        key = function.name.value if owner is None else f"{owner.name.value}.{function.name.value}"
+        if key in helpers and source.enclosing_function(function) is None:
+            helpers[key] = dataclasses.replace(helpers[key], returns_metrics=slots)
     for function in ordering:  # a class one of whose methods orders a set: building it may run that
         owner = source.enclosing_class(function)
         if owner is not None and source.enclosing_class(owner) is None and source.enclosing_function(owner) is None:

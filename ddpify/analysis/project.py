@@ -101,7 +101,9 @@ class Helper:
     ``returns_writer``, a function that returns a TensorBoard event writer it makes
     (``ddpify.analysis.loggers.writer_factories``). ``orders_sets``, it turns a set into an order,
     itself or through the module's functions it calls, or for a class one of its methods does
-    (``ddpify.analysis.set_orders``).
+    (``ddpify.analysis.set_orders``). ``returns_metrics``, the elements of its result (-1: the whole)
+    that carry a running loss or accuracy its own training loop accumulates, unreduced
+    (``ddpify.analysis.running_metrics``).
     Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
@@ -138,6 +140,7 @@ class Helper:
     changes_arguments: bool = False
     reads_names: tuple[int, ...] = ()
     library_object: bool = False
+    returns_metrics: tuple[int, ...] = ()
     writes_cache: bool = False
     wraps_ddp: bool = False
     redirects_stdout: bool = False

@@ -9,12 +9,12 @@ reduce anything across ranks."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis import running_metrics
 from ddpify.check.calls import dist_function, nodes
 from ddpify.check.rule import Rule
 from ddpify.check.script import REDUCTION_HELPER, REDUCTIONS
@@ -23,12 +23,6 @@ from ddpify.tree.cstutil import callee_name, code, is_method_call, is_simple_ref
 if TYPE_CHECKING:
     from ddpify.analysis.source import Source
 
-# Accumulators: `correct += ...`, `total += ...`, `val_loss += ...`.
-METRIC = re.compile(r"correct|total|loss|acc|hit|count|err|samples|metric|score|psnr|ssim|iou|dice|f1|auc|^n_|^num_|_sum$|^sum_", re.I)
-# Meters: `losses.update(loss.item(), n)`, `top1.update(acc1)`.
-METER = re.compile(r"meter|loss|acc|top\d|metric|score|err", re.I)
-# Classes whose instances average values over updates: AverageMeter, AvgMeter, SmoothedValue.
-METER_CLASS = re.compile(r"meter|smoothed|running_?average|averager", re.I)
 _TRAINING_CALLS = frozenset({"backward", "step", "zero_grad"})
 
 
@@ -81,32 +75,8 @@ def _project_training_step(rule: Rule, call: cst.Call) -> bool:
 
 
 def accumulators(rule: Rule, loop: cst.For) -> dict[str, cst.CSTNode]:
-    """What the loop's body accumulates, by reference text: the targets of ``+=`` with a
-    metric-like name, and the meters it ``update``s (by their name, or made by a meter class:
-    IFRNet's ``avg_rec = AverageMeter()``)."""
-    found: dict[str, cst.CSTNode] = {}
-    for call in of_types(loop.body, cst.Call):
-        assert isinstance(call, cst.Call)
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "update" and _is_meter(rule, call.func.value):
-            found.setdefault(code(call.func.value), call)
-    for augmented in of_types(loop.body, cst.AugAssign):
-        assert isinstance(augmented, cst.AugAssign)
-        if not isinstance(augmented.operator, cst.AddAssign):
-            continue
-        target: cst.BaseExpression = augmented.target
-        while isinstance(target, cst.Subscript):
-            target = target.value
-        text = target.attr.value if isinstance(target, cst.Attribute) else code(target)
-        if METRIC.search(text):
-            found.setdefault(code(target), augmented)
-    return found
-
-
-def _is_meter(rule: Rule, receiver: cst.BaseExpression) -> bool:
-    if METER.search(code(receiver)):
-        return True
-    bindings = rule.file.analysis.source.assignments.get(code(receiver), [])
-    return any(isinstance(value, cst.Call) and METER_CLASS.search(callee_name(value) or "") for _, value in bindings)
+    """What the loop's body accumulates (``ddpify.analysis.running_metrics.accumulators``)."""
+    return running_metrics.accumulators(rule.file.analysis.source, loop)
 
 
 def is_reduction(rule: Rule, call: cst.Call) -> bool:

@@ -164,3 +164,52 @@ def test_decision_is_reported_before_the_log_line() -> None:
     lines = (HEADER + body).splitlines()
     (line,) = _findings(body)
     assert "epoch_dice > best_dice" in lines[line - 1]
+
+
+_TRAINER = """\
+import torch
+
+
+class ModelTrainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+
+    def train_network(self, loader):
+        loss, top1, counter = 0, 0, 0
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            nloss = torch.nn.functional.cross_entropy(self.model(x), y)
+            nloss.backward()
+            self.optimizer.step()
+            loss += nloss.item()
+            top1 += (self.model(x).argmax(1) == y).float().mean().item()
+            counter += 1
+        {reduce}return loss / counter, top1 / counter, counter
+"""
+
+_SCRIPT = """\
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from trainer import ModelTrainer
+
+model = DDP(model)
+trainer = ModelTrainer(model, optimizer)
+for epoch in range(10):
+    loss, acc, steps = trainer.train_network(loader)
+    if dist.get_rank() == 0:
+        print(f"epoch {epoch}: {steps} steps")
+        print(f"epoch {epoch}: train loss {loss:.3f}")
+"""
+
+
+@pytest.mark.parametrize(("reduce", "expected"), [("", [12]), ("dist.all_reduce(torch.tensor([loss]))\n        ", [])], ids=["unreduced", "reduced"])
+def test_returned_by_a_trainer_of_another_module(tmp_path, reduce: str, expected: list[int]) -> None:
+    """voxceleb_trainer's shape: ``SpeakerNet.ModelTrainer.train_network`` returns its loop's
+    running loss and accuracy, and the script logs them on GPU 0. The returned step count is not
+    a metric: its print is not the finding; the loss's is."""
+    (tmp_path / "setup.py").touch()
+    (tmp_path / "trainer.py").write_text(_TRAINER.replace("{reduce}", reduce.replace("dist.", "torch.distributed.")))
+    script = tmp_path / "train.py"
+    script.write_text(_SCRIPT)
+    assert [f.line for f in check_source(_SCRIPT, str(script), rules=[RULE]).findings] == expected

@@ -1,14 +1,14 @@
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from ddpify.analysis.ranks import DISTRIBUTED, REST
+from ddpify.analysis.running_metrics import closure, derivations, reads, references, result_slots, running_measures
 from ddpify.check.calls import nodes
-from ddpify.check.metric_loops import accumulators, reduces, reduces_through, trains
+from ddpify.check.metric_loops import reduces, reduces_through, trains
 from ddpify.check.rule import Invalid, Rule
 from ddpify.check.script import has_reduction
 from ddpify.tree.cstutil import callee_name, code, of_types
@@ -18,10 +18,6 @@ if TYPE_CHECKING:
 
 # Calls that show a value to the user or store it as the run's result.
 _REPORTERS = frozenset({"print", "info", "debug", "warning", "warn", "log", "add_scalar", "add_scalars", "log_metrics"})
-# What a training loop accumulates that is a metric (not a step or sample counter).
-_METRIC = re.compile(r"loss|acc|correct|top\d|metric|score|err|meter|hit|psnr|ssim|iou|dice|f1|prec|recall|auc", re.I)
-# Meters that time or count, not measure the model: `batch_time.update(...)`.
-_NOT_A_METRIC = re.compile(r"time|speed|throughput|memory|mem$|^lr$|learning_rate|^data(_meter)?$", re.I)
 _ORDERINGS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
 
 
@@ -44,7 +40,8 @@ class UnreducedTrainingMetrics(Rule):
         "looks for a loop that trains (backward or an optimizer step, also through a function of this "
         "file or of the project's modules) in a file that wraps a model in DDP or shards the loop's "
         "loader, with `+=` into a loss/accuracy-like name or a meter's `update`, whose value (or a "
-        "value computed from it, or the function's result at a caller of this file) reaches a log call "
+        "value computed from it, or the function's result at a caller of this file, or what a training method of a project "
+        "module returns from such a loop: `loss, acc = trainer.train_network(loader)`) reaches a log call "
         "(print, a logger, `add_scalar`, `set_postfix`, ...) or a comparison, where neither the loop's "
         "function, the functions it calls nor that caller reduce anything. A value only accumulated, "
         "or printed by every rank with the others (DDP012's finding), is not reported here."
@@ -187,28 +184,35 @@ model = DDP(model)
         source = self.file.analysis.source
         file_reduces = has_reduction(self, node)
         for loop in nodes(node, cst.For):
-            recomputed = _recomputed(loop)
-            found = {
-                name
-                for name, at in accumulators(self, loop).items()
-                if _is_metric(name, at) and self._innermost_loop(at) is loop and name not in recomputed
-            }
+            found = running_measures(source, loop)
             if not found or not trains(self, loop) or not context.ranks(loop).may & DISTRIBUTED:
                 continue
             if {code(n) for n in of_types(loop.iter, cst.Name, cst.Attribute)} & plain:
                 continue  # every rank draws the whole set: DDP003's finding, and equal values
             use = self._use(loop, found, file_reduces)
             if use is not None:
-                what = "compared" if isinstance(use[0], cst.Comparison) else "logged"
-                self.report(
-                    use[0],
-                    f"{use[1]} is {what} here, and it comes from {_names(found)}, which the training loop at "
-                    f"line {source.line(loop)} accumulates from this rank's shard only: nothing reduces it across ranks; "
-                    "sum the values (and their counts) with dist.all_reduce first",
-                )
+                self._report(use, f"{_names(found)}, which the training loop at line {source.line(loop)} accumulates")
+        for assign in source.of_types(cst.Assign):  # `loss, acc = trainer.train_network(loader)` of a project module
+            helper = source.project_call(assign.value) if isinstance(assign.value, cst.Call) else None
+            if helper is None or not helper.returns_metrics or not context.ranks(assign).may & DISTRIBUTED:
+                continue
+            function = source.enclosing_function(assign)
+            if file_reduces if function is None else reduces(self, function):
+                continue
+            results = {code(n) for target in assign.targets for n in references(_elements(target.target, helper.returns_metrics))}
+            index = self._index(function)
+            use = index.first_use(index.derived(results), self._shown_on_some_ranks)
+            if use is not None:
+                assert isinstance(assign.value, cst.Call)
+                self._report(use, f"{code(assign.value.func)}(), whose training loop in the project's module accumulates it")
 
-    def _innermost_loop(self, node: cst.CSTNode) -> cst.For | None:
-        return next((a for a in self.ancestors(node) if isinstance(a, cst.For)), None)
+    def _report(self, use: tuple[cst.CSTNode, str], origin: str) -> None:
+        what = "compared" if isinstance(use[0], cst.Comparison) else "logged"
+        self.report(
+            use[0],
+            f"{use[1]} is {what} here, and it comes from {origin} from this rank's shard only: nothing reduces it "
+            "across ranks; sum the values (and their counts) with dist.all_reduce first",
+        )
 
     def _use(self, loop: cst.For, names: set[str], file_reduces: bool) -> tuple[cst.CSTNode, str] | None:
         """Where the loop's accumulators (or what is computed from them) are compared or shown:
@@ -221,8 +225,8 @@ model = DDP(model)
             return None
         index = self._index(function)
         tracked = index.derived(names)
-        slots = index.result_slots(tracked) if function is not None else set()
-        if function is not None and slots != set():
+        slots = result_slots(index.returned, tracked) if function is not None else ()
+        if function is not None and slots:
             for site in self.file.analysis.context.call_sites(function):
                 caller = source.enclosing_function(site)
                 if file_reduces if caller is None else reduces(self, caller):
@@ -230,7 +234,7 @@ model = DDP(model)
                 statement = next((a for a in self.ancestors(site) if isinstance(a, cst.Assign)), None)
                 if statement is None or statement.value is not site:
                     continue
-                results = {code(n) for target in statement.targets for n in _references(_elements(target.target, slots))}
+                results = {code(n) for target in statement.targets for n in references(_elements(target.target, slots))}
                 where = self._index(caller)
                 found = where.first_use(where.derived(results), self._shown_on_some_ranks)
                 if found is not None:
@@ -255,50 +259,28 @@ class _ScopeIndex:
     of the scope (a file of many training loops stays linear)."""
 
     def __init__(self, scope: cst.CSTNode) -> None:
-        self.derives: dict[str, set[str]] = {}
         self.compared: dict[str, cst.Comparison] = {}  # the first comparison reading each reference
         self.logged: dict[str, list[cst.Call]] = {}
         self.returned: list[cst.BaseExpression] = []  # the values the scope's returns give back
         self.order: dict[cst.CSTNode, int] = {}  # comparisons and calls in source order
-        for assign in of_types(scope, cst.Assign):
-            assert isinstance(assign, cst.Assign)
-            targets = {code(n) for target in assign.targets for n in _references(target.target)}
-            for text in _reads(assign.value):
-                self.derives.setdefault(text, set()).update(targets)
+        self.derives = derivations([a for a in of_types(scope, cst.Assign) if isinstance(a, cst.Assign)])
         for comparison in of_types(scope, cst.Comparison):
             assert isinstance(comparison, cst.Comparison)
             self.order[comparison] = len(self.order)
             if any(isinstance(target.operator, _ORDERINGS) for target in comparison.comparisons):
-                for text in _reads(comparison):
+                for text in reads(comparison):
                     self.compared.setdefault(text, comparison)
         for call in of_types(scope, cst.Call):
             assert isinstance(call, cst.Call)
             self.order[call] = len(self.order)
             if callee_name(call) in _REPORTERS:
-                for text in {t for arg in call.args for t in _reads(arg.value)}:
+                for text in {t for arg in call.args for t in reads(arg.value)}:
                     self.logged.setdefault(text, []).append(call)
         self.returned = [r.value for r in of_types(scope, cst.Return) if isinstance(r, cst.Return) and r.value is not None]
 
-    def result_slots(self, tracked: set[str]) -> set[int] | None:
-        """Which elements of the returned tuple read ``tracked`` (``return epoch_loss, last_lr``:
-        slot 0); None: the whole result does, or is no tuple."""
-        slots: set[int] = set()
-        for value in self.returned:
-            if isinstance(value, cst.Tuple):
-                slots.update(i for i, element in enumerate(value.elements) if _reads(element.value) & tracked)
-            elif _reads(value) & tracked:
-                return None
-        return slots
-
     def derived(self, names: set[str]) -> set[str]:
         """``names`` and everything the scope assigns from them, transitively."""
-        tracked, todo = set(names), list(names)
-        while todo:
-            for target in self.derives.get(todo.pop(), ()):
-                if target not in tracked:
-                    tracked.add(target)
-                    todo.append(target)
-        return tracked
+        return closure(self.derives, names)
 
     def first_use(self, tracked: set[str], shown: Callable[[cst.Call], bool]) -> tuple[cst.CSTNode, str] | None:
         """The first comparison reading ``tracked``, else the first log call some ranks only run."""
@@ -309,48 +291,13 @@ class _ScopeIndex:
         return min(logged, key=lambda found: self.order[found[0]]) if logged else None
 
 
-def _is_metric(name: str, node: cst.CSTNode) -> bool:
-    """A loss, accuracy or score accumulator or meter, not a counter (``steps += 1``) nor a
-    timer (``batch_time.update(...)``)."""
-    last = name.rsplit(".", 1)[-1]
-    if isinstance(node, cst.AugAssign):
-        return bool(_METRIC.search(last)) and not isinstance(node.value, (cst.Integer, cst.Float))
-    return not _NOT_A_METRIC.search(last)
-
-
 def _names(found: set[str]) -> str:
     listed = sorted(found)
     return ", ".join(listed[:3]) + (", ..." if len(listed) > 3 else "")
 
 
-def _recomputed(loop: cst.For) -> set[str]:
-    """Names the loop's body assigns a computed value (``loss = criterion(...)`` before ``loss +=
-    aux_loss``): a value of this step, not a running total (a reset to a constant is not this)."""
-    return {
-        code(n)
-        for assign in of_types(loop.body, cst.Assign)
-        if isinstance(assign, cst.Assign) and not isinstance(assign.value, (cst.Integer, cst.Float))
-        for target in assign.targets
-        for n in _references(target.target)
-    }
-
-
-def _elements(target: cst.BaseExpression, slots: set[int] | None) -> cst.BaseExpression:
-    """The part of an assignment target that receives the returned ``slots``."""
-    if slots is None or not isinstance(target, (cst.Tuple, cst.List)):
+def _elements(target: cst.BaseExpression, slots: tuple[int, ...]) -> cst.BaseExpression:
+    """The part of an assignment target that receives the returned ``slots`` (-1: the whole)."""
+    if -1 in slots or not isinstance(target, (cst.Tuple, cst.List)):
         return target
     return cst.Tuple([e for i, e in enumerate(target.elements) if i in slots])
-
-
-def _references(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
-    """The names and attribute or subscript references a target binds (``a, b``, ``rs['train']``)."""
-    if isinstance(node, (cst.Tuple, cst.List)):
-        for element in node.elements:
-            yield from _references(element.value)
-    elif isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
-        yield node
-
-
-def _reads(node: cst.CSTNode) -> set[str]:
-    """The references ``node`` reads, as text: names, attributes (``meter.avg``), subscripts."""
-    return {code(n) for n in of_types(node, cst.Name, cst.Attribute, cst.Subscript)}
