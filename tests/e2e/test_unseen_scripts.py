@@ -380,3 +380,21 @@ def test_tensors_sized_by_the_batch_size_see_full_batches_on_every_rank(tmp_path
     assert not shards[0] & shards[1]
     run.assert_params_equal()
     run.assert_only_rank0_saves()
+
+
+@pytest.mark.torchrun
+def test_an_optimizer_rebuilt_every_epoch_trains_the_wrapped_model(tmp_path: Path) -> None:
+    """The optimizer built at the top of each epoch, in the loop that trains (the golden fixture
+    optimizer_rebuilt_per_epoch): the wrap goes before that loop, so every step is a DDP step.
+    Placed after the loop (as it once was), each rank trained its own model on its shard and the
+    parameters parted ways."""
+    source = Path(__file__).resolve().parents[1] / "fixtures" / "convert" / "optimizer_rebuilt_per_epoch" / "input.py"
+    script = tmp_path / "rebuilt_ddp.py"
+    script.write_text(convert_source(source.read_text()).output)
+    text = script.read_text()
+    assert text.index("model = ddpify.prepare_model(model)") < text.index("for epoch in range(4):")
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    train = run.loader_seq(256)
+    run.assert_disjoint_cover(train, 0, dataset_len=256)
+    run.assert_params_equal()
+    run.assert_only_rank0_saves()

@@ -21,6 +21,7 @@ from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.models import Model
 from ddpify.analysis.modules import DATAPARALLEL, WRAPS
 from ddpify.analysis.own_training import Bypass
+from ddpify.analysis.values import Values
 from ddpify.convert.fact_types import Facts, HeldModel, NodeRewrite, item
 from ddpify.convert.planners import constructor_wraps, container_wraps, wrap_options
 from ddpify.convert.planners.wrap_options import ON_RANK_DEVICE
@@ -127,11 +128,13 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     name = _trained_name(recording, model, statement, code(spelling))
     index = body.index(statement)
     while True:
-        configured = [  # a def runs nothing here: an optimizer built inside one is built after the wrap anyway
-            i
-            for i, s in enumerate(body)
-            if i > index and not isinstance(s, (cst.FunctionDef, cst.ClassDef)) and any(values.inside(o.node, s) for o in model.optimizers)
-        ]
+        configured = []  # a def runs nothing here: an optimizer built inside one is built after the wrap anyway
+        for i, s in enumerate(body):
+            if i <= index or isinstance(s, (cst.FunctionDef, cst.ClassDef)) or not any(values.inside(o.node, s) for o in model.optimizers):
+                continue
+            if _configuring_block(s) is None and _uses_beyond_optimizers(values, model, s):
+                break  # an epoch loop that rebuilds the optimizer and trains: the wrap goes before it
+            configured.append(i)
         inner = _configuring_block(body[configured[-1]]) if configured else None
         if inner is None:
             break
@@ -293,6 +296,14 @@ _MODULE_CONTAINERS = frozenset(
 
 # calls that return the module itself: Net().to(device) is still the model
 _SAME_MODEL = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "requires_grad_"})
+
+
+def _uses_beyond_optimizers(values: Values, model: Model, statement: cst.CSTNode) -> bool:
+    """``statement`` holds a use of the model besides building its optimizers (``for epoch in
+    ...: optimizer = SGD(model.parameters(), lr=...); train(model, ...)``): placed after it, the
+    wrap would come after the training it holds."""
+    building = [o.node for o in model.optimizers]
+    return any(values.inside(o.node, statement) and not any(values.inside(o.node, b) for b in building) for o in model.occurrences)
 
 
 def _configuring_block(statement: cst.CSTNode) -> list[cst.CSTNode] | None:
