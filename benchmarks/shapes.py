@@ -20,7 +20,12 @@ walks explode before the analyses became per-function fixpoints (issue 22):
   class setting a rank flag on the options it is handed (``opt.log``) that guards a print;
 - ``reloads``: classes whose same-named methods call each other, each reading back a checkpoint
   that a save under a clock-decided test writes without waiting (every ``.load(`` is a caller of
-  every ``load``).
+  every ``load``);
+- ``metrics``: classes whose same-named ``run`` methods each train, add up a running loss and
+  return it, each result compared by one caller (by name, every ``.run(`` is a caller of every
+  ``run``; the methods do not call each other: a ring of them through ``self.inner.run(...)``
+  makes the per-test value origins of the divergence analysis walk the ring, 1.4x per line
+  from 12 to 48 classes, noted in issue 21).
 
     python benchmarks/shapes.py SHAPE SIZE        # prints the program
 """
@@ -186,7 +191,36 @@ class Restore{i}:
     return "import time\n" + "".join(units) + save
 
 
-SHAPES = {"decorated": _decorated, "methods": _methods, "chain": _chain, "lattice": _lattice, "recursion": _recursion, "hierarchy": _hierarchy, "nested": _nested, "reloads": _reloads}
+def _metrics(size: int) -> str:
+    units = []
+    for i in range(size):
+        units.append(f'''
+class Fit{i}:
+    def run(self, model, batches, optimizer):
+        total_loss = 0.0
+        for x, y in batches:
+            optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total_loss += loss.item()
+        return total_loss / len(batches)
+''')
+    calls = "".join(f"    loss{i} = Fit{i}().run(x, x, x)\n    if loss{i} < 1:\n        print({i})\n" for i in range(size))
+    return "".join(units) + "\n\ndef entry(x):\n" + calls + "    return x\n"
+
+
+SHAPES = {
+    "decorated": _decorated,
+    "methods": _methods,
+    "chain": _chain,
+    "lattice": _lattice,
+    "recursion": _recursion,
+    "hierarchy": _hierarchy,
+    "nested": _nested,
+    "reloads": _reloads,
+    "metrics": _metrics,
+}
 
 
 def program(shape: str, size: int) -> str:

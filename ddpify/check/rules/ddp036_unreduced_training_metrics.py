@@ -226,7 +226,9 @@ model = DDP(model)
         index = self._index(function)
         tracked = index.derived(names)
         slots = result_slots(index.returned, tracked) if function is not None else ()
-        if function is not None and slots:
+        # Callers by name only where the name is the file's one function of it: N classes whose
+        # `run` methods each return a loss would make every `x.run()` a caller of every one.
+        if function is not None and slots and len(source.functions.get(function.name.value, [])) == 1:
             for site in self.file.analysis.context.call_sites(function):
                 caller = source.enclosing_function(site)
                 if file_reduces if caller is None else reduces(self, caller):
