@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import operator
 from typing import Any
 
 import torch
@@ -173,7 +174,7 @@ def install(rec: Recorder) -> None:
         index = original_next_index(self)  # workers ask ahead of the steps: only the order is taken here
         if current is not None and not current.truncated:
             batch = index if isinstance(index, (list, tuple)) else [index]
-            current.indices.extend(int(i) if isinstance(i, int) else None for i in batch)
+            current.indices.extend(_index(i) for i in batch)
             current.batches.append(len(batch))
             current.truncated = len(current.indices) > MAX_INDICES
         return index
@@ -242,3 +243,13 @@ def _order_length(sampler: Any, length: int | None) -> int | None:
         return len(user)
     except Exception:
         return length
+
+
+def _index(element: Any) -> int | None:
+    """A fetched dataset index as an int: also a numpy integer (a ``SubsetRandomSampler`` over
+    ``np.random.permutation`` indices yields them) or a one-element integer tensor; None for a
+    key that is not an index (a string, a tuple)."""
+    try:
+        return operator.index(element)
+    except TypeError:
+        return None

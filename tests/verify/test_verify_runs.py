@@ -102,6 +102,12 @@ def test_an_unsharded_loader_with_workers_fails_the_shards_row(tmp_path: Path) -
     assert "every rank read every index it fetched" in rows["shards"]["evidence"], table
 
 
+@pytest.mark.parametrize(("argument", "status", "evidence"), [("--shard", "PASS", "disjoint, cover all 32"), ("", "FAIL", "every rank read every index")])
+def test_numpy_indices_of_a_subset_sampler_are_judged(tmp_path: Path, argument: str, status: str, evidence: str) -> None:
+    code, rows, table, _ = verify(tmp_path, SCRIPTS / "numpy_subset_sampler.py", *([argument] if argument else []))
+    assert rows["shards"]["status"] == status and evidence in rows["shards"]["evidence"], table
+
+
 def test_a_barrier_only_rank_0_reaches_hangs_until_the_timeout_naming_where_each_rank_was(tmp_path: Path) -> None:
     code, rows, table, elapsed = verify(tmp_path, SCRIPTS / "rank0_only_save.py", str(tmp_path), options=("--timeout", "10"))
     assert code == 1, table
