@@ -14,7 +14,7 @@ the project's own modules that trains (``steps.disc_step(real, z)``) reaches a t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -140,14 +140,18 @@ class Batches:
                 return None
         return None
 
-    def eval_before(self, node: cst.CSTNode) -> str | None:
+    def eval_before(self, node: cst.CSTNode, receivers: Collection[str] = ()) -> str | None:
         """``model.eval()`` (or ``.train(False)``) is the last mode switch before ``node`` in
-        its function: evidence sentence, else None."""
+        its function: evidence sentence, else None. ``receivers``: the spellings of the model
+        ``node`` runs, when known; then only its own switches count (``teacher.eval()`` in a
+        distillation loop does not make the student's forward an evaluation)."""
         position = self.values.start(node)
         last: tuple[cst.Call, bool] | None = None
         for start, call, evaluates in self.modes().get(self.values.frame_of(node), []):
             if start >= position:
                 break
+            if receivers and isinstance(call.func, cst.Attribute) and cstutil.code(call.func.value) not in receivers:
+                continue
             last = (call, evaluates)
         if last is not None and last[1]:
             return f"after {cstutil.code(last[0])} at line {self.source.line(last[0])}"

@@ -1,8 +1,9 @@
 """What a module's ``forward`` computes with a submodule and then drops: ``x_v, x_h = layer(x_v,
 x_h)`` in a loop over ``self.res_layers`` with only ``x_h`` read afterwards (PixelCNN: the last
 layer's vertical-stack normalisation then gets no gradient), ``aux = self.aux_head(x)`` never
-read, ``self.probe(x)`` as a statement. The parameters that only produce the dropped value get
-no gradient in that step, so DDP waits for them unless ``find_unused_parameters=True``.
+read, ``self.probe(x)`` as a statement, a distillation teacher called only under
+``torch.no_grad()`` or detached. The parameters that only produce the dropped value get no
+gradient in that step, so DDP waits for them unless ``find_unused_parameters=True``.
 
 A value is dropped when no read of its name follows the assignment in the method (a read later
 in the same loop body, or after the loop, uses it; a read earlier in the loop body belongs to
@@ -14,8 +15,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.batches import NO_GRAD, SET_GRAD
 from ddpify.analysis.callgraph import CallGraph, binding_site
 from ddpify.analysis.modules import is_module_class, registers
+from ddpify.tree.cstutil import code
 
 
 def dropped_outputs(graph: CallGraph, klass: cst.ClassDef, root: str = "forward") -> tuple[str, ...]:
@@ -25,8 +28,9 @@ def dropped_outputs(graph: CallGraph, klass: cst.ClassDef, root: str = "forward"
     if forward is None:
         return ()
     submodules = _registered(graph, klass)
+    teachers = [f"the gradient of self.{a}'s output (it runs without gradients)" for a in _called_without_gradients(graph, klass, forward)]
     if not submodules:
-        return ()
+        return tuple(teachers)
     names = graph.source.of_types_in(forward.body, cst.Name)
     order = {id(n): i for i, n in enumerate(names)}
     loads: dict[str, list[int]] = {}
@@ -58,7 +62,57 @@ def dropped_outputs(graph: CallGraph, klass: cst.ClassDef, root: str = "forward"
             for output in outputs:
                 if output == "_" or not any(i > end for i in loads.get(output, [])):
                     found.append(f"the {output} output of {what}" if several else f"the output of {what}")
-    return tuple(dict.fromkeys(found))
+    return tuple(dict.fromkeys([*found, *teachers]))
+
+
+def _called_without_gradients(graph: CallGraph, klass: cst.ClassDef, forward: cst.FunctionDef) -> list[str]:
+    """Submodules ``forward`` calls only without gradients (``with torch.no_grad(): t =
+    self.t_net(x)``, ``self.t_net(x).detach()``): a teacher's parameters never get a gradient
+    through this module, though they may require one. A submodule is one that ``__init__``
+    builds or is handed (``self.t_net = t_net``)."""
+    submodules = set(_registered(graph, klass)) | _handed_in(graph, klass)
+    inside: list[str] = []
+    outside: set[str] = set()
+    for call in graph.source.of_types_in(forward.body, cst.Call):
+        attribute = _self_attribute(call.func)
+        if attribute not in submodules:
+            continue
+        if _detached(graph, call) or any(isinstance(a, cst.With) and _without_gradients(graph, a) for a in graph.source.ancestors(call)):
+            inside.append(attribute)
+        else:
+            outside.add(attribute)
+    return [a for a in dict.fromkeys(inside) if a not in outside]
+
+
+def _handed_in(graph: CallGraph, klass: cst.ClassDef) -> set[str]:
+    """Attributes ``__init__`` sets to one of its parameters as it is (``self.t_net = t_net``)."""
+    init = next((s for s in klass.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+    if init is None:
+        return set()
+    params = {p.name.value for p in init.params.params}
+    found = set()
+    for attribute, (stores, _) in graph.attributes(klass).items():
+        for store, method in stores:
+            site = binding_site(graph.source, store)
+            if method is init and isinstance(site, cst.Assign) and isinstance(site.value, cst.Name) and site.value.value in params:
+                found.add(attribute)
+    return found
+
+
+def _without_gradients(graph: CallGraph, block: cst.With) -> bool:
+    """``with torch.no_grad():`` (or ``inference_mode``, ``set_grad_enabled(False)``)."""
+    for item in block.items:
+        call = item.item if isinstance(item.item, cst.Call) else None
+        names = graph.source.qualified(call.func if call is not None else item.item)
+        if names & NO_GRAD or (names & SET_GRAD and call is not None and call.args and code(call.args[0].value) == "False"):
+            return True
+    return False
+
+
+def _detached(graph: CallGraph, call: cst.Call) -> bool:
+    """``self.t_net(x).detach()``: nothing computed from the output reaches the parameters."""
+    parent = graph.source.parent(call)
+    return isinstance(parent, cst.Attribute) and parent.value is call and parent.attr.value == "detach"
 
 
 def project_dropped_outputs(graph: CallGraph) -> dict[str, tuple[str, ...]]:

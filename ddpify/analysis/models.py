@@ -16,7 +16,9 @@ resume: ... else: ...``) is one model; two calls of one factory make two.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -24,6 +26,7 @@ import libcst as cst
 from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.dataflow import DataFlow
 from ddpify.analysis.dropped_outputs import dropped_outputs
+from ddpify.analysis.holders import holding_construction
 from ddpify.analysis.modules import (
     DATAPARALLEL,
     LOADS,
@@ -93,6 +96,7 @@ class Model:
     indexed: tuple[str, ...] = ()  # module lists its forward reads at run-time indexes only (``modules.indexed_submodules``)
     dropped: tuple[str, ...] = ()  # submodule outputs its forward drops (``dropped_outputs.dropped_outputs``)
     submodules: tuple[str, ...] | None = None  # all it registers, when known (``modules.registered_submodules``)
+    trained_inside: str | None = None  # the model that keeps it as a submodule and runs it (``holders``)
 
 
 @dataclass
@@ -121,7 +125,28 @@ class ModelFlow:
 
     @functools.cached_property
     def models(self) -> list[Model]:
-        return [self._model(group) for group in self._groups()]
+        models = [self._model(group) for group in self._groups()]
+        held = {m: h for m in models if not m.forward_calls and not m.wraps and (h := holding_construction(self.values, m.occurrences))}
+        while held:  # the holder is claimed with the held model as a part (``holders``), if the training runs it
+            claims = [(call, site, (attribute,)) for m, (call, attribute) in held.items() for site in m.optimizers]
+            self._unknown = []
+            regrouped = [self._model(group) for group in self._groups(claims)]
+            holders = {call: m for m in regrouped for call, _ in held.values() if any(s.node is call for s in m.constructed_at)}
+            running = {m: h for m, h in held.items() if h[0] in holders and holders[h[0]].forward_calls}
+            if running != held:
+                held = running
+                continue
+            return [self._held(m, held, holders) for m in regrouped]
+        return models
+
+    def _held(self, model: Model, held: dict[Model, tuple[cst.Call, str]], holders: dict[cst.Call, Model]) -> Model:
+        """``model`` marked as trained inside its holder, if it is a held one."""
+        call = next((c for m, (c, _) in held.items() if (m.key, m.constructed_at) == (model.key, model.constructed_at)), None)
+        if call is None:
+            return model
+        replaced = dataclasses.replace(model, trained_inside=holders[call].key)
+        self._made[replaced] = self._made[model]
+        return replaced
 
     @property
     def unknown(self) -> tuple[str, ...]:
@@ -154,40 +179,9 @@ class ModelFlow:
             self._placements[model] = found
         return found
 
-    def sometimes_none_input(self, model: Model) -> tuple[str, int] | None:
-        """An argument of a training forward (``model(x_t, t, labels)``) that the loop around
-        it sets to None under a condition first (``if np.random.random() < 0.1: labels =
-        None``, classifier-free guidance): a model that then skips the layers using it gives
-        them no gradient on those steps, and the ranks skip on different steps. The argument
-        and the line of ``= None``."""
-        spellings = {model.key, *model.references}
-        for call in self.source.of_types(cst.Call):
-            if cstutil.code(call.func) not in spellings or not self.dataflow.on_training_path(call):
-                continue
-            loop = next((a for a in self.source.ancestors(call) if isinstance(a, (cst.For, cst.While))), None)
-            if loop is None:
-                continue
-            arguments = {cstutil.code(a.value) for a in call.args if isinstance(a.value, cst.Name)}
-            for assign in self.source.of_types_in(loop, cst.Assign):
-                target = cstutil.code(assign.targets[0].target) if len(assign.targets) == 1 else None
-                if target not in arguments or cstutil.code(assign.value) != "None":
-                    continue
-                line = self.source.line(assign)
-                if line < self.source.line(call) and self._conditional_in(assign, loop):
-                    return target, line
-        return None
-
-    def _conditional_in(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
-        """``node`` sits under an ``if`` inside ``loop``."""
-        for ancestor in self.source.ancestors(node):
-            if ancestor is loop:
-                return False
-            if isinstance(ancestor, cst.If):
-                return True
-        return False
-
     # ------------------------------------------------------------------ discovery
-    def _groups(self) -> list[_Group]:
+    def _groups(self, held: Sequence[tuple[cst.BaseExpression, Site | None, tuple[str, ...]]] = ()) -> list[_Group]:
+        """``held``: holders claimed for the models they keep (``holders``)."""
         groups: list[_Group] = []
         claims: list[tuple[cst.BaseExpression, Site | None, tuple[str, ...]]] = []
         for optimizer in self.optimizers.calls:
@@ -199,8 +193,10 @@ class ModelFlow:
                 )
             claims += [(owner, self._site(optimizer), parts) for owner, parts in owners]
         claims += [(argument, None, ()) for argument in self.optimizers.wrapped]
+        claims += held
         for reference, stepped, parts in claims:
-            origins = self.values.origins(reference, inner=model_inner)
+            found = self.values.origins(reference, inner=model_inner)
+            origins = [o for o in found if o.known or not self._never_passed(o)] or found  # all of them where none runs
             segments = [segment for origin in origins for segment in _segments(origin)]
             anchors = {(start, slot) for start, slot, _, last in segments if last}
             group = next((g for g in groups if g.anchors & anchors), None)
@@ -208,7 +204,8 @@ class ModelFlow:
                 group = _Group(set(), [], [], [], [], [])
                 groups.append(group)
             group.anchors |= anchors
-            group.keys.append(spelling(reference) or cstutil.code(reference)[:40])
+            named = spelling(reference) or ("" if any(reference is c for c, _, _ in held) else cstutil.code(reference)[:40])
+            group.keys.append(named)  # a holder is named where it is used
             group.optimizers += [stepped] if stepped is not None else []
             group.parts += [p for p in parts if p not in group.parts]
             group.origins += [o for o in origins if o not in group.origins]
@@ -268,8 +265,9 @@ class ModelFlow:
                 made_at.append(start if slot is None else flow.occurrences[0].node)
         class_def = next((k for c in constructions if isinstance(c, cst.Call) and (k := self.values.class_called(c)) is not None), None)
         uses = _Uses()
+        references = tuple(dict.fromkeys(s for o in occurrences.values() if (s := spelling(o.node)) is not None))
         for occurrence in occurrences.values():
-            self._classify(occurrence.node, class_def, uses)
+            self._classify(occurrence.node, class_def, uses, references)
         bypasses = self._bypasses(uses)
         routed = {b: forwards for b in bypasses if (forwards := self._routed(b, class_def))}
         forwarding = {self.source.enclosing_function(site.node) for site in uses.forwards}
@@ -288,7 +286,6 @@ class ModelFlow:
             dropped = next((h.dropped_outputs for h in helpers if h.dropped_outputs), ())
             known = {h.submodules for h in helpers}
             submodules = known.pop() if len(constructions) == len(helpers) and len(known) == 1 else None
-        references = tuple(dict.fromkeys(s for o in occurrences.values() if (s := spelling(o.node)) is not None))
         model = Model(
             key=_outside_name(group.keys[0], references),
             references=references,
@@ -323,8 +320,8 @@ class ModelFlow:
         helper = self.source.project_call(call)
         return helper.unused_submodules if helper is not None else ()
 
-    def _classify(self, node: cst.CSTNode, class_def: cst.ClassDef | None, uses: _Uses) -> None:
-        """What one expression holding the model does with it."""
+    def _classify(self, node: cst.CSTNode, class_def: cst.ClassDef | None, uses: _Uses, references: tuple[str, ...]) -> None:
+        """What one expression holding the model (spelled as ``references``) does with it."""
         parent = self.source.parent(node)
         inside = class_def is not None and self.values.inside(node, class_def)  # the model's own code
         inner = unwrapped(self.source, node)
@@ -340,14 +337,14 @@ class ModelFlow:
                 return
             if not inside and chain[0] not in MODULE_API:
                 uses.own.append(Bypass(parent, self.source.line(parent), chain[0], inner, call is not None))
-            if inside or call is None or not self._trains(call):
+            if inside or call is None or not self._trains(call, references):
                 return
             elif chain == ["forward"] and not inner:
                 uses.forwards.append(self._site(call))
             elif self._own_call(chain, class_def):
                 uses.bypasses.append(Bypass(call, self.source.line(call), ".".join(chain), inner))
         elif isinstance(parent, cst.Call) and parent.func is node:
-            if inside or not self._trains(parent):
+            if inside or not self._trains(parent, references):
                 return
             if inner:
                 uses.bypasses.append(Bypass(parent, self.source.line(parent), "forward", True))
@@ -391,10 +388,12 @@ class ModelFlow:
             return ()  # run whole as the wrapper's forward instead (``called_through_wrapper``)
         return routable_forwards(self.values, class_def, bypass.method)
 
-    def _trains(self, call: cst.Call) -> bool:
-        """On the training path, with gradients (not under no_grad, not after ``.eval()``)."""
+    def _trains(self, call: cst.Call, references: tuple[str, ...]) -> bool:
+        """On the training path, with gradients (not under no_grad, not after its own ``.eval()``)."""
         batches = self.dataflow.batches
-        return self.dataflow.on_training_path(call) and batches.no_grad_around(call) is None and batches.eval_before(call) is None
+        return (
+            self.dataflow.on_training_path(call) and batches.no_grad_around(call) is None and batches.eval_before(call, references) is None
+        )
 
     def _own_call(self, chain: list[str], klass: cst.ClassDef | None) -> bool:
         """``model.encode(...)``, ``model.encoder(...)``, ``model.x.forward(...)``: the model's
@@ -418,6 +417,13 @@ class ModelFlow:
         if isinstance(parent, cst.AnnAssign):
             return True
         return isinstance(parent, cst.Assign) and all(isinstance(t.target, (cst.Name, cst.Attribute)) for t in parent.targets)
+
+    def _never_passed(self, origin: Origin) -> bool:
+        """A parameter of a function nothing runs (``Source.never_runs``): no model comes from it
+        beside one that does (where every origin is such, the code is a library's, kept as is)."""
+        site = binding_site(self.source, origin.node)
+        function = self.source.enclosing_function(site) if isinstance(site, cst.Param) else None
+        return function is not None and self.source.never_runs(function)
 
     def _unknown_origin(self, origin: Origin) -> str:
         node = origin.node
@@ -452,7 +458,7 @@ class _Uses:
 def _outside_name(key: str, references: tuple[str, ...]) -> str:
     """The model's name where it is used, not ``self`` of its own class (``Adam(self.parameters())``
     in ``__init__`` names the model ``self``; the script calls it ``model``)."""
-    if key != "self":
+    if key not in ("self", ""):
         return key
     return next((r for r in references if r != "self"), key)
 

@@ -245,6 +245,14 @@ class Project:
         assert self._path is not None
         return project_files.importers_upto(Path(self._path))
 
+    def may_be_called_elsewhere(self, name: str) -> bool:
+        """Whether a project file that imports this one (five imports up) may call a function
+        or method named ``name``: its text names it. A file with a path but no project reading
+        (depth 0) may be called by anything; a source without a file by nothing."""
+        if self._path is None or not Path(self._path).is_file():
+            return False
+        return self.depth <= 0 or any(name in text for _, text in self._importers_upto)
+
     def passed_elsewhere(self, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
         """What the project's files that import this one pass ``callee``'s ``parameter`` (see
         ``Outside``); None when none of them calls it or one call cannot be read."""

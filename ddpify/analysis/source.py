@@ -141,6 +141,22 @@ class Source:
             self._call_sites[function] = found
         return found
 
+    def never_runs(self, function: cst.FunctionDef) -> bool:
+        """Nothing can run ``function``: this file neither calls nor mentions it, it is not
+        decorated or nested, a method belongs to a class with no base to call it (and no
+        ``getattr`` computes a name), and no project file importing this one names it. Its
+        parameters bring in no value (``Trainer.standard_train(self, model, ...)``, never
+        called, only forwarding to ``self.train(model, ...)``)."""
+        if function.decorators or self.enclosing_function(function) is not None or self.call_sites(function) or self.mentions_of(function):
+            return False
+        if self.is_method(function):
+            klass = self.enclosing_class(function)
+            if klass is None or any(cstutil.code(b.value) != "object" for b in klass.bases) or function.name.value.startswith("__"):
+                return False
+            if any(len(c.args) > 1 and not isinstance(c.args[1].value, cst.SimpleString) for c in self.calls_by_callee.get("getattr", [])):
+                return False
+        return not self.project.may_be_called_elsewhere(function.name.value)
+
     @functools.cached_property
     def _plain_functions(self) -> dict[tuple[cst.FunctionDef | None, str], list[cst.FunctionDef]]:
         """The functions that are no methods, by the function they are nested in (None: the

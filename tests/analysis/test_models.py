@@ -818,3 +818,55 @@ def test_an_optimizer_a_model_of_another_file_builds_on_self_is_reported() -> No
     )
     [(step, made)] = models.optimizers.stepped_elsewhere()
     assert (code(step), code(made)) == ("self.optimizer.step()", "model.configure_optimizers(config)")
+
+
+# ---------------------------------------------------------------- models trained inside another module
+_HOLDER = """
+import torch
+import torch.nn as nn
+from engine import fit
+
+
+class {holder}(nn.Module):
+    def __init__(self, {inner}, teacher):
+        super().__init__()
+        self.{attribute} = {inner}
+        self.teacher = teacher
+
+    def forward(self, x):
+        with torch.no_grad():
+            target = self.teacher(x)
+        return ((self.{attribute}(x) - target) ** 2).mean()
+
+
+{inner} = nn.Linear(4, 4)
+teacher = nn.Linear(4, 4)
+held = {holder}({inner}, teacher)
+opt = torch.optim.SGD({inner}.parameters(), lr=0.1)
+{training}
+"""
+_RUN_HOLDER = """
+for x in loader:
+    loss = held(x)
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("holder", "inner", "attribute"), [("Distiller", "s_net", "s_net"), ("ModelWithLoss", "model", "model"), ("Pair", "student", "net")]
+)
+def test_a_model_run_only_by_the_module_holding_it_trains_inside_it(holder: str, inner: str, attribute: str) -> None:
+    models = flow(_HOLDER.format(holder=holder, inner=inner, attribute=attribute, training=_RUN_HOLDER)).models
+    by_key = {m.key: m for m in models}
+    assert by_key[inner].trained_inside == "held"
+    assert by_key["held"].parts == (attribute,)  # the optimizer steps that part of the holder
+    assert by_key["held"].dropped == ("the gradient of self.teacher's output (it runs without gradients)",)
+
+
+def test_a_holder_the_training_never_runs_is_no_model() -> None:
+    """The model trains through code of another file; the module keeping it is never called:
+    the model stays as it was (its origin and placement decide), the holder is not claimed."""
+    models = flow(_HOLDER.format(holder="Tracker", inner="net", attribute="net", training="fit(net, opt, loader)")).models
+    assert [m.key for m in models] == ["net"]
+    assert models[0].trained_inside is None

@@ -1,6 +1,7 @@
 """Issue 20, class 4 (unseen20k's pixelcnn_main): a forward that computes a value with a
 submodule and drops it leaves the parameters that only produce it without a gradient, so the
-wrap gets ``find_unused_parameters=True``. Spellings: a head's output assigned and never read,
+wrap gets ``find_unused_parameters=True``. So does a distillation teacher the forward runs only
+without gradients (under ``no_grad`` or ``set_grad_enabled(False)``, or detached). Spellings: a head's output assigned and never read,
 a submodule called as a statement, ``_`` for one output of a project-class block, one stream of
 a loop over a module list kept after the loop. Not dropped: outputs read later (also later in
 the same loop body), and the extra outputs of a ``torch.nn`` module (an LSTM's hidden state is
@@ -55,7 +56,22 @@ _DROPPED = {
     "one output of a block as _": (_BLOCK, "        h, _ = self.block(x, x)\n        return self.head(h)"),
     "one stream after a loop": (_LAYERS, "        v, h = x, x\n        for layer in self.layers:\n            v, h = layer(v, h)\n        return self.head(h)"),
 }
+_TEACHER = _BODY + "\n        self.teacher = nn.Linear(8, 8)"
+_DROPPED.update(
+    {
+        "a teacher under no_grad": (_TEACHER, "        with torch.no_grad():\n            t = self.teacher(x)\n        return self.head(self.body(x) + t)"),
+        "a detached teacher": (_TEACHER, "        t = self.teacher(x).detach()\n        return self.head(self.body(x) - t)"),
+        "a teacher under set_grad_enabled(False)": (
+            _TEACHER,
+            "        with torch.set_grad_enabled(False):\n            t = self.teacher(x)\n        return self.head(self.body(x) * t)",
+        ),
+    }
+)
 _KEPT = {
+    "a teacher also run with gradients": (
+        _TEACHER,
+        "        with torch.no_grad():\n            t = self.teacher(x)\n        return self.head(self.teacher(self.body(x)) + t)",
+    ),
     "both outputs read later": (_BLOCK, "        h, g = self.block(x, x)\n        return self.head(h + g)"),
     "read later in the loop body": (
         _LAYERS,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.optional_inputs import sometimes_none_input
 from ddpify.check.calls import is_true
 from ddpify.check.rule import Invalid, Rule
 from ddpify.check.wraps import is_ddp_wrap
@@ -109,4 +110,6 @@ model = DDP(model, device_ids=[rank], find_unused_parameters=True)
             return False
         models = self.file.facts.analysis.models
         model = models.model_of(wrap.args[0].value)
-        return model is not None and bool(model.possibly_unused or model.parts or models.sometimes_none_input(model))
+        return model is not None and bool(
+            model.possibly_unused or model.parts or sometimes_none_input(models.dataflow, {model.key, *model.references})
+        )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpify.analysis.models import Model
+from ddpify.analysis.optional_inputs import sometimes_none_input
 from ddpify.convert import rewrites
 from ddpify.convert.fact_types import Facts, NodeRewrite
 from ddpify.convert.record import Recording
@@ -78,7 +79,7 @@ def unused_parameters(recording: Recording, facts: Facts, model: Model, name: st
     elif model.parts and (model.submodules is None or not set(model.submodules) <= set(model.parts)):
         parts = ", ".join(f"{name}.{p}" for p in model.parts)
         why = f"only {parts} of {name} {'reaches' if len(model.parts) == 1 else 'reach'} the optimizer, so its other parameters may get no gradients"
-    elif (emptied := recording.analysis.models.sometimes_none_input(model)) is not None:
+    elif (emptied := sometimes_none_input(recording.analysis.models.dataflow, {model.key, *model.references})) is not None:
         argument, line = emptied
         why = (
             f"{argument} is set to None on some steps (line {line}) before {name}'s forward gets it: a model that skips the "

@@ -27,6 +27,7 @@ from ddpify.convert.planners import constructor_wraps, container_wraps, wrap_opt
 from ddpify.convert.planners.wrap_options import ON_RANK_DEVICE
 from ddpify.convert.record import Recording
 from ddpify.convert.rewrites import RT
+from ddpify.findings import Change
 from ddpify.tree.cstutil import code, is_simple_reference
 
 # (body, index of the statement the wrap follows, key) -> (anchor, "before" | "after")
@@ -58,6 +59,14 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
     values = flow.values
     if already_wrapped(recording, model):
         return None  # ddpify.prepare_model / DDP already: a converted or distributed script
+    if model.trained_inside is not None:
+        why = (
+            f"{key} trains inside {model.trained_inside} (its forward runs {key}): the wrap of {model.trained_inside} averages "
+            f"{key}'s gradients, so {key} is not wrapped on its own (a wrapper of its own would never run)"
+        )
+        facts.changes.append(Change(_line(recording, model), why))
+        facts.model_keys.discard(key)  # a plain module: nothing to unwrap
+        return None
     called_parts = {b.method for b in model.bypasses} & set(model.parts)
     if called_parts and not model.forward_calls and model.class_def is None:  # engine.model(x): a part is the model
         part = f"{model.key}.{sorted(called_parts)[0]}"
