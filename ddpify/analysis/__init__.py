@@ -128,6 +128,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.collectives import module_collectives
     from ddpify.analysis.distributed_code import distributed_classes, distributed_functions, joining_functions
     from ddpify.analysis.flag_setters import flag_setters
+    from ddpify.analysis.keyed_results import keying_parameters
     from ddpify.analysis.launch_args import local_rank_declarers, local_rank_replacers
     from ddpify.analysis.loggers import cache_writers, file_writer_classes, module_console_loggers, path_makers, writer_factories
     from ddpify.analysis.module_classes import class_facts, unused_submodules_of
@@ -209,6 +210,10 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
         key = function.name.value if owner is None else f"{owner.name.value}.{function.name.value}"
         if key in helpers and source.enclosing_function(function) is None:
             helpers[key] = dataclasses.replace(helpers[key], returns_metrics=slots)
+    for function in tops:  # evaluate(model, ..., data_loader, ...) keeping predictions by image id
+        keying = keying_parameters(source, function)
+        if keying and function.name.value in helpers:
+            helpers[function.name.value] = dataclasses.replace(helpers[function.name.value], keys_batches=keying)
     for function in ordering:  # a class one of whose methods orders a set: building it may run that
         owner = source.enclosing_class(function)
         if owner is not None and source.enclosing_class(owner) is None and source.enclosing_function(owner) is None:

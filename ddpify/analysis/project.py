@@ -103,7 +103,9 @@ class Helper:
     itself or through the module's functions it calls, or for a class one of its methods does
     (``ddpify.analysis.set_orders``). ``returns_metrics``, the elements of its result (-1: the whole)
     that carry a running loss or accuracy its own training loop accumulates, unreduced
-    (``ddpify.analysis.running_metrics``).
+    (``ddpify.analysis.running_metrics``). ``keys_batches``, the positions of the parameters whose
+    batches one of its loops stores under a key read from the batch (predictions by image id:
+    ``ddpify.analysis.keyed_results``).
     Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
@@ -141,6 +143,7 @@ class Helper:
     reads_names: tuple[int, ...] = ()
     library_object: bool = False
     returns_metrics: tuple[int, ...] = ()
+    keys_batches: tuple[int, ...] = ()
     writes_cache: bool = False
     wraps_ddp: bool = False
     redirects_stdout: bool = False

@@ -2,9 +2,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.batches import loader_step
 from ddpify.analysis.dataflow import Role
+from ddpify.analysis.keyed_results import keyed_by_batch
+from ddpify.analysis.ranks import LEAD, REST
 from ddpify.analysis.role_hints import is_eval_name, is_train_name
-from ddpify.check.calls import every_call, is_false, is_true, keyword_value, runtime_function
+from ddpify.check.calls import is_false, is_true, keyword_value, runtime_function
+from ddpify.check.metric_loops import unreduced_here
 from ddpify.check.places import assigned_to
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names
@@ -15,10 +19,7 @@ SAMPLER = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.di
 
 class PaddedEvalSampler(Rule):
     code = "DDP015"
-    opt_in = (
-        "Whether padding harms depends on the evaluator: the DETR-family COCO evaluators merge predictions by "
-        "image id and drop the duplicates, which the rule cannot see; it was wrong there on real code."
-    )
+    default = True
     name = "padded-eval-sampler"
     message = (
         "DistributedSampler on an evaluation set without drop_last=True pads it by repeating samples "
@@ -39,7 +40,13 @@ class PaddedEvalSampler(Rule):
         "loader not named for training whose batches do not reach backward(). Report only."
     )
     fix_notes = "No automatic fix."
-    false_positives = "Evaluators that merge predictions by sample id (the DETR-family COCO evaluator), which removes the padding duplicates; scripts that accept the padding knowingly (a printed warning)."
+    false_positives = (
+        "Not reported: loops that keep each sample's result under a key read from its batch (predictions by image id, "
+        "in the file or in the project function the loader is handed to, such as the DETR-family COCO evaluation), "
+        "and loops only rank 0 runs (the padding goes to the last ranks). Still reported: evaluators of other files "
+        "this one cannot read that merge by id; scripts that accept the padding knowingly; a loader built on a path "
+        "no caller takes."
+    )
     valid = (
         """\
 import torch.distributed as dist
@@ -75,8 +82,48 @@ import ddpify.runtime as ddpify
 
 val_loader = ddpify.distributed_loader(val_set, batch_size=64, only_when_training=True)  # whole on evaluation passes
 """,
+        """\
+import torch
+from torch.utils.data import DataLoader, DistributedSampler
+
+val_loader = DataLoader(val_set, batch_size=64, sampler=DistributedSampler(val_set, shuffle=False))
+predictions = {}
+for images, image_ids in val_loader:  # a repeated image overwrites its own entry
+    for i, output in enumerate(model(images)):
+        predictions[int(image_ids[i])] = output
+""",
+        """\
+import torch
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def evaluate(model, loader, evaluator):
+    for samples, targets in loader:
+        results = model(samples)
+        evaluator.update({t["image_id"].item(): r for t, r in zip(targets, results)})
+
+
+def main(rank):
+    val_sampler = DistributedSampler(val_set, shuffle=False)
+    evaluate(model, DataLoader(val_set, batch_size=2, sampler=val_sampler), evaluator)
+""",
     )
     invalid = (
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+val_loader = DataLoader(val_set, batch_size=64, sampler=DistributedSampler(val_set, shuffle=False))
+losses = {}
+for step, (images, labels) in enumerate(val_loader):  # a batch counter is no sample's key
+    losses[step] = criterion(model(images), labels).item()
+    log({name: value for name, value in metrics(images, labels).items()})
+gathered = [None] * dist.get_world_size()
+dist.all_gather_object(gathered, losses)
+"""
+        ),
         Invalid(
             """\
 import torch.distributed as dist
@@ -104,17 +151,6 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
         ),
     )
 
-    def __init__(self, file) -> None:
-        super().__init__(file)
-        self._loaders_of: dict[str, list[cst.Call]] = {}  # loaders by the sampler variable they receive
-
-    def visit_Module(self, node: cst.Module) -> None:
-        for call in every_call(node):
-            if self.qualified(call) & names.DATALOADER:
-                sampler = keyword_value(call, "sampler")
-                if sampler is not None:
-                    self._loaders_of.setdefault(code(sampler), []).append(call)
-
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualified(node) & SAMPLER:
             self._check_sampler(node)
@@ -128,15 +164,15 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
         target = assigned_to(self, call)
         if target is not None:
             labels.append(target)
-            for loader in self._loaders_of.get(target, []):
-                labels.extend(filter(None, [assigned_to(self, loader), _dataset(loader)]))
-        receiving = self._loader_receiving(call)
-        if receiving is not None:
-            labels.extend(filter(None, [assigned_to(self, receiving), _dataset(receiving)]))
+        loaders = self._loaders_given(call)
+        for loader in loaders:
+            labels.extend(filter(None, [assigned_to(self, loader), _dataset(loader)]))
         dataset = _dataset(call)
         if dataset is not None:
             labels.append(dataset)
         evaluation = [label for label in labels if is_eval_name(label)]
+        if (evaluation or is_false(keyword_value(call, "shuffle"))) and self._padding_harmless(loaders):
+            return
         if evaluation:
             self.report(
                 call,
@@ -148,13 +184,61 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
                 "DistributedSampler with shuffle=False (an evaluation set?) and no drop_last=True pads it with repeated samples, which the metrics count twice",
             )
 
-    def _loader_receiving(self, sampler: cst.Call) -> cst.Call | None:
-        arg = self.parent(sampler)
-        if isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "sampler":
-            call = self.parent(arg)
-            if isinstance(call, cst.Call) and self.qualified(call) & names.DATALOADER:
-                return call
-        return None
+    def _padding_harmless(self, loaders: list[cst.Call]) -> bool:
+        """The repeated samples count once: every loop over the loaders (here, in the file's
+        functions they are handed to, or in a project function) keeps each sample's result
+        under a key read from its batch (predictions by image id: ``keyed_results``), runs on
+        rank 0 only, or combines nothing across ranks (the padding goes to the last ranks, and
+        rank 0 reads its own shard: that is DDP014's finding, one line one finding)."""
+        analysis = self.file.analysis
+        source, context = analysis.source, analysis.context
+        loops: list[cst.For] = []
+        values = analysis.dataflow.values
+        starts: list[cst.CSTNode] = list(loaders)
+        entered: set[cst.CSTNode] = set()
+        while starts:
+            for occurrence in values.flow(starts.pop(), outer=loader_step).occurrences:
+                parent = source.parent(occurrence.node)
+                if isinstance(parent, cst.WithItem) and parent.asname is not None and isinstance(parent.asname.name, cst.Name):
+                    if parent.asname.name not in entered:
+                        entered.add(parent.asname.name)
+                        starts.append(parent.asname.name)  # with tqdm(loader) as bar: for batch in bar
+                elif isinstance(parent, cst.For) and parent.iter is occurrence.node:
+                    loops.append(parent)
+                elif isinstance(parent, cst.Arg) and isinstance(call := source.parent(parent), cst.Call):
+                    helper = source.project_call(call)
+                    if helper is not None and call.args.index(parent) in helper.keys_batches:
+                        return True  # detr's evaluate(model, ..., data_loader_val, ...) keys by image id
+        return bool(loops) and all(
+            keyed_by_batch(source, loop) or not context.ranks(loop).may & (LEAD | REST) or self._never_combined(loop) for loop in loops
+        )
+
+    def _never_combined(self, loop: cst.For) -> bool:
+        """Nothing the loop's function reaches, or its callers, combines values across ranks
+        (``metric_loops.unreduced_here``), and neither its function nor the file's functions that
+        one calls run a project helper that uses the process group (``utils.torch_dist_sum``,
+        ``get_cpu_stats_over_ranks`` may reduce where no name says so)."""
+        source = self.file.analysis.source
+        function = source.enclosing_function(loop)
+        if function is None or not unreduced_here(self, loop):
+            return False
+        values = self.file.analysis.dataflow.values
+        reached = [function, *(f for c in source.of_types_in(function, cst.Call) for f, _ in values.callees(c))]  # eval_step(...)
+        calls = [c for f in dict.fromkeys(reached) for c in source.of_types_in(f, cst.Call)]
+        return not any((h := source.project_call(c)) is not None and h.distributed for c in calls)
+
+    def _loaders_given(self, sampler: cst.Call) -> list[cst.Call]:
+        """The DataLoaders the sampler reaches as ``sampler=`` (through the variables that hold
+        it, in its own scope: a ``sampler`` of another function is another sampler)."""
+        source = self.file.analysis.source
+        found: list[cst.Call] = []
+        for occurrence in self.file.analysis.dataflow.values.flow(sampler).occurrences:
+            arg = source.parent(occurrence.node)
+            if isinstance(arg, cst.Arg) and arg.value is occurrence.node and arg.keyword is not None and arg.keyword.value == "sampler":
+                call = source.parent(arg)
+                if isinstance(call, cst.Call) and self.qualified(call) & names.DATALOADER and call not in found:
+                    found.append(call)
+        return found
 
     def _check_runtime_loader(self, call: cst.Call) -> None:
         if is_true(keyword_value(call, "only_when_training")):
