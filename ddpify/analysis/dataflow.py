@@ -4,8 +4,8 @@
 A batch source is a ``DataLoader(...)`` (one per literal key when built in a dict
 comprehension), an iterator the file defines (a class with ``__iter__``/``__next__``, a
 generator, a ``get_batch()`` that slices data, a prefetcher: ``handouts``), random index
-sampling that selects data (``data[torch.randint(...)]``), or anything else a training loop
-iterates. Its batches are followed (``Values.flow``) into loops, ``next()``, the file's
+sampling that selects data (``data[torch.randint(...)]``), a project object whose method hands
+out the training batches, or anything else a training loop iterates. Its batches are followed (``Values.flow``) into loops, ``next()``, the file's
 functions, ``self.`` attributes and containers. A loop TRAINS when a value computed from its
 batch reaches ``.backward()`` (also in a function it hands the batch to); it EVALUATES under
 ``no_grad``/``inference_mode`` or after ``.eval()``, with no backward. A source is TRAIN when
@@ -29,7 +29,7 @@ from ddpify.analysis.batches import (
     loader_inner,
     loader_step,
 )
-from ddpify.analysis.handouts import handing_out
+from ddpify.analysis.handouts import handing_out, project_object_handing_out
 from ddpify.analysis.loops import drawn_for_a_split
 from ddpify.analysis.role_hints import name_hint
 from ddpify.analysis.source import Source
@@ -246,6 +246,11 @@ class DataFlow:
                     found.append(self._source(Kind.CUSTOM_ITERATOR, batch, consumers, [], None))
                     known_nodes.append(batch)
                     break
+                maker = project_object_handing_out(self.values, assign.value, known_nodes)
+                if maker is not None and (use := self._single(maker[0], ())).use is Use.TRAINING:  # obj.get_batch()
+                    found.append(self._source(Kind.UNKNOWN, maker[1], [use], [(Occurrence(maker[1]), None)], None, maker[2]))
+                    known_nodes.append(maker[1])
+                    break
         return found
 
     def _taken_by_next(self, loop: cst.For | cst.While, made_here: list[tuple[cst.CSTNode, Slot]]) -> list[BatchSource]:
@@ -457,18 +462,8 @@ class DataFlow:
         names = tuple(dict.fromkeys(n for o in held if (n := held_spelling(o, key)) is not None))
         hinted, hint_reason = name_hint(names, key, node)
         hint = Role(hinted) if hinted is not None else None
-        found = BatchSource(
-            node,
-            kind,
-            role,
-            evidence + note,
-            self.source.line(node),
-            tuple(consumers),
-            None if key == ANY else key,
-            names,
-            hint,
-            hint_reason,
-        )
+        line, key = self.source.line(node), None if key == ANY else key
+        found = BatchSource(node, kind, role, evidence + note, line, tuple(consumers), key, names, hint, hint_reason)
         for occurrence, _ in flows:
             self._by_node.setdefault(occurrence.node, []).append(found)
         for name in names:

@@ -62,3 +62,23 @@ def _on_self(node: cst.Attribute) -> bool:
 def _body(function: cst.FunctionDef) -> list[cst.CSTNode]:
     body = function.body
     return list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+
+
+def project_object_handing_out(
+    values: Values, value: cst.BaseExpression, known: Sequence[cst.CSTNode]
+) -> tuple[cst.Call, cst.Call, str] | None:
+    """``train_dataset.get_batch()`` with ``train_dataset`` made once by a class (or function)
+    of the project's modules (``Batch_Balanced_Dataset(opt)``, which keeps DataLoaders and
+    takes the next batch of each): the call, the construction that made the object (not one of
+    ``known``) and a note for the report. The batches come from what that object keeps, which
+    this file does not show."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute) or not isinstance(value.func.value, cst.Name):
+        return None
+    if values.callees(value):
+        return None
+    origins = values.origins(value.func.value)
+    made = origins[0].node if len(origins) == 1 and origins[0].known else None
+    if not isinstance(made, cst.Call) or made in known or values.source.project_call(made) is None:
+        return None
+    note = f"; it comes from {cstutil.code(value)[:50]} of an object made by {cstutil.code(made.func)}() of another file"
+    return value, made, note

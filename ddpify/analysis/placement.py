@@ -8,7 +8,8 @@ call that stored ``x`` (an interval). Times are compared only where they are ord
 The events are the model's constructions, moves and loads before its first use on the
 training path or its wrap (the "stop"). The last event decides the frame; when that frame
 only borrows the model (a function it is passed to, which does not keep it on ``self``), the
-call that lent it stands for the event. The wrap goes after the statement that holds the event
+call that lent it stands for the event, unless the model also trains inside that call (``def
+train(model, ...): model = model.to(device)`` then the loop): the wrap then goes in there. The wrap goes after the statement that holds the event
 in the innermost block holding every expression of the model in that frame before the stop,
 so that it runs on every path (after the whole ``if`` that moves the model in one branch).
 Anything that cannot be ordered, or a statement that would also train, gives UNKNOWN with the
@@ -105,7 +106,13 @@ def last_placement(
     occurrence, _ = before[event]
     anchor: cst.CSTNode = event
     trail = occurrence.trail
-    while (call := values.entered_through(trail)) is not None and not _kept(values, occurrences, values.frame_of(anchor)):
+    trails = {id(o.node): o.trail for o, _ in when.values()}
+    training_calls = {call for n, _ in stops for call in _open_calls(trails.get(id(n), ()))}
+    while (
+        (call := values.entered_through(trail)) is not None
+        and not _kept(values, occurrences, values.frame_of(anchor))
+        and call not in training_calls  # train(model, ...) moves it, then trains it: the wrap goes in there
+    ):
         anchor = call
         trail = trail[: max(i for i, e in enumerate(trail) if e.kind == "enter" and e.site is call)]
     frame = values.frame_of(anchor)
@@ -125,6 +132,18 @@ def last_placement(
             statement, anchor, f"after {cstutil.code(anchor)[:60]} at line {source.line(anchor)}{where}, which runs {described}"
         )
     return Placement(statement, anchor, f"after {described}{where}{wrapped}")
+
+
+def _open_calls(trail: Sequence[Edge]) -> list[cst.CSTNode]:
+    """The calls a trail is still inside at its end (entered and not returned from): the frames
+    a use of the model runs in (``place(net)`` returned before ``Trainer(net).fit()`` is none)."""
+    stack: list[cst.CSTNode] = []
+    for edge in trail:
+        if edge.kind == "enter":
+            stack.append(edge.site)
+        elif edge.kind == "return" and stack:
+            stack.pop()
+    return stack
 
 
 def _time(values: Values, occurrence: Occurrence) -> tuple[tuple, Time] | None:

@@ -96,7 +96,8 @@ class HelperLoader:
         else:
             note = (
                 f"{self.key} is {self.origin} and trained on here: {statement} rebuilds it with a DistributedSampler at run "
-                "time if it is a plain DataLoader; another batch iterator has each batch cut across the ranks"
+                "time if it is a plain DataLoader; another batch iterator has each batch cut across the ranks; an object "
+                "that keeps DataLoaders (and iterators over them) has them sharded in place"
             )
         given = keyword_value(self.call, "batch_size") if self.call is not None else None
         if isinstance(given, cst.Integer) and int(given.value) == 1 and not per_process_batch:

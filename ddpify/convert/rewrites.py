@@ -255,8 +255,10 @@ def rank_zero_save(call: cst.Call, *, wait: bool = True) -> cst.Call:
 
 
 def with_map_location(call: cst.Call) -> cst.Call | None:
-    """``torch.load(p)`` → ``torch.load(p, map_location=ddpify.device())``; None if not possible."""
-    if len(call.args) >= 2 or has_keyword(call, "map_location") or any(a.star for a in call.args):
+    """``torch.load(p)`` (also ``torch.load(p, weights_only=False)``) → ``torch.load(p, ...,
+    map_location=ddpify.device())``; None if not possible."""
+    positional = [a for a in call.args if a.keyword is None]
+    if len(positional) >= 2 or has_keyword(call, "map_location") or any(a.star for a in call.args):  # (f, map_location, ...)
         return None
     location = keyword("map_location", snippets.expression("map_location", rt=RT))
     return call.with_changes(args=appended(call, location))

@@ -26,6 +26,7 @@ from ._batches import ShardedBatches, reiterable_batches
 from ._env import detect_env
 from ._full_batches import keep_batches_full
 from ._guard import call_site, training_now
+from ._held_loaders import shard_held
 from ._loader_arguments import DATALOADER_SIGNATURE, extra_state, loader_arguments, rebuildable
 from ._process_group import is_main_process, rank, world_size
 
@@ -347,6 +348,8 @@ def shard(loader: Any, *, per_process_batch: bool = False, only_when_training: b
     if not rebuildable(loader):
         if reiterable_batches(loader):
             return ShardedBatches(loader, only_when_training=only_when_training)  # a project's own batch iterator
+        if shard_held(loader, lambda held: shard(held, per_process_batch=per_process_batch)):
+            return loader  # an object that keeps loaders and hands out their batches: sharded in place
         _warn_once(
             f"ddpify.shard: a {type(loader).__name__} is not a plain torch DataLoader and cannot be "
             "rebuilt without changing it; every rank reads all of its data. Give it "

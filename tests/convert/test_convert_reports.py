@@ -46,7 +46,7 @@ def test_helper_loader_from_another_file_is_reported_with_line_and_reason():
         7,
         "train_loader is built in another file (get_loaders()) and trained on here: train_loader = ddpify.shard(train_loader) "
         "rebuilds it with a DistributedSampler at run time if it is a plain DataLoader; another batch iterator has each batch cut across "
-        "the ranks",
+        "the ranks; an object that keeps DataLoaders (and iterators over them) has them sharded in place",
     ) in whats
     assert (7, "val_loader is not trained on in this file (named val_loader): left unsharded, every rank evaluates the full set") in whats
     assert "val_loader = ddpify.shard" not in result.output

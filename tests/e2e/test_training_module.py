@@ -215,3 +215,20 @@ def test_training_two_modules_deep_is_converted_with_the_module_between(tmp_path
     assert run.stdout.count("final loss") == 1
     run_script(tmp_path / "main_ddp.py", ["--epochs", "1", "--out", "plain.pt"], nproc=None, cwd=tmp_path).assert_ok()
     assert (tmp_path / "plain.pt").is_file()
+
+
+BALANCED = Path(__file__).resolve().parent / "data" / "balanced_batches_project"
+
+
+@pytest.mark.torchrun
+def test_loaders_an_object_of_a_sibling_module_keeps_are_sharded_in_place(tmp_path: Path) -> None:
+    """Issue 20 (unseen20m's textrec_train): the training batches come from get_batch() of an
+    object a sibling module's class makes, which keeps one DataLoader per data source and an
+    iterator over each. Before, nothing sharded them and nothing said so: every rank trained on
+    the same batches. ``train_dataset = ddpify.shard(train_dataset)`` now shards the loaders it
+    keeps, in place: each loader's two passes are disjoint shards that cover it, reshuffled."""
+    converted = _convert_project(tmp_path, BALANCED, ("train.py", "dataset.py"), "train.py", "train_ddp.py")
+    assert "needs a human" not in converted.stderr, converted.stderr
+    assert "train_dataset = ddpify.shard(train_dataset)" in (tmp_path / "train_ddp.py").read_text()
+    run = run_script(tmp_path / "train_ddp.py", cwd=tmp_path).assert_ok()
+    _assert_trained_as_ddp(run, [run.loader_seq(64, nth=n) for n in (2, 3)])  # the rebuilds (0, 1: the loaders replaced)

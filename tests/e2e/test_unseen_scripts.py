@@ -439,3 +439,41 @@ def test_a_model_handed_to_a_trainer_with_unused_entry_points_is_wrapped(tmp_pat
     run.assert_params_equal()
     run.assert_only_rank0_saves()
     run.assert_no_module_keys()
+
+
+@pytest.mark.torchrun
+def test_a_student_handed_to_its_loss_module_trains_as_ddp(tmp_path: Path) -> None:
+    """Issue 20 (unseen20m's kdstudy_distill): criterion(x, y, student, teacher) runs the student
+    inside the loss module; train() moves it and then trains it. The wrap goes in train(), after
+    the move (before: the student was not wrapped, 'kept in a dict', and the loader stayed
+    unsharded; with the dict fixed, the wrap went after train() had run)."""
+    source = Path(__file__).resolve().parents[1] / "fixtures" / "convert" / "student_handed_to_loss_module" / "input.py"
+    script = tmp_path / "kd_ddp.py"
+    script.write_text(convert_source(source.read_text()).output)
+    text = script.read_text()
+    assert text.index("student = ddpify.prepare_model(student)") < text.index("for epoch in range(epochs):")
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    train = run.loader_seq(64)
+    for epoch in (0, 1):
+        run.assert_disjoint_cover(train, epoch, dataset_len=64)
+    run.assert_params_equal()
+    run.assert_only_rank0_saves()
+    run.assert_no_module_keys()
+
+
+@pytest.mark.torchrun
+def test_a_run_folder_named_from_the_folders_contents_is_one_folder(tmp_path: Path) -> None:
+    """Issue 20 (unseen20m's kdstudy_distill): run_dir = exp{len(os.listdir(root)) + 1}. Each
+    rank once listed the folder at its own moment: a rank that came after rank 0 created exp1
+    named exp2 and crashed reading its checkpoint back. ddpify.agreed gives every rank rank 0's
+    name: one run folder, the checkpoint read back on every rank."""
+    source = Path(__file__).resolve().parents[1] / "fixtures" / "convert" / "run_folder_named_from_listing" / "input.py"
+    script = tmp_path / "runs_ddp.py"
+    script.write_text(convert_source(source.read_text()).output)
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "exp1").mkdir()  # an earlier run: this one is exp2 on every rank
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    run.assert_params_equal()
+    run.assert_only_rank0_saves()
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["exp1", "exp2"]
+    assert (tmp_path / "checkpoints" / "exp2" / "last.pth").is_file()

@@ -487,3 +487,50 @@ def test_per_process_batch_larger_than_a_shard_drops_nothing(as_rank):
     as_rank(0, 4)
     loader = ddpify.distributed_loader(DATA, batch_size=10, per_process_batch=True)
     assert [len(b) for b in loader] == [5]
+
+
+class _BalancedBatches:
+    """A project's balanced-batch dataset (deep-text-recognition-benchmark's
+    Batch_Balanced_Dataset): one loader per source, an iterator opened over each, and a
+    get_batch() that takes the next batch of each, reopening an exhausted iterator."""
+
+    def __init__(self):
+        self.loaders = [DataLoader(DATA[:8], batch_size=2, shuffle=True), DataLoader(DATA[8:], batch_size=4, shuffle=True)]
+        self.iterators = [iter(loader) for loader in self.loaders]
+        self.name = "balanced"
+
+    def get_batch(self):
+        batch = []
+        for i, iterator in enumerate(self.iterators):
+            try:
+                batch += next(iterator).tolist()
+            except StopIteration:
+                self.iterators[i] = iter(self.loaders[i])
+                batch += next(self.iterators[i]).tolist()
+        return batch
+
+
+def test_an_object_keeping_loaders_has_them_sharded_in_place(as_rank):
+    """ddpify.shard(obj) for an object that is no loader and no batch iterator: the loaders it
+    keeps are rebuilt sharded (the global batch split), the iterators it opened over them
+    reopened over the rebuilds; reopening after an exhausted pass reads a new shard order."""
+    taken = []
+    for r in range(2):
+        as_rank(r, 2)
+        balanced = ddpify.shard(_BalancedBatches())
+        assert balanced.name == "balanced" and all(getattr(loader, "_unsharded", None) is not None for loader in balanced.loaders)
+        taken.append([balanced.get_batch() for _ in range(4)])  # one pass of the first loader's shard (4 of 1)
+    assert all(len(batch) == 1 + 2 for steps in taken for batch in steps), "each loader's batch split across the 2 ranks"
+    first = [[batch[0] for batch in taken[r]] for r in range(2)]
+    assert sorted(first[0] + first[1]) == DATA[:8], "one pass of the first loader: disjoint shards that cover it"
+    second = [[i for batch in taken[r][:3] for i in batch[1:]] for r in range(2)]
+    assert sorted(second[0] + second[1]) == DATA[8:], "the iterator opened in __init__ reads the sharded loader"
+
+
+def test_an_object_keeping_no_loader_is_handed_back_with_a_warning(as_rank):
+    as_rank(0, 2)
+    holder = type("Holder", (), {})()
+    holder.data = [1, 2, 3]
+    with pytest.warns(UserWarning, match="not a plain torch DataLoader"):
+        assert ddpify.shard(holder) is holder
+    assert holder.data == [1, 2, 3]

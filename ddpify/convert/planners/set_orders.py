@@ -31,7 +31,7 @@ def plan(recording: Recording, facts: Facts) -> None:
         return
     source = recording.analysis.source
     for call in source.calls_by_callee.get("set", []):
-        if SET not in recording.qualified(call.func) or not _set_up(recording, call):
+        if SET not in recording.qualified(call.func) or not once_on_every_rank(recording, call):
             continue
         target = ordered_set(recording.analysis.source, call)
         if target is None or target in facts.node_rewrites or _agreed_already(recording, target):
@@ -82,7 +82,7 @@ def _agreed_already(recording: Recording, node: cst.CSTNode) -> bool:
     return isinstance(outer, cst.Call) and f"{names.RUNTIME_MODULE}.agreed" in recording.qualified(outer.func)
 
 
-def _set_up(recording: Recording, node: cst.CSTNode) -> bool:
+def once_on_every_rank(recording: Recording, node: cst.CSTNode) -> bool:
     """Every rank runs ``node`` alike, and not in a loop of its own function (``agreed`` is a
     collective every rank must reach the same number of times; a loop would pay one per pass)."""
     child = node

@@ -58,9 +58,10 @@ def plan(recording: Recording, facts: Facts) -> None:
 def _plan_opens(recording: Recording, facts: Facts, opens: list[cst.Call], reads: ReadBack) -> set[cst.With]:
     """A ``with open(p, "w") as f:`` block that only writes is guarded whole; a handle kept in a
     variable (a log) or given to a checkpoint save is opened on rank 0 only,
-    ``ddpify.rank_zero(open)(...)``; an ``open`` handed to a writer whose statement is guarded
-    (``pickle.dump(x, open(p, "wb"))``) goes with it; any other write ``open`` is reported (its
-    block computes, and other ranks may read the file back). Returns the blocks guarded whole."""
+    ``ddpify.rank_zero(open)(...)``, and so is a block's that also computes (every rank runs the
+    block; the others write nowhere; a later read of the file is reported with the barrier it
+    needs); an ``open`` handed to a writer whose statement is guarded (``pickle.dump(x, open(p,
+    "wb"))``) goes with it. Returns the blocks guarded whole."""
     guarded: set[cst.With] = set()
     for call in opens:
         if already_guarded(recording, call) or _given_to_guarded_writer(recording, facts, call):
@@ -74,17 +75,10 @@ def _plan_opens(recording: Recording, facts: Facts, opens: list[cst.Call], reads
             writers = [label for c in of_types(block.body, cst.Call) if (label := write_label(recording, c)) in DATA_WRITERS]
             facts.main_process_only[block] = f"{writers[0]} into a file" if writers else "log file written"
             _report_read_back(recording, facts, block, writers[0] if writers else "open(..., 'w')", written_path(recording, call), reads)
-        elif isinstance(item, cst.Assign) or isinstance(block, cst.With) and _saves_checkpoint(recording, block):
+        else:  # a kept handle, a checkpoint's file, or a block that also computes: every rank runs it, rank 0 writes
             facts.rank_zero_opens.add(call)
-        else:
-            facts.manual.append(
-                ManualItem(
-                    recording.line(call),
-                    "file opened for writing on every rank, in code that also computes",
-                    "if one process should write it, open it with ddpify.rank_zero(open)(...) (the others write nowhere); "
-                    "if the ranks read it back, call ddpify.barrier() after rank 0 has written it",
-                )
-            )
+            if isinstance(block, cst.With) and not _saves_checkpoint(recording, block):
+                _report_read_back(recording, facts, block, "open(..., 'w')", written_path(recording, call), reads)
     return guarded
 
 

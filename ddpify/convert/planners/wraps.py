@@ -345,9 +345,14 @@ def _trained_name(recording: Recording, model: Model, statement: cst.CSTNode, na
 def _trained_through_container(recording: Recording, model: Model) -> bool:
     """Whether the container is on the training path: the optimizer names the model through
     it (``models["g"].parameters()``), or a forward reads it out (``nets[0](x)``, ``for net in
-    nets: net(x)``); a dict only built to be saved (``state = {"net": net}``) is not."""
-    if not is_simple_reference(cst.parse_expression(model.key)) or not model.forward_calls:
-        return True  # no forward through the name the wrap would rebind: the container is the way in
+    nets: net(x)``); a dict only built to be saved (``state = {"net": net}``) is not, nor where
+    the training hands the model by name to a call that runs it (``criterion(x, y, student,
+    teacher)``: a loss module's forward calls it, and gets the wrapper)."""
+    if not is_simple_reference(cst.parse_expression(model.key)):
+        return True
+    dataflow = recording.analysis.dataflow
+    if not model.forward_calls and not any(dataflow.on_training_path(site.node) for site in model.handoffs):
+        return True  # no forward through the name the wrap would rebind (nor a call it is handed to): the container is the way in
     values = recording.analysis.models.values
     for site in model.forward_calls:
         func = site.node.func if isinstance(site.node, cst.Call) else site.node

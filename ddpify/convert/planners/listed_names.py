@@ -1,0 +1,59 @@
+"""Names computed from a folder's contents at set-up: ``run_dir = f"exp{len(os.listdir(root)) + 1}"``,
+the next free run folder. Each rank lists the folder at its own moment; once rank 0 has created
+``exp1`` (under ``main_process_first``, or simply first), a rank that lists after it names
+``exp2``, a folder no rank writes, and reads its checkpoints back from there (unseen20m's
+kdstudy_distill crashed so). The value becomes ``ddpify.agreed(...)``: rank 0's name on every
+rank, asked before any rank creates it (every rank reaches the call); one process keeps its own.
+
+Only a listing reduced to one value counts (``len``, ``max``, ``min``, ``sorted(...)[-1]``): a
+list of data files (``files = sorted(glob.glob("data/*.png"))``) is the same on every rank."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpify.convert import names, rewrites
+from ddpify.convert.fact_types import Facts, NodeRewrite
+from ddpify.convert.planners.set_orders import once_on_every_rank
+from ddpify.convert.record import Recording
+from ddpify.tree.cstutil import code
+
+_LISTINGS = frozenset({"os.listdir", "os.scandir", "glob.glob", "glob.iglob"})
+_REDUCERS = frozenset({"builtins.len", "builtins.max", "builtins.min"})
+
+
+def plan(recording: Recording, facts: Facts) -> None:
+    """``ddpify.agreed(...)`` around each set-up assignment whose value counts a folder's entries."""
+    if not facts.wraps_models():
+        return
+    for call in recording.analysis.source.of_types(cst.Call):
+        if not recording.qualified(call.func) & _LISTINGS or not _reduced(recording, call):
+            continue
+        assign = next((a for a in recording.ancestors(call) if isinstance(a, cst.Assign)), None)
+        if assign is None or assign.value in facts.node_rewrites or _agreed_already(recording, assign.value):
+            continue
+        if not once_on_every_rank(recording, assign):
+            continue
+        target = code(assign.targets[0].target)
+        facts.node_rewrites[assign.value] = NodeRewrite(
+            rewrites.agreed,
+            f"{target} is named from what the folder holds ({code(call)[:50]}): ddpify.agreed(...) gives every rank rank 0's name, "
+            "asked before any rank creates it (a rank that lists the folder after rank 0 made its run folder would name another)",
+        )
+
+
+def _reduced(recording: Recording, listing: cst.Call) -> bool:
+    """The listing is reduced to one value: ``len(os.listdir(d))``, ``max(glob.glob(p))``,
+    ``sorted(os.listdir(d))[-1]``."""
+    argument = recording.parent(listing)
+    holder = recording.parent(argument) if isinstance(argument, cst.Arg) else None
+    if not isinstance(holder, cst.Call):
+        return False
+    if recording.qualified(holder.func) & _REDUCERS:
+        return True
+    indexed = recording.parent(holder)
+    return "builtins.sorted" in recording.qualified(holder.func) and isinstance(indexed, cst.Subscript)
+
+
+def _agreed_already(recording: Recording, value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Call) and f"{names.RUNTIME_MODULE}.agreed" in recording.qualified(value.func)
