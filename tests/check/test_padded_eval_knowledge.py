@@ -3,10 +3,11 @@ evaluation combines what the padding repeats (the loops here gather their result
 result under a key read from its batch (HybrIK's predictions by image id, voxceleb's features by
 file name behind ``with tqdm(loader) as bar``, DETR's ``{t["image_id"]: r ...}`` in a project
 module's ``evaluate``), a loop only rank 0 runs (ParallelWaveGAN: the padding goes to the last
-ranks), a loop whose results are never combined across ranks (rank 0 reads its own shard, which
-the padding never reaches: DDP014's finding), and a training sampler that shares its variable name with an evaluation loader of
+ranks), a loop whose accumulated metrics are never combined across ranks (rank 0 reads its own
+shard, which the padding never reaches: DDP014's finding), and a training sampler that shares its variable name with an evaluation loader of
 another function (ULTRA). Reported: results kept by batch counter or metric name, the same
-evaluation in a project function that sums instead."""
+evaluation in a project function that sums instead; predictions of a shard nobody gathers
+(reported as a shard, not as padding)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,17 @@ def test_padding_of_results_never_combined_across_ranks_is_not_reported() -> Non
     reaches: the unreduced metric is DDP014's finding, not a second one here."""
     alone = _SCRIPT.replace("    gathered = [None] * dist.get_world_size()\n    dist.all_gather_object(gathered, results)\n    return gathered\n", "")
     assert _lines(alone.format(loop=_HARMFUL["summed"])) == []
+
+
+def test_predictions_of_a_shard_never_combined_are_reported_as_a_shard() -> None:
+    """BERT-NER's predict(): each rank appends its shard's predictions and writes them out;
+    nothing gathers them. The padding does not matter there, the missing 1/N shares do: one
+    finding, at the sampler, saying so (accumulated metrics are DDP014's)."""
+    alone = _SCRIPT.replace("    gathered = [None] * dist.get_world_size()\n    dist.all_gather_object(gathered, results)\n    return gathered\n", "")
+    loop = "    out = []\n    for x, y in loader:\n        out.append(model(x).argmax(1).tolist())\n    open('predictions.json', 'w').write(str(out))"
+    findings = check_source(alone.format(loop=loop), rules=select_rules(["DDP015"])).findings
+    assert [f.line for f in findings] == [8]
+    assert "nothing combines the ranks' results" in findings[0].message
 
 
 def test_a_training_sampler_named_like_another_functions_evaluation_sampler_is_not_reported() -> None:

@@ -8,12 +8,13 @@ from ddpify.analysis.keyed_results import keyed_by_batch
 from ddpify.analysis.ranks import LEAD, REST
 from ddpify.analysis.role_hints import is_eval_name, is_train_name
 from ddpify.check.calls import is_false, is_true, keyword_value, runtime_function
-from ddpify.check.metric_loops import unreduced_here
+from ddpify.check.metric_loops import accumulators, unreduced_here
 from ddpify.check.places import assigned_to
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names
 from ddpify.tree.cstutil import code, is_name
 
+_PADDED, _SHARD_ONLY = "padded", "shard only"
 SAMPLER = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 
 
@@ -37,7 +38,10 @@ class PaddedEvalSampler(Rule):
         "`drop_last=True`, evaluate the remainder separately and all-reduce sums and counts, as "
         "pytorch/examples imagenet/main.py does. A sampler counts as an evaluation sampler when its "
         "name, its dataset's or its loader's name says val/test/eval/dev, or it has shuffle=False in a "
-        "loader not named for training whose batches do not reach backward(). Report only."
+        "loader not named for training whose batches do not reach backward(). Where nothing combines the ranks' results "
+        "(predictions each rank writes out), the padding never reaches rank 0's share, but every other share is "
+        "missing from what rank 0 writes or logs: that is reported instead (accumulated metrics nobody reduces are "
+        "DDP014's). Report only."
     )
     fix_notes = "No automatic fix."
     false_positives = (
@@ -171,25 +175,35 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
         if dataset is not None:
             labels.append(dataset)
         evaluation = [label for label in labels if is_eval_name(label)]
-        if (evaluation or is_false(keyword_value(call, "shuffle"))) and self._padding_harmless(loaders):
+        unshuffled = is_false(keyword_value(call, "shuffle")) and not any(is_train_name(label) for label in labels)
+        harm = self._harm(loaders) if evaluation or unshuffled else None
+        if harm is None:
             return
-        if evaluation:
+        if harm == _SHARD_ONLY:
+            self.report(
+                call,
+                f"DistributedSampler shards the evaluation set {(evaluation or labels or ['here'])[0]}, and nothing combines the ranks' "
+                "results: what each rank writes, logs or decides covers its own 1/N share only",
+            )
+        elif evaluation:
             self.report(
                 call,
                 f"DistributedSampler on the evaluation set {evaluation[0]} without drop_last=True pads it with repeated samples, which the metrics count twice",
             )
-        elif is_false(keyword_value(call, "shuffle")) and not any(is_train_name(label) for label in labels):
+        else:
             self.report(
                 call,
                 "DistributedSampler with shuffle=False (an evaluation set?) and no drop_last=True pads it with repeated samples, which the metrics count twice",
             )
 
-    def _padding_harmless(self, loaders: list[cst.Call]) -> bool:
-        """The repeated samples count once: every loop over the loaders (here, in the file's
-        functions they are handed to, or in a project function) keeps each sample's result
-        under a key read from its batch (predictions by image id: ``keyed_results``), runs on
-        rank 0 only, or combines nothing across ranks (the padding goes to the last ranks, and
-        rank 0 reads its own shard: that is DDP014's finding, one line one finding)."""
+    def _harm(self, loaders: list[cst.Call]) -> str | None:
+        """What the sampler does to the evaluation: None where the repeated samples count once
+        (every loop over the loaders, here, in the file's functions they are handed to, or in a
+        project function, keeps each sample's result under a key read from its batch:
+        ``keyed_results``; or runs on rank 0 only, where the padding never goes); _SHARD_ONLY
+        where nothing combines the ranks' results (the padding then never reaches rank 0, but
+        rank 0's outputs cover its share only: predictions written per rank; accumulated
+        metrics are DDP014's finding, one problem one finding); _PADDED otherwise."""
         analysis = self.file.analysis
         source, context = analysis.source, analysis.context
         loops: list[cst.For] = []
@@ -208,10 +222,16 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
                 elif isinstance(parent, cst.Arg) and isinstance(call := source.parent(parent), cst.Call):
                     helper = source.project_call(call)
                     if helper is not None and call.args.index(parent) in helper.keys_batches:
-                        return True  # detr's evaluate(model, ..., data_loader_val, ...) keys by image id
-        return bool(loops) and all(
-            keyed_by_batch(source, loop) or not context.ranks(loop).may & (LEAD | REST) or self._never_combined(loop) for loop in loops
-        )
+                        return None  # detr's evaluate(model, ..., data_loader_val, ...) keys by image id
+        harms = set()
+        for loop in loops:
+            if keyed_by_batch(source, loop) or not context.ranks(loop).may & (LEAD | REST):
+                continue
+            if self._never_combined(loop):
+                harms |= set() if accumulators(self, loop) else {_SHARD_ONLY}
+            else:
+                harms.add(_PADDED)
+        return _PADDED if not loops or _PADDED in harms else _SHARD_ONLY if harms else None
 
     def _never_combined(self, loop: cst.For) -> bool:
         """Nothing the loop's function reaches, or its callers, combines values across ranks
