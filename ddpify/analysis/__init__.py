@@ -272,6 +272,11 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), optimizer_class=True)
     if analysis.output.silences_on_import():
         helpers[ON_IMPORT] = Helper(silences_print=True)
+    for statement in module.body:  # `arg = argument`: another name for a function of the module
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            if isinstance(small.value, cst.Name) and small.value.value in helpers:
+                helpers.setdefault(small.targets[0].target.value, helpers[small.value.value])
     for name, helper in source.project.star_exported().items():  # `from .printing import *` in a package
         helpers.setdefault(name, helper)
     for item in project_files.imports(module.code):  # re-exports: `from .dist import is_main_process`

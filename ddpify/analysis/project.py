@@ -343,8 +343,17 @@ class Project:
         """The helpers this file's ``from module import *`` statements bring in (a package's
         ``__init__.py`` re-exporting its modules), the last import winning a clash."""
         found: dict[str, Helper] = {}
+        package = self._path is not None and Path(self._path).name == "__init__.py"
         for file in self._star_files:  # last import first
-            for name, helper in module_helpers(file, self.depth, self._summarise).items():
+            # a package's own modules re-exported by its __init__.py cost no import level: read as deep as it is
+            inside = package and self._path is not None and file.resolve().parent == Path(self._path).resolve().parent
+            depth = self.depth + 1 if inside and file not in _READING else self.depth
+            _READING.add(file)
+            try:
+                helpers = module_helpers(file, depth, self._summarise)
+            finally:
+                _READING.discard(file)
+            for name, helper in helpers.items():
                 if name != ON_IMPORT:
                     found.setdefault(name, helper)
         return found
@@ -357,6 +366,9 @@ class Project:
             return []
         found = (project_files.module_file(module, level, importer) for module, level in project_files.star_imports(self._text()))
         return [f for f in reversed(list(found)) if f is not None and f.is_file()]
+
+
+_READING: set[Path] = set()  # the star-exported modules being read deeper, against a cycle of star imports
 
 
 def module_helpers(file: Path, depth: int, summarise: Summarise) -> dict[str, Helper]:
