@@ -135,3 +135,12 @@ evaluate(model, criterion, data_loader_val, evaluator)
         encoding="utf-8",
     )
     assert _lines(main.read_text(encoding="utf-8"), str(main)) == lines
+
+
+def test_a_loader_that_drops_its_last_batch_is_reported_for_what_it_drops() -> None:
+    """vdvae: the sampler pads, and the loader's drop_last=True drops each rank's partial last
+    batch (padding or not): the message says the evaluated samples depend on the process count."""
+    text = _SCRIPT.format(loop=_HARMFUL["summed"]).replace("batch_size=4, sampler=sampler)", "batch_size=4, sampler=sampler, drop_last=True)")
+    findings = check_source(text, rules=select_rules(["DDP015"])).findings
+    assert [f.line for f in findings] == [8]
+    assert "drops each rank's partial last batch" in findings[0].message

@@ -185,6 +185,12 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
                 f"DistributedSampler shards the evaluation set {(evaluation or labels or ['here'])[0]}, and nothing combines the ranks' "
                 "results: what each rank writes, logs or decides covers its own 1/N share only",
             )
+        elif evaluation and any(is_true(keyword_value(loader, "drop_last")) for loader in loaders):
+            self.report(  # vdvae: the loader's drop_last drops each shard's partial last batch, padding or not
+                call,
+                f"DistributedSampler on the evaluation set {evaluation[0]} pads it with repeated samples, and the loader's drop_last=True "
+                "then drops each rank's partial last batch: which samples the metrics count depends on the number of processes",
+            )
         elif evaluation:
             self.report(
                 call,

@@ -185,11 +185,13 @@ def _writes_on_every_rank(recording: Recording, facts: Facts, call: cst.Call, ke
 def _kept_client_item(recording: Recording, call: cst.Call, key: str, factory: str, use: cst.CSTNode, line: int) -> ManualItem:
     """A logging client whose value every rank computes with stays on every rank: on rank 0
     alone the others would get a no-op object there and fail (TypeError), so each rank keeps
-    its own client and writes its own logs until the value no longer needs it."""
+    its own client and writes its logs (into the same files, unless their paths name the rank)
+    until the value no longer needs it."""
     return ManualItem(
         recording.line(call),
         f"{factory}(...) stays on every rank (not ddpify.rank_zero): {_short(use)} (line {line}) uses it as a value on every "
-        f"rank, which a no-op object on the other ranks could not give (TypeError); so each rank writes its own logs",
+        f"rank, which a no-op object on the other ranks could not give (TypeError); so every rank writes its logs (into the same "
+        "files, where their paths do not name the rank)",
         f"compute that value without {key} ({_instead(factory)}), then create it on rank 0 only: "
         f"{key} = ddpify.rank_zero({factory})(...), and convert again",
     )
