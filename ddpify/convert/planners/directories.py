@@ -98,7 +98,7 @@ def plan_set_up_tests(recording: Recording, facts: Facts) -> None:
         if not context.every_rank(test) or context.divergent_condition(test) is not None:
             continue
         shown = f"`if {code(test.test)}:`"
-        if not _asks_rank_zero(recording, test.test):
+        if not asks_rank_zero(recording, test.test):
             what = f"{shown} asks rank 0: ddpify.agreed(...) gives every rank its answer (else a rank that tests after another created the path takes another branch)"
             facts.node_rewrites[test.test] = NodeRewrite(rewrites.agreed, what)
         key = f"barrier:{recording.line(test)}"
@@ -126,7 +126,7 @@ def _barriers_after_removals(recording: Recording, facts: Facts, test: cst.If, p
             planned.add(key)
 
 
-def _asks_rank_zero(recording: Recording, test: cst.BaseExpression) -> bool:
+def asks_rank_zero(recording: Recording, test: cst.BaseExpression) -> bool:
     """``ddpify.agreed(...)`` already (converted before)."""
     return isinstance(test, cst.Call) and f"{names.RUNTIME_MODULE}.agreed" in recording.qualified(test.func)
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.convert import names, rewrites
+from ddpify.convert import rewrites
 from ddpify.convert.fact_types import Facts, NodeRewrite
+from ddpify.convert.planners.directories import asks_rank_zero
 from ddpify.convert.planners.set_orders import once_on_every_rank
 from ddpify.convert.record import Recording
 from ddpify.tree.cstutil import code
@@ -30,7 +31,7 @@ def plan(recording: Recording, facts: Facts) -> None:
         if not recording.qualified(call.func) & _LISTINGS or not _reduced(recording, call):
             continue
         assign = next((a for a in recording.ancestors(call) if isinstance(a, cst.Assign)), None)
-        if assign is None or assign.value in facts.node_rewrites or _agreed_already(recording, assign.value):
+        if assign is None or assign.value in facts.node_rewrites or asks_rank_zero(recording, assign.value):
             continue
         if not once_on_every_rank(recording, assign):
             continue
@@ -53,7 +54,3 @@ def _reduced(recording: Recording, listing: cst.Call) -> bool:
         return True
     indexed = recording.parent(holder)
     return "builtins.sorted" in recording.qualified(holder.func) and isinstance(indexed, cst.Subscript)
-
-
-def _agreed_already(recording: Recording, value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.Call) and f"{names.RUNTIME_MODULE}.agreed" in recording.qualified(value.func)
