@@ -126,7 +126,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis import project_files
     from ddpify.analysis.callgraph import CallGraph
     from ddpify.analysis.collectives import module_collectives
-    from ddpify.analysis.distributed_code import distributed_classes, distributed_functions, joining_functions
+    from ddpify.analysis.distributed_code import device_setting_functions, distributed_classes, distributed_functions, joining_functions
     from ddpify.analysis.flag_setters import flag_setters
     from ddpify.analysis.keyed_results import keying_parameters
     from ddpify.analysis.launch_args import local_rank_declarers, local_rank_replacers
@@ -156,6 +156,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     every = [f for fs in source.functions.values() for f in fs]
     distributed = distributed_functions(source, every)
     joining = joining_functions(source, every)
+    setting = device_setting_functions(source, every)
     flags = flag_setters(source, rank_tests.where, rank_tests.combine, tops)
     writes = writing_functions(source, every)
     changers = argument_changers(source, every)
@@ -191,6 +192,8 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             changes_arguments=function in changers,
             returns_writer=function in event_writers,
             orders_sets=function in ordering,
+            padded_loaders=analysis.samplers.padded_loaders(function),
+            sets_device=function in setting,
         )
     for function in sorted(training | writes, key=source.line):  # a method that trains or writes (`CheckpointIO.save`)
         owner = source.enclosing_class(function)

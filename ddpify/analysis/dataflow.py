@@ -34,7 +34,8 @@ from ddpify.analysis.loops import drawn_for_a_split
 from ddpify.analysis.role_hints import name_hint
 from ddpify.analysis.source import Source
 from ddpify.analysis.sources import RANDOM, BatchSource, Consumer, Kind, Role, Use
-from ddpify.analysis.values import ANY, Edge, Occurrence, Slot, Values, comprehension_keys, held_spelling, spelling
+from ddpify.analysis.spellings import spelling
+from ddpify.analysis.values import ANY, Edge, Occurrence, Slot, Values, comprehension_keys, held_spelling
 from ddpify.tree import cstutil
 
 __all__ = ["BatchSource", "Consumer", "DataFlow", "Kind", "Role", "Use"]

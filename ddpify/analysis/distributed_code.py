@@ -4,7 +4,8 @@ A function is *distributed* when it calls into ``torch.distributed`` (``init_pro
 ``get_rank``, ``barrier``), wraps a model in ``DistributedDataParallel`` or builds a
 ``DistributedSampler`` -- itself, through a function of its own module, or through a helper of
 its project (each function answered once, ``ddpify.analysis.module_facts``). A class is
-distributed when one of its methods is. A function *joins* the group when it initialises it. Many DDP projects keep all of that in a helper module
+distributed when one of its methods is. A function *joins* the group when it initialises it, and
+*sets the device* when it calls ``torch.cuda.set_device`` (``Helper.sets_device``). Many DDP projects keep all of that in a helper module
 (``init_dist(args.launcher)``, ``opt['rank'], opt['world_size'] = get_dist_info()``), so the
 training script itself never imports ``torch.distributed``; such a file is still a DDP script
 and the linter checks it (``ddpify.check.scope``).
@@ -25,6 +26,10 @@ if TYPE_CHECKING:
     from ddpify.analysis.project import Helper
     from ddpify.analysis.source import Source
 
+# What sets the current GPU: set, or as a context (`with torch.cuda.device(local_rank):`).
+SET_DEVICE = frozenset(
+    {"torch.cuda.set_device", "torch.cuda.device", "torch.accelerator.set_device_index", "torch.accelerator.set_device_idx"}
+)
 _DIST = "torch.distributed"
 _DISTRIBUTED_CLASSES = frozenset({"DistributedDataParallel", "DistributedSampler"})
 
@@ -43,6 +48,12 @@ def joining_functions(source: Source, functions: list[cst.FunctionDef]) -> set[c
     """Those of ``functions`` that join the process group (``init_process_group``), themselves
     or through what they call."""
     return _calling(source, functions, lambda call: _joins(source, call), lambda helper: helper.joins_group)
+
+
+def device_setting_functions(source: Source, functions: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
+    """Those of ``functions`` that set the current GPU (``torch.cuda.set_device(local_rank)``),
+    themselves or through what they call (a project's ``setup_ddp(rank)``)."""
+    return _calling(source, functions, lambda call: bool(source.qualified(call) & SET_DEVICE), lambda helper: helper.sets_device)
 
 
 def joining_calls(source: Source) -> list[cst.Call]:

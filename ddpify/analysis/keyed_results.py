@@ -4,6 +4,9 @@ zip(targets, results)}``), features by file name. A sample a ``DistributedSample
 the last shard overwrites its own entry, so the padding is counted once: no metric is skewed
 (DETR's COCO evaluation, HybrIK's keypoint evaluation, voxceleb's feature dict).
 
+Only a result computed from the batch counts, stored by plain assignment: ``d[key] += loss`` adds
+a repeat twice, and ``meters[category] = AverageMeter()`` under a batch's category is no result.
+
 A name is "from the batch" when the loop target binds it, or an assignment in the loop body
 computes it from such a name (in order, one pass: a name bound later is not used earlier)."""
 
@@ -23,16 +26,17 @@ def keyed_by_batch(source: Source, loop: cst.For) -> bool:
                 tainted.update(_bound(node.iter, node.target))
         elif isinstance(node, (cst.Assign, cst.AugAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            if any(_keyed(source, t, tainted) for t in targets):
-                return True
+            if isinstance(node, cst.Assign) and any(_keyed(source, t, tainted) for t in targets) and _mentions(source, node.value, tainted):
+                return True  # a sample's result replaces its entry (`+=` would add a repeat twice; a fresh meter is no result)
             if _mentions(source, node.value, tainted):
                 tainted.update(n for t in targets for n in _names(t))
         elif isinstance(node, cst.DictComp):
             inner = tainted | {n for f in _comprehensions(node) if _mentions(source, f.iter, tainted) for n in _bound(f.iter, f.target)}
-            if _mentions(source, node.key, inner):
+            if _mentions(source, node.key, inner) and _mentions(source, node.value, inner):
                 return True
         elif isinstance(node, cst.Dict) and any(
-            isinstance(e, cst.DictElement) and _mentions(source, e.key, tainted) for e in node.elements
+            isinstance(e, cst.DictElement) and _mentions(source, e.key, tainted) and _mentions(source, e.value, tainted)
+            for e in node.elements
         ):
             return True
     return False

@@ -46,7 +46,8 @@ from ddpify.analysis.optimizers import Optimizers
 from ddpify.analysis.own_training import Bypass, called_through_wrapper, parameter_free, routable_forwards, trains_itself
 from ddpify.analysis.placement import Placement, last_placement
 from ddpify.analysis.source import Source
-from ddpify.analysis.values import Edge, Occurrence, Origin, Slot, spelling
+from ddpify.analysis.spellings import spelling
+from ddpify.analysis.values import Edge, Occurrence, Origin, Slot
 from ddpify.tree import cstutil
 
 

@@ -13,7 +13,8 @@ import libcst as cst
 from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.modules import WRAPS, is_module_class
 from ddpify.analysis.source import Source
-from ddpify.analysis.values import Values, spelling
+from ddpify.analysis.spellings import spelling
+from ddpify.analysis.values import Values
 from ddpify.tree import cstutil
 from ddpify.tree.cstutil import is_simple_reference
 

@@ -57,7 +57,8 @@ class Helper:
     some path (``data_sampler(dataset, shuffle, distributed)``); ``collective``, the collective
     it runs on every call (``reduce_mean`` -> ``dist.all_reduce``); ``sharded_loaders``, the
     elements of its result that are loaders with a ``DistributedSampler`` on some path (-1: the
-    whole result; ``ddpify.analysis.samplers``); ``draws``, the global RNGs it draws from or
+    whole result; ``ddpify.analysis.samplers``), and ``padded_loaders`` those whose sampler pads
+    them with repeated samples (no ``drop_last=True``); ``draws``, the global RNGs it draws from or
     consumes (dropout, random augmentation, loader workers: ``ddpify.analysis.seeding``), also
     through the module's own functions it calls; a class of the module is summarised as
     ``Class.__init__`` with what all its methods draw (building it is what lets them run);
@@ -89,7 +90,8 @@ class Helper:
     ``changes_arguments``, it may change what it is handed or module state (``model.eval()``,
     ``history.append(x)``: ``ddpify.analysis.output.argument_changers``). ``writes_cache``, it writes
     a file it first tests for by the same path (``ddpify.analysis.loggers.cache_writers``).
-    ``wraps_ddp``, it wraps a model in DistributedDataParallel (Pointcept's ``create_ddp_model``).
+    ``sets_device``, it sets the current GPU, itself or through what it calls
+    (``ddpify.analysis.distributed_code.device_setting_functions``). ``wraps_ddp``, it wraps a model in DistributedDataParallel (Pointcept's ``create_ddp_model``).
     ``reads_names``, the positions of the arguments whose members it reads by name and never calls
     (an EMA helper's ``register(model)``: ``ddpify.analysis.modules.name_readers``).
     ``library_object``, a module-level variable holding an object of a library's class (yacs's
@@ -148,6 +150,8 @@ class Helper:
     wraps_ddp: bool = False
     redirects_stdout: bool = False
     writes_when_built: bool = False
+    padded_loaders: tuple[int, ...] = ()
+    sets_device: bool = False
 
 
 # The key of a module's helpers that says what importing the module does (its module-level code):

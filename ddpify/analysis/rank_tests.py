@@ -69,7 +69,7 @@ from ddpify.analysis.ranks import (
     last_name,
 )
 from ddpify.analysis.source import Source
-from ddpify.analysis.values import subscript_key
+from ddpify.analysis.spellings import subscript_key
 from ddpify.tree.cstutil import code, is_simple_reference
 
 

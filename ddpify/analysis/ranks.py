@@ -117,6 +117,8 @@ FLAGS = {
     "main": Ranks(SOLO | MAIN, SOLO | MAIN),
     "local_main": Ranks(SOLO | MAIN | LEAD, SOLO | MAIN | LEAD),
     "distributed": Ranks(DISTRIBUTED, DISTRIBUTED),
+    # the build has torch.distributed: true in every distributed run, unknown in a single process
+    "available": Ranks(SOLO | DISTRIBUTED, DISTRIBUTED),
 }
 
 # ---------------------------------------------------------------- spellings
@@ -138,6 +140,7 @@ API_NUMBERS = {
 API_FLAGS = {
     "torch.distributed.is_initialized": "distributed",
     "torch.distributed.distributed_c10d.is_initialized": "distributed",
+    "torch.distributed.is_available": "available",
     "ddpify.runtime.is_main_process": "main",
     "ddpify.runtime.is_distributed": "distributed",
 }

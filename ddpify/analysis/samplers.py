@@ -14,6 +14,7 @@ before the code that builds its loader (a ``train()`` defined above ``main()``).
 from __future__ import annotations
 
 import functools
+import re
 
 import libcst as cst
 
@@ -22,6 +23,8 @@ from ddpify.analysis.source import Source
 from ddpify.tree.cstutil import code, is_simple_reference, keyword_value
 
 SAMPLERS = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
+# A test of how the run is launched (``args.distributed``, ``world_size > 1``, ``is_ddp``).
+_LAUNCH_TEST = re.compile(r"distrib|ddp|world|gpus|multi|nproc|replicas", re.I)
 BATCH_SAMPLERS = frozenset({"torch.utils.data.BatchSampler", "torch.utils.data.sampler.BatchSampler"})
 
 
@@ -159,6 +162,32 @@ class Samplers:
             elif self.is_sharded_loader(ret.value):
                 found.add(-1)
         return tuple(sorted(found))
+
+    def padded_loaders(self, function: cst.FunctionDef) -> tuple[int, ...]:
+        """The elements of ``returned_loaders`` whose sampler pads the data with repeated samples
+        up to a multiple of the world size: all of them, when every ``DistributedSampler`` the
+        function builds keeps ``drop_last`` at False and is built under tests of the launch only
+        (``if args.distributed:``). A sampler built under another test of what the caller passes
+        (``if shuffle:``) may never be the one a loader gets."""
+        for call in self.source.of_types_in(function, cst.Call):
+            if not (isinstance(call, cst.Call) and self.source.qualified(call) & SAMPLERS):
+                continue
+            if not _is_false(keyword_value(call, "drop_last") or cst.Name("False")):
+                return ()
+            if any(not _LAUNCH_TEST.search(code(test)) for test in self._tests_around(call, function)):
+                return ()
+        return self.returned_loaders(function)
+
+    def _tests_around(self, node: cst.CSTNode, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+        """The tests of the ``if`` statements and conditional expressions ``node`` runs under,
+        inside ``function``."""
+        tests: list[cst.BaseExpression] = []
+        child, parent = node, self.source.parent(node)
+        while parent is not None and parent is not function:
+            if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
+                tests.append(parent.test)
+            child, parent = parent, self.source.parent(parent)
+        return tests
 
     def made_sharded(self, node: cst.CSTNode, slot: int | str | None) -> bool:
         """``node`` (where a value is made: ``ddpify.analysis.values.Origin``), or its element

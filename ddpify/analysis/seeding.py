@@ -14,7 +14,9 @@ import libcst as cst
 
 from ddpify.analysis.module_facts import through_calls
 from ddpify.analysis.project import Seeding
-from ddpify.tree.cstutil import code, is_simple_reference
+from ddpify.analysis.ranks import GLOBAL_NAME
+from ddpify.tree import cstutil
+from ddpify.tree.cstutil import code, is_simple_reference, keyword_value
 
 if TYPE_CHECKING:
     from ddpify.analysis.rank_tests import RankTests
@@ -88,11 +90,16 @@ def _callee(call: cst.Call) -> str:
 
 
 def has_workers(call: cst.Call) -> bool:
-    """A DataLoader given ``num_workers`` other than a literal 0: its workers are seeded from torch's RNG."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "num_workers":
-            return not (isinstance(arg.value, cst.Integer) and arg.value.evaluated_value == 0)
-    return False
+    """A DataLoader given ``num_workers`` other than a literal 0: its workers are seeded from
+    torch's RNG, unless its ``worker_init_fn`` is handed the rank to reseed them with
+    (yolov4's ``partial(worker_init_fn, rank=rank, seed=seed)``: each rank's workers apart)."""
+    workers = keyword_value(call, "num_workers")
+    if workers is None or isinstance(workers, cst.Integer) and workers.evaluated_value == 0:
+        return False
+    init = keyword_value(call, "worker_init_fn")
+    handed = [n.value for n in cstutil.of_types(init, cst.Name)] if init is not None else []
+    handed += [a.keyword.value for a in cstutil.of_types(init, cst.Arg) if a.keyword is not None] if init is not None else []
+    return not any(GLOBAL_NAME.match(name) for name in handed)
 
 
 def seeding(source: Source, rank_tests: RankTests, function: cst.FunctionDef) -> Seeding | None:

@@ -20,6 +20,7 @@ import libcst as cst
 
 from ddpify.analysis.callgraph import CallGraph, binding_site, literal, reads_keys
 from ddpify.analysis.source import Source
+from ddpify.analysis.spellings import spelling, subscript_index, subscript_key
 from ddpify.tree import cstutil
 
 Slot = str | int | None  # None: the value itself; a key or index: that element of a container
@@ -317,6 +318,8 @@ class _Forward:
         if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)) and parent.value is node:
             wider = [(parent, slot, trail, key)] if isinstance(parent, cst.NamedExpr) else []
             return [*self.store(parent.target, slot, trail, key), *wider]
+        if isinstance(parent, cst.Element) and slot is not None and (paired := paired_target(self.source, parent)) is not None:
+            return self.store(paired, slot, trail, key)  # (a, b), (c, d) = f(x), f(y)
         if isinstance(parent, (cst.Element, cst.StarredElement)) and slot is None:
             container = self.source.parent(parent)
             elements = list(getattr(container, "elements", ()))
@@ -433,34 +436,22 @@ class _Forward:
         return items
 
 
-def spelling(node: cst.CSTNode) -> str | None:
-    """How a report names a held value: ``model``, ``self.model``, ``loaders["train"]``,
-    ``nets[0]``; None for other expressions."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = spelling(node.value)
-        return f"{base}.{node.attr.value}" if base is not None else None
-    if isinstance(node, cst.Subscript):
-        base = spelling(node.value)
-        key = subscript_key(node)
-        if base is None or key is None:
-            return None
-        return f'{base}["{key}"]' if isinstance(key, str) else f"{base}[{key}]"
-    return None
-
-
-def subscript_index(node: cst.Subscript) -> cst.BaseExpression | None:
-    """``x`` of ``d[x]`` (one plain index), None for slices and several indices."""
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+def paired_target(source: Source, element: cst.Element) -> cst.BaseExpression | None:
+    """The target that ``element`` of a tuple assigned to a tuple of the same length binds
+    (``(train_sampler, train_loader), (_, val_loader) = build(train), build(val)``; ``g, d =
+    Generator(), Discriminator()``)."""
+    container = source.parent(element)
+    assign = source.parent(container) if isinstance(container, (cst.Tuple, cst.List)) else None
+    if not isinstance(container, (cst.Tuple, cst.List)) or not isinstance(assign, cst.Assign) or assign.value is not container:
         return None
-    return node.slice[0].slice.value
-
-
-def subscript_key(node: cst.Subscript) -> str | int | None:
-    """The literal key of ``d["train"]`` / ``nets[0]``; None when it is not a literal."""
-    index = subscript_index(node)
-    return literal(index) if index is not None else None
+    if len(assign.targets) != 1:
+        return None
+    target, elements = assign.targets[0].target, container.elements
+    if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(elements):
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in (*elements, *target.elements)):
+        return None
+    return target.elements[next(i for i, e in enumerate(elements) if e is element)].value
 
 
 def target_path(source: Source, store: cst.CSTNode, site: cst.CSTNode | None) -> tuple[int, ...]:

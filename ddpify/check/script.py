@@ -13,20 +13,12 @@ from collections.abc import Iterable
 import libcst as cst
 
 from ddpify.analysis.collectives import REDUCTION_HELPER, REDUCTIONS
+from ddpify.analysis.distributed_code import SET_DEVICE
 from ddpify.check.calls import dist_function, every_call, nodes, runtime_function
 from ddpify.check.rule import Rule
 from ddpify.check.wraps import DDP_CLASSES
 from ddpify.convert import names
 from ddpify.tree.cstutil import callee_name, code, of_types
-
-SET_DEVICE = frozenset(
-    {
-        "torch.cuda.set_device",
-        "torch.cuda.device",  # `with torch.cuda.device(local_rank):`
-        "torch.accelerator.set_device_index",
-        "torch.accelerator.set_device_idx",
-    }
-)
 
 INIT_PROCESS_GROUP = frozenset({"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"})
 
@@ -68,11 +60,15 @@ def is_data_parallel(rule: Rule, module: cst.Module) -> bool:
 
 def pins_device_per_rank(rule: Rule, module: cst.Module) -> bool:
     """Whether the script gives each rank its own GPU: ``torch.cuda.set_device``, a
-    ``torch.cuda.device`` context, ``CUDA_VISIBLE_DEVICES`` set in code, or a project helper
-    that sets distributed training up elsewhere (``utils.init_distributed_mode(args)``)."""
+    ``torch.cuda.device`` context, ``CUDA_VISIBLE_DEVICES`` set in code, a project helper that
+    calls ``set_device`` (read from its module: ``Helper.sets_device``), or one named for
+    setting distributed training up elsewhere (``utils.init_distributed_mode(args)``)."""
     for call in of_types(module, cst.Call):
         assert isinstance(call, cst.Call)
         if rule.qualified(call) & SET_DEVICE:
+            return True
+        helper = rule.file.analysis.source.project_call(call)
+        if helper is not None and helper.sets_device:  # initialize_environment_ddp() -> setup_ddp() -> set_device
             return True
         func = call.func
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""

@@ -200,7 +200,6 @@ TORCH_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
 NUMPY_SEEDS = frozenset({"numpy.random.seed"})
 OTHER_SEEDS = frozenset({"random.seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all"})
 SEED_HELPER = re.compile(r"seed", re.I)
-SET_DEVICE = frozenset({"torch.cuda.set_device", "torch.cuda.device"})  # the current GPU: set, or as a context
 # A command-line option naming a device (`--device cuda:0`, `--gpu 0`) and the objects holding
 # parsed options (`args.device`, `opt.gpu`, `self.cfg.device`).
 DEVICE_OPTION = re.compile(r"^(device|dev|gpu|gpu_id|device_id|cuda_device|gpu_index|cuda_id)$", re.I)

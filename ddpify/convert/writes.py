@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.distributed_code import SET_DEVICE
 from ddpify.convert import names
 
 # tqdm's class-level writer, whatever module the class is imported from
@@ -102,7 +103,7 @@ _PER_PROCESS_NAMES = (
     | names.OTHER_SEEDS
     | names.SEED_FUNCTIONS
     | names.TORCH_DEVICE
-    | names.SET_DEVICE
+    | SET_DEVICE
     | names.TORCH_LOAD
     | names.LOG_CONFIG
     | names.LOG_HANDLERS

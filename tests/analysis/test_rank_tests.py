@@ -153,6 +153,33 @@ def test_distributed_tests_pick_the_distributed_branch(test: str) -> None:
     assert analysis.rank_tests.ranks(node).branch is Branch.DISTRIBUTED  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "dist.is_available() and args.local_rank != -1",
+        "torch.distributed.is_available() and torch.distributed.is_initialized()",
+        "args.local_rank != -1 and dist.is_available()",
+    ],
+)
+def test_a_flag_set_true_on_rank_0_and_in_the_single_process_is_rank_0s(guard: str) -> None:
+    """vilbert's ``default_gpu``: True under ``rank == 0`` in the distributed branch and in the
+    ``else``; ``dist.is_available()`` holds in every distributed run, so the ``else`` is the
+    single process only (not every rank, as an unknown call would make it)."""
+    source = f"""\
+    import torch
+    default_gpu = False
+    if {guard}:
+        rank = dist.get_rank()
+        if rank == 0:
+            default_gpu = True
+    else:
+        default_gpu = True
+    if default_gpu:
+        pass
+    """
+    assert selection(source) is S.MAIN
+
+
 def test_flag_assigned_in_both_branches_nanogpt() -> None:
     source = """\
     ddp = int(os.environ.get("RANK", -1)) != -1

@@ -633,6 +633,22 @@ def test_worker_init_seed(seed: str, passed: bool, report: bool) -> None:
     assert ("DDP011" in _codes(source)) is report
 
 
+@pytest.mark.parametrize(
+    ("init", "report"),
+    [
+        ("", True),  # workers seeded from the main RNG, the same on every rank
+        (", worker_init_fn=partial(seed_worker, rank=rank, seed=11)", False),  # yolov4: reseeded with the rank
+        (", worker_init_fn=lambda worker: seed_worker(worker, dist.get_rank(), 11)", False),  # the rank read in the lambda
+        (", worker_init_fn=partial(seed_worker, seed=11)", True),
+    ],
+)
+def test_loader_workers_reseeded_with_the_rank_consume_no_shared_seed(init: str, report: bool) -> None:
+    source = _DDP + "import os\nfrom functools import partial\nfrom utils import seed_worker\n\n"
+    source += 'dist.init_process_group("nccl")\nrank = int(os.environ["RANK"])\ntorch.manual_seed(11)\n'
+    source += f"loader = torch.utils.data.DataLoader(ds, num_workers=4, sampler=torch.utils.data.DistributedSampler(ds){init})\n"
+    assert ("DDP011" in _codes(source)) is report
+
+
 # ------------------------------------------------------------------ loads of files this program saved from the CPU (DDP004)
 @pytest.mark.parametrize(
     ("saved", "report"),
@@ -1245,3 +1261,41 @@ def test_a_started_methods_self_is_no_process_index() -> None:
         "        for epoch in tqdm(range(1, self.epochs + 1)):\n            model.step()\n"
     )
     assert "DDP012" in _codes(source)
+
+
+@pytest.mark.parametrize(
+    ("helper", "report"),
+    [
+        # Music-Source-Separation-Training: initialize_environment_ddp -> setup_ddp -> set_device
+        ("def setup_ddp(rank, world_size):\n    dist.init_process_group('nccl', rank=rank, world_size=world_size)\n    torch.cuda.set_device(rank)\n", False),
+        ("def setup_ddp(rank, world_size):\n    dist.init_process_group('nccl', rank=rank, world_size=world_size)\n    with torch.cuda.device(rank):\n        pass\n", False),
+        # the helper joins the group and sets no device: a bare .cuda() is GPU 0 on every rank
+        ("def setup_ddp(rank, world_size):\n    dist.init_process_group('nccl', rank=rank, world_size=world_size)\n", True),
+    ],
+)
+def test_a_device_set_by_a_project_helper_two_calls_deep(tmp_path: Path, helper: str, report: bool) -> None:
+    (tmp_path / "settings.py").write_text(
+        f"import torch\nimport torch.distributed as dist\n\n\n{helper}\n\ndef initialize_environment_ddp(rank, world_size):\n    setup_ddp(rank, world_size)\n",
+        encoding="utf-8",
+    )
+    script = tmp_path / "valid_ddp.py"
+    script.write_text(
+        """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from settings import initialize_environment_ddp
+
+
+def worker(rank, world_size):
+    initialize_environment_ddp(rank, world_size)
+    model = build_model().cuda()
+    model = torch.nn.parallel.DistributedDataParallel(model)
+
+
+if __name__ == "__main__":
+    mp.spawn(worker, args=(2,), nprocs=2)
+""",
+        encoding="utf-8",
+    )
+    assert ("DDP017" in _codes(script.read_text(encoding="utf-8"), str(script))) is report

@@ -144,3 +144,119 @@ def test_a_loader_that_drops_its_last_batch_is_reported_for_what_it_drops() -> N
     findings = check_source(text, rules=select_rules(["DDP015"])).findings
     assert [f.line for f in findings] == [8]
     assert "drops each rank's partial last batch" in findings[0].message
+
+
+# A project module's loader builders (SSD's get_val_dataloader, PoinTr's dataset_builder,
+# MeshTransformer's make_data_loader with a sampler factory): the sampler lives there, the
+# evaluation here.
+_BUILDERS = {
+    "one loader, under a launch test": """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def get_loader(dataset, args):
+    sampler = torch.utils.data.distributed.DistributedSampler(dataset) if args.distributed else None
+    return DataLoader(dataset, batch_size=8, sampler=sampler)
+""",
+    "sampler and loader as a pair": """\
+import torch
+
+
+def get_loader(dataset, args):
+    if args.distributed:
+        sampler = torch.utils.data.distributed.DistributedSampler(dataset, shuffle=False)
+        loader = torch.utils.data.DataLoader(dataset, batch_size=1, sampler=sampler)
+    else:
+        sampler = None
+        loader = torch.utils.data.DataLoader(dataset, batch_size=1)
+    return sampler, loader
+""",
+    "a sampler factory": """\
+from torch.utils.data import DataLoader, DistributedSampler, SequentialSampler
+
+
+def make_sampler(dataset, is_distributed):
+    if is_distributed:
+        return DistributedSampler(dataset, shuffle=False)
+    return SequentialSampler(dataset)
+
+
+def get_loader(dataset, args):
+    return DataLoader(dataset, batch_size=8, sampler=make_sampler(dataset, args.distributed))
+""",
+}
+_EVALUATION = """\
+import torch
+import torch.distributed as dist
+from data import get_loader
+
+{bind}
+
+
+def validate(model, loader):
+    correct = torch.zeros(1)
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum()
+    dist.all_reduce(correct)
+    return correct
+
+
+validate(model, val_loader)
+"""
+_BINDS = {
+    "one loader, under a launch test": "val_loader = get_loader(val_set, args)",
+    "sampler and loader as a pair": "(train_sampler, train_loader), (_, val_loader) = get_loader(train_set, args), get_loader(val_set, args)",
+    "a sampler factory": "val_loader = get_loader(val_set, args)",
+}
+
+
+@pytest.mark.parametrize("builder", _BUILDERS)
+def test_an_evaluation_loader_a_project_builder_pads_is_reported_where_it_is_bound(tmp_path: Path, builder: str) -> None:
+    (tmp_path / "data.py").write_text(_BUILDERS[builder], encoding="utf-8")
+    main = tmp_path / "main.py"
+    main.write_text(_EVALUATION.format(bind=_BINDS[builder]), encoding="utf-8")
+    findings = check_source(main.read_text(encoding="utf-8"), str(main), rules=select_rules(["DDP015"])).findings
+    assert [f.line for f in findings] == [5]
+    assert "val_loader comes from get_loader()" in findings[0].message
+    assert "pads the evaluation set" in findings[0].message
+
+
+@pytest.mark.parametrize(
+    "builder",
+    [
+        # the sampler drops the remainder: no padding
+        _BUILDERS["one loader, under a launch test"].replace("DistributedSampler(dataset)", "DistributedSampler(dataset, drop_last=True)"),
+        # drop_last passed through: the caller decides, the builder does not say
+        _BUILDERS["one loader, under a launch test"]
+        .replace("(dataset, args)", "(dataset, args, drop_last=False)")
+        .replace("DistributedSampler(dataset)", "DistributedSampler(dataset, drop_last=drop_last)"),
+        # a sampler only for shuffled loaders (generative-recommenders): the caller may get none
+        _BUILDERS["one loader, under a launch test"].replace("if args.distributed", "if args.shuffle"),
+    ],
+    ids=["drop_last=True", "drop_last from a parameter", "built under another test"],
+)
+def test_a_project_builder_that_may_not_pad_is_not_reported(tmp_path: Path, builder: str) -> None:
+    (tmp_path / "data.py").write_text(builder, encoding="utf-8")
+    main = tmp_path / "main.py"
+    main.write_text(_EVALUATION.format(bind="val_loader = get_loader(val_set, args)"), encoding="utf-8")
+    assert _lines(main.read_text(encoding="utf-8"), str(main)) == []
+
+
+def test_a_training_loader_from_a_project_builder_is_not_reported(tmp_path: Path) -> None:
+    (tmp_path / "data.py").write_text(_BUILDERS["one loader, under a launch test"], encoding="utf-8")
+    main = tmp_path / "main.py"
+    main.write_text(_EVALUATION.format(bind="train_loader = get_loader(train_set, args)").replace("validate(model, val_loader)", "validate(model, train_loader)"), encoding="utf-8")
+    assert _lines(main.read_text(encoding="utf-8"), str(main)) == []
+
+
+def test_a_keyed_meter_made_under_a_batch_key_is_no_kept_result() -> None:
+    """PoinTr: ``category_metrics[taxonomy_id] = AverageMeter()`` under a category read from the
+    batch, then ``.update(metrics)``: the repeats are counted twice, nothing overwrites."""
+    loop = (
+        "    for x, (y, category) in loader:\n"
+        "        if category not in results:\n"
+        "            results[category] = Meter()\n"
+        "        results[category].update((model(x).argmax(1) == y).float().mean())"
+    )
+    assert _lines(_SCRIPT.format(loop=loop)) == [8]

@@ -38,7 +38,10 @@ class PaddedEvalSampler(Rule):
         "`drop_last=True`, evaluate the remainder separately and all-reduce sums and counts, as "
         "pytorch/examples imagenet/main.py does. A sampler counts as an evaluation sampler when its "
         "name, its dataset's or its loader's name says val/test/eval/dev, or it has shuffle=False in a "
-        "loader not named for training whose batches do not reach backward(). Where nothing combines the ranks' results "
+        "loader not named for training whose batches do not reach backward(). The sampler may live in a project "
+        "module: a loader a project function returns through a DistributedSampler it builds under a launch test "
+        "(`if args.distributed:`) without drop_last is reported where this file binds it, when the names it flows into "
+        "say val/test/eval and none says train. Where nothing combines the ranks' results "
         "(predictions each rank writes out), the padding never reaches rank 0's share, but every other share is "
         "missing from what rank 0 writes or logs: that is reported instead (accumulated metrics nobody reduces are "
         "DDP014's). Report only."
@@ -160,6 +163,8 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
             self._check_sampler(node)
         elif runtime_function(self, node) == "distributed_loader":
             self._check_runtime_loader(node)
+        elif (helper := self.file.analysis.source.project_call(node)) is not None and helper.padded_loaders:
+            self._check_helper_loaders(node, helper.padded_loaders)
 
     def _check_sampler(self, call: cst.Call) -> None:
         if is_true(keyword_value(call, "drop_last")):
@@ -176,7 +181,7 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
             labels.append(dataset)
         evaluation = [label for label in labels if is_eval_name(label)]
         unshuffled = is_false(keyword_value(call, "shuffle")) and not any(is_train_name(label) for label in labels)
-        harm = self._harm(loaders) if evaluation or unshuffled else None
+        harm = self._harm([(loader, None) for loader in loaders]) if evaluation or unshuffled else None
         if harm is None:
             return
         if harm == _SHARD_ONLY:
@@ -202,7 +207,32 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
                 "DistributedSampler with shuffle=False (an evaluation set?) and no drop_last=True pads it with repeated samples, which the metrics count twice",
             )
 
-    def _harm(self, loaders: list[cst.Call]) -> str | None:
+    def _check_helper_loaders(self, call: cst.Call, slots: tuple[int, ...]) -> None:
+        """A loader a project function returns through a padding ``DistributedSampler``
+        (``val_loader = get_val_dataloader(val_set, args)``, the sampler in ``data.py``): an
+        evaluation loader when the names it flows into say val/test/eval and none says train."""
+        values = self.file.analysis.dataflow.values
+        for slot in slots:
+            start = (call, None if slot == -1 else slot)
+            labels = [
+                code(o.node) for o in values.flow(*start, outer=loader_step).occurrences if isinstance(o.node, (cst.Name, cst.Attribute))
+            ]
+            evaluation = [label for label in labels if is_eval_name(label)]
+            if not evaluation or any(is_train_name(label) for label in labels):
+                continue
+            harm = self._harm([start])
+            made = f"{evaluation[0]} comes from {code(call.func)}(), whose DistributedSampler"
+            if harm == _SHARD_ONLY:
+                self.report(
+                    call,
+                    f"{made} shards the evaluation set, and nothing combines the ranks' results: what each rank writes, logs or decides covers its own 1/N share only",
+                )
+            elif harm == _PADDED:
+                self.report(
+                    call, f"{made} (no drop_last=True) pads the evaluation set with repeated samples, which the metrics count twice"
+                )
+
+    def _harm(self, loaders: list[tuple[cst.CSTNode, int | None]]) -> str | None:
         """What the sampler does to the evaluation: None where the repeated samples count once
         (every loop over the loaders, here, in the file's functions they are handed to, or in a
         project function, keeps each sample's result under a key read from its batch:
@@ -214,15 +244,15 @@ test_loader = ddpify.distributed_loader(test_set, batch_size=64, shuffle=False)
         source, context = analysis.source, analysis.context
         loops: list[cst.For] = []
         values = analysis.dataflow.values
-        starts: list[cst.CSTNode] = list(loaders)
+        starts = list(loaders)
         entered: set[cst.CSTNode] = set()
         while starts:
-            for occurrence in values.flow(starts.pop(), outer=loader_step).occurrences:
+            for occurrence in values.flow(*starts.pop(), outer=loader_step).occurrences:
                 parent = source.parent(occurrence.node)
                 if isinstance(parent, cst.WithItem) and parent.asname is not None and isinstance(parent.asname.name, cst.Name):
                     if parent.asname.name not in entered:
                         entered.add(parent.asname.name)
-                        starts.append(parent.asname.name)  # with tqdm(loader) as bar: for batch in bar
+                        starts.append((parent.asname.name, None))  # with tqdm(loader) as bar: for batch in bar
                 elif isinstance(parent, cst.For) and parent.iter is occurrence.node:
                     loops.append(parent)
                 elif isinstance(parent, cst.Arg) and isinstance(call := source.parent(parent), cst.Call):

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import libcst as cst
 
+from ddpify.analysis.ranks import DISTRIBUTED
 from ddpify.check.rule import Invalid, Rule, short
 from ddpify.check.script import INIT_PROCESS_GROUP, is_data_parallel, pins_device_per_rank
 from ddpify.convert import names, rewrites
@@ -82,6 +84,19 @@ import torch.distributed as dist
 def main():
     distsetup.init()  # a project helper: init_process_group + torch.cuda.set_device(LOCAL_RANK)
     model = torch.nn.parallel.DistributedDataParallel(build_model().cuda())
+""",
+        """\
+import os
+import torch
+import torch.distributed as dist
+
+distributed = False  # set to True to launch with torchrun
+if distributed:
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    model = model.cuda(local_rank)
+else:
+    model = model.cuda()  # one process: GPU 0 is its own
 """,
     )
     invalid = (
@@ -223,6 +238,12 @@ buffer = torch.zeros(4, device="cuda")
             )
 
     # ------------------------------------------------------------ helpers
+    def report(self, node: cst.CSTNode, *args: Any, **kwargs: Any) -> None:
+        """Only where a distributed run executes ``node``: the single-process branch of ``if
+        distributed: ... else: model.cuda()`` (yolov4) has GPU 0 to itself."""
+        if self.file.analysis.context.ranks(node).may & DISTRIBUTED:
+            super().report(node, *args, **kwargs)
+
     def _value(self, value: cst.BaseExpression, *, allow_int: bool) -> cst.BaseExpression:
         return rewrites.device_value(value, allow_int=allow_int, is_torch_device=self._is_torch_device)
 

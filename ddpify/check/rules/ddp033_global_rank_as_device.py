@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.distributed_code import SET_DEVICE
 from ddpify.analysis.ranks import Term
 from ddpify.check.rule import Invalid, Rule, short
-from ddpify.check.script import SET_DEVICE
 from ddpify.convert import names
 from ddpify.tree.cstutil import is_simple_reference
 

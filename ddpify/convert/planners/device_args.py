@@ -21,6 +21,7 @@ import re
 
 import libcst as cst
 
+from ddpify.analysis.distributed_code import SET_DEVICE
 from ddpify.convert import names, rewrites_io
 from ddpify.convert.fact_types import Facts, NodeRewrite
 from ddpify.convert.record import Recording
@@ -113,7 +114,7 @@ def _device_positions(recording: Recording) -> list[cst.BaseExpression]:
     for call in recording.write_calls:
         qualified = recording.qualified(call)
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
-        if qualified & (names.TORCH_DEVICE | names.SET_DEVICE) and positional:
+        if qualified & (names.TORCH_DEVICE | SET_DEVICE) and positional:
             found.append(positional[0])
         elif attribute_name(call.func) == "to" and positional and not _is_module(recording, call.func.value):  # type: ignore[attr-defined]
             found.append(positional[0])
