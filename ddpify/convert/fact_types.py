@@ -187,6 +187,9 @@ class Facts:
     kept_writes: set[cst.Call] = field(default_factory=set)
     # open(path, "w") whose block also computes: ddpify.rank_zero(open)(...)
     rank_zero_opens: set[cst.Call] = field(default_factory=set)
+    # files rank 0 now writes alone: (the statement or block that writes, what writes, the path);
+    # their reads on every rank wait for it (``reloads.plan``)
+    rank_zero_files: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = field(default_factory=list)
     # models saved whole (torch.save(model, f), {"net": net}): the Arg / DictElement to unwrap
     unwrapped_values: set[cst.CSTNode] = field(default_factory=set)
     # rewrites a planner decides whole (per-process paths and values, logging, web downloads):

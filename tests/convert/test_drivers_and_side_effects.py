@@ -92,8 +92,9 @@ def test_side_effect_helpers_of_installed_packages_are_not_reported() -> None:
     assert '`if ddpify.is_main_process(): make_gif("out/")`' in item.todo
 
 
-def test_a_copy_read_back_is_guarded_and_reported() -> None:
-    """Rank 0 alone copies; every rank reads the copy: the barrier is the human's to place."""
+def test_a_copy_read_back_is_guarded_and_waited_for() -> None:
+    """Rank 0 alone copies; every rank reads the copy: they wait for it (a barrier before the
+    read, which every rank runs alike)."""
     result = convert(
         """\
         import shutil
@@ -108,9 +109,33 @@ def test_a_copy_read_back_is_guarded_and_reported() -> None:
         opt.step()
         """
     )
-    assert 'if ddpify.is_main_process():\n    shutil.copyfile("raw.npy", "train.npy")\n' in result.output
-    [item] = result.manual
-    assert item.line == 5 and "read back on every rank at line 6" in item.why and "ddpify.barrier()" in item.todo
+    assert 'if ddpify.is_main_process():\n    shutil.copyfile("raw.npy", "train.npy")\nddpify.barrier()\nx = torch.from_numpy(np.load("train.npy"))' in result.output
+    assert not result.manual
+    assert any("before reading \"train.npy\" back (line 6): rank 0 alone writes it" in c.what for c in result.changes)
+
+
+def test_a_read_back_only_some_ranks_may_run_is_reported() -> None:
+    """The read runs under a decision each rank takes by its own clock: a barrier there would hang
+    the ranks that skip it, so the read back is reported with the barrier a human can place."""
+    result = convert(
+        """\
+        import shutil
+        import time
+        import numpy as np
+        import torch
+
+        shutil.copyfile("raw.npy", "train.npy")
+        if time.time() % 2 < 1:
+            x = torch.from_numpy(np.load("train.npy"))
+        model = torch.nn.Linear(2, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(x).sum().backward()
+        opt.step()
+        """
+    )
+    assert "ddpify.barrier()" not in result.output
+    [item] = [m for m in result.manual if "train.npy" in m.why]
+    assert item.line == 6 and "read back on every rank at line 8" in item.why and "ddpify.barrier()" in item.todo
 
 
 def test_helpers_that_load_or_change_training_state_are_not_side_effects() -> None:

@@ -477,3 +477,17 @@ def test_a_run_folder_named_from_the_folders_contents_is_one_folder(tmp_path: Pa
     run.assert_only_rank0_saves()
     assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["exp1", "exp2"]
     assert (tmp_path / "checkpoints" / "exp2" / "last.pth").is_file()
+
+
+@pytest.mark.torchrun
+def test_a_file_rank_zero_writes_alone_is_read_back_after_it_is_written(tmp_path: Path) -> None:
+    """unseen20n's AnoGAN class: ``np.save`` moves under ``if ddpify.is_main_process():`` and
+    the ``np.load`` of the same path every rank runs next waits for it (``ddpify.barrier()``
+    before the read): every rank reads the file rank 0 wrote, none finds it missing."""
+    script = _converted("read_back_after_rank_zero_write", tmp_path)
+    text = script.read_text()
+    assert '        np.save(f"samples_{epoch}.npy", samples)\n    ddpify.barrier()\n    grid = np.load(' in text
+    run = run_script(script, cwd=tmp_path, timeout=120).assert_ok()
+    run.assert_params_equal()
+    assert sorted(p.name for p in tmp_path.glob("samples_*.npy")) == ["samples_0.npy", "samples_1.npy"]
+    assert len(re.findall(r"epoch \d grid mean", run.stdout)) == 2, run.describe()

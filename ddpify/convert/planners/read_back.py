@@ -1,7 +1,8 @@
 """Files a script writes and then reads back: once rank 0 alone writes such a file (a
-vocabulary, an array, a downloaded archive), a rank that reads it without waiting may find it
-missing or half written. The planners report those; a barrier is the human's to place,
-because one in code that only rank 0 runs would hang.
+vocabulary, an array, an image grid, a downloaded archive), a rank that reads it without
+waiting may find it missing or half written. ``reloads.plan`` makes every rank that reads it
+alike wait (a barrier before the read); a read it cannot place one before (a barrier in code
+only some ranks run would hang) is reported.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ READERS = frozenset(
         "imageio.v2.imread",
         "matplotlib.pyplot.imread",
         "PIL.Image.open",
+        "torchvision.io.read_image",
         "zipfile.ZipFile",
         "tarfile.open",
         "shutil.copy",
@@ -126,20 +128,24 @@ class ReadBack:
         """Every reading call of the script, in visit order."""
         return [call for reads in self._index().values() for call in reads]
 
-    def line_reading(self, path: cst.BaseExpression, *, after: int, unless: Callable[[cst.Call], bool]) -> int | None:
-        """The first line after ``after`` (or in another function) that reads ``path``, except
-        the reads ``unless`` excuses; a name counts only where it is the same variable (the
-        same function)."""
+    def reads_of(self, path: cst.BaseExpression) -> list[cst.Call]:
+        """The calls that read ``path`` (by its text; a name only where it is the same variable:
+        the same function)."""
         recording = self._recording
         function = recording.function_of(path)
-        for read in self._index().get(code(path), []):
+        named = isinstance(path, (cst.Name, cst.Attribute))
+        return [read for read in self._index().get(code(path), []) if not (named and recording.function_of(read) is not function)]
+
+    def line_reading(self, path: cst.BaseExpression, *, after: int, unless: Callable[[cst.Call], bool]) -> int | None:
+        """The first line after ``after`` (or in another function) that reads ``path``, except
+        the reads ``unless`` excuses."""
+        recording = self._recording
+        function = recording.function_of(path)
+        for read in self.reads_of(path):
             if unless(read):
                 continue
-            elsewhere = recording.function_of(read) is not function
-            if isinstance(path, (cst.Name, cst.Attribute)) and elsewhere:
-                continue
             line = recording.line(read)
-            if line > after or elsewhere and line != after:
+            if line > after or recording.function_of(read) is not function and line != after:
                 return line
         return None
 

@@ -22,9 +22,12 @@ from ddpify import snippets
 from ddpify.convert import collectives, names
 from ddpify.convert.fact_types import Facts, Insertion
 from ddpify.convert.planners.directories import is_barrier, tests_existence
-from ddpify.convert.planners.rank_zero import on_rank_zero_only
+from ddpify.convert.planners.rank_zero import on_rank_zero_only, ordered_first, statement_line
+from ddpify.convert.planners.read_back import ReadBack
 from ddpify.convert.record import Recording
 from ddpify.convert.rewrites import RT
+from ddpify.findings import ManualItem
+from ddpify.tree.cstutil import code
 
 # How many calls up from a save and from a load to look for the function that runs both, and
 # how many callers at most (same-named methods of many classes: every `.run(` matches each one).
@@ -35,35 +38,84 @@ _Chain = dict["cst.FunctionDef | None", cst.CSTNode]
 
 
 def plan(recording: Recording, facts: Facts) -> None:
-    """``ddpify.barrier()`` before each load every rank runs after a save that does not wait."""
+    """``ddpify.barrier()`` before each load every rank runs after a save that does not wait,
+    and before each read of a file rank 0 now writes alone (``Facts.rank_zero_files``)."""
     analysis = recording.analysis
     calls = analysis.source.of_types(cst.Call)
     saves = [c for c in calls if recording.qualified(c) & names.TORCH_SAVE and collectives.unwaited_save(analysis, c)]
-    if not saves:
+    files = [(w, label, path) for w, label, path in facts.rank_zero_files if not ordered_first(recording, facts, w)]
+    if not saves and not files:
         return
-    chains: dict[cst.FunctionDef, _Chain] = {}
-    save_paths = [_path_to(recording, save, chains) for save in saves]
-    planned = {insertion.key for insertion in facts.inserted}
-    waited: dict[cst.CSTNode | None, list[cst.BaseStatement]] = {}  # per block, the anchors that got a barrier
+    waits = _Waits(recording, facts, [*saves, *(written for written, _, _ in files)])
     for load in calls:
-        if not recording.qualified(load) & names.TORCH_LOAD or not _every_rank_alike(recording, facts, load):
+        if recording.qualified(load) & names.TORCH_LOAD and _every_rank_alike(recording, facts, load):
+            after = [(save, where) for save in saves if (where := waits.first_after(save, load))]
+            if after and _every_rank_alike(recording, facts, after[0][1]):
+                lines = ", ".join(str(recording.line(save)) for save, _ in after)
+                waits.barrier(
+                    after[0][1],
+                    f"ddpify.barrier() before reading the checkpoint back (line {recording.line(load)}): rank 0 may still be "
+                    f"writing it, saved without waiting (line {lines})",
+                )
+    reads = ReadBack(recording)
+    for written, label, path in files:
+        _wait_for_file(recording, facts, waits, reads, written, label, path)
+
+
+def _wait_for_file(
+    recording: Recording, facts: Facts, waits: _Waits, reads: ReadBack, written: cst.CSTNode, label: str, path: cst.BaseExpression
+) -> None:
+    """Every rank that reads ``path`` alike after rank 0 alone wrote it waits for it; a read
+    that cannot wait (not every rank runs it alike, or no order ties it to the write) is
+    reported once, with the barrier a human can place."""
+    line = statement_line(recording, written)
+    waited: set[cst.Call] = set()
+    for read in reads.reads_of(path):
+        if on_rank_zero_only(recording, facts, read) or ordered_first(recording, facts, read):
             continue
-        load_path = _path_to(recording, load, chains)
-        waits = [(save, where) for save, path in zip(saves, save_paths, strict=True) if (where := _first_after(recording, path, load_path))]
-        if not waits or not _every_rank_alike(recording, facts, waits[0][1]):
-            continue
-        anchor = _outermost_existence_test(recording, waits[0][1])
-        key = f"barrier-before:{recording.line(anchor)}"
-        if key in planned or _follows_barrier(recording, anchor) or _waited_already(recording, anchor, waited, save_paths):
-            continue
-        planned.add(key)
-        waited.setdefault(recording.parent(anchor), []).append(anchor)
-        lines = ", ".join(str(recording.line(save)) for save, _ in waits)
-        what = (
-            f"ddpify.barrier() before reading the checkpoint back (line {recording.line(load)}): rank 0 may still be "
-            f"writing it, saved without waiting (line {lines})"
+        where = waits.first_after(written, read)
+        if where is not None and _every_rank_alike(recording, facts, read) and _every_rank_alike(recording, facts, where):
+            waits.barrier(
+                where,
+                f"ddpify.barrier() before reading {code(path)} back (line {recording.line(read)}): rank 0 alone writes it ({label}, line {line})",
+            )
+            waited.add(read)
+    read_at = reads.line_reading(path, after=line, unless=lambda read: read in waited or ordered_first(recording, facts, read))
+    if read_at is not None:
+        facts.manual.append(
+            ManualItem(
+                line,
+                f"{code(path)} is now written by rank 0 alone ({label}) and read back on every rank at line {read_at}: "
+                "the other ranks may find it missing or incomplete",
+                "add `ddpify.barrier()` right after the `if ddpify.is_main_process():` block (every rank must reach it)",
+            )
         )
-        facts.inserted.append(Insertion(key, anchor, snippets.statement("barrier", rt=RT), what, before=True))
+
+
+class _Waits:
+    """The barriers planned before reads, one per anchor (``_waited_already``: one is enough
+    for a run of reads with no write on the way between them); ``writes``: the saves and the
+    writes rank 0 makes without waiting."""
+
+    def __init__(self, recording: Recording, facts: Facts, writes: list[cst.CSTNode]) -> None:
+        self.recording, self.facts = recording, facts
+        self.chains: dict[cst.FunctionDef, _Chain] = {}
+        self.save_paths = [_path_to(recording, write, self.chains) for write in writes]
+        self.planned = {insertion.key for insertion in facts.inserted}
+        self.waited: dict[cst.CSTNode | None, list[cst.BaseStatement]] = {}  # per block, the anchors that got a barrier
+
+    def first_after(self, write: cst.CSTNode, read: cst.CSTNode) -> cst.CSTNode | None:
+        return _first_after(self.recording, _path_to(self.recording, write, self.chains), _path_to(self.recording, read, self.chains))
+
+    def barrier(self, where: cst.CSTNode, what: str) -> None:
+        recording = self.recording
+        anchor = _outermost_existence_test(recording, where)
+        key = f"barrier-before:{recording.line(anchor)}"
+        if key in self.planned or _follows_barrier(recording, anchor) or _waited_already(recording, anchor, self.waited, self.save_paths):
+            return
+        self.planned.add(key)
+        self.waited.setdefault(recording.parent(anchor), []).append(anchor)
+        self.facts.inserted.append(Insertion(key, anchor, snippets.statement("barrier", rt=RT), what, before=True))
 
 
 def _every_rank_alike(recording: Recording, facts: Facts, node: cst.CSTNode) -> bool:

@@ -7,7 +7,8 @@ recorder kept (``ddpify.convert.writes.is_candidate``), which statements move un
 ``if ddpify.is_main_process():``, which ``open(..., "w")`` calls become
 ``ddpify.rank_zero(open)(...)`` (the body still runs everywhere, other ranks write nowhere),
 and which writes need a human because the statement also computes something every rank must.
-A file rank 0 now writes alone and the script reads back is reported: the readers must wait.
+A file rank 0 now writes alone is recorded (``Facts.rank_zero_files``): ``reloads.plan`` makes
+the ranks that read it back wait.
 Helpers of this file that write are ``output_helpers``'s; paths each rank names differently
 are ``paths``'s.
 """
@@ -27,7 +28,6 @@ from ddpify.convert.planners.rank_zero import (
     must_run_everywhere,
     on_rank_zero_only,
     ordered_first,
-    statement_line,
     statement_of,
     write_label,
 )
@@ -45,7 +45,7 @@ def plan(recording: Recording, facts: Facts) -> None:
     """Fill ``facts`` with the guards, rank-zero opens and unwraps for the recorded write calls."""
     calls = recording.write_calls
     reads = ReadBack(recording)
-    guarded_withs = _plan_opens(recording, facts, [c for c in calls if is_write_open(recording, c)], reads)
+    guarded_withs = _plan_opens(recording, facts, [c for c in calls if is_write_open(recording, c)])
     for call in calls:
         label = write_label(recording, call)
         if label is not None and not any(a in guarded_withs for a in recording.ancestors(call)):
@@ -55,12 +55,11 @@ def plan(recording: Recording, facts: Facts) -> None:
 
 
 # ---------------------------------------------------------------- log files
-def _plan_opens(recording: Recording, facts: Facts, opens: list[cst.Call], reads: ReadBack) -> set[cst.With]:
+def _plan_opens(recording: Recording, facts: Facts, opens: list[cst.Call]) -> set[cst.With]:
     """A ``with open(p, "w") as f:`` block that only writes is guarded whole; a handle kept in a
     variable (a log) or given to a checkpoint save is opened on rank 0 only,
     ``ddpify.rank_zero(open)(...)``, and so is a block's that also computes (every rank runs the
-    block; the others write nowhere; a later read of the file is reported with the barrier it
-    needs); an ``open`` handed to a writer whose statement is guarded (``pickle.dump(x, open(p,
+    block; the others write nowhere; a later read of the file waits for it: ``reloads``); an ``open`` handed to a writer whose statement is guarded (``pickle.dump(x, open(p,
     "wb"))``) goes with it. Returns the blocks guarded whole."""
     guarded: set[cst.With] = set()
     for call in opens:
@@ -74,11 +73,11 @@ def _plan_opens(recording: Recording, facts: Facts, opens: list[cst.Call], reads
             guarded.add(block)
             writers = [label for c in of_types(block.body, cst.Call) if (label := write_label(recording, c)) in DATA_WRITERS]
             facts.main_process_only[block] = f"{writers[0]} into a file" if writers else "log file written"
-            _report_read_back(recording, facts, block, writers[0] if writers else "open(..., 'w')", written_path(recording, call), reads)
+            _written_alone(facts, block, writers[0] if writers else "open(..., 'w')", written_path(recording, call))
         else:  # a kept handle, a checkpoint's file, or a block that also computes: every rank runs it, rank 0 writes
             facts.rank_zero_opens.add(call)
             if isinstance(block, cst.With) and not _saves_checkpoint(recording, block):
-                _report_read_back(recording, facts, block, "open(..., 'w')", written_path(recording, call), reads)
+                _written_alone(facts, block, "open(..., 'w')", written_path(recording, call))
     return guarded
 
 
@@ -162,7 +161,7 @@ def _plan_write(recording: Recording, facts: Facts, call: cst.Call, label: str, 
             )
         )
     else:
-        _report_read_back(recording, facts, statement, label, written_path(recording, call), reads)
+        _written_alone(facts, statement, label, written_path(recording, call))
 
 
 def _report_removal_under_reads(recording: Recording, facts: Facts, call: cst.Call, label: str, reads: ReadBack) -> bool:
@@ -190,25 +189,10 @@ def _report_removal_under_reads(recording: Recording, facts: Facts, call: cst.Ca
     return True
 
 
-def _report_read_back(
-    recording: Recording, facts: Facts, statement: cst.CSTNode, label: str, path: cst.BaseExpression | None, reads: ReadBack
-) -> None:
-    """The script reads the file it wrote (``vocab.json`` written, then ``json.load(open(...))``):
-    rank 0 writes it alone now, so the other ranks must wait before reading."""
-    line = statement_line(recording, statement)
-    if path is None or ordered_first(recording, facts, statement):
-        return  # under main_process_first: the other ranks start once rank 0 is done
-    read_at = reads.line_reading(path, after=line, unless=lambda read: ordered_first(recording, facts, read))
-    if read_at is None:
-        return
-    facts.manual.append(
-        ManualItem(
-            line,
-            f"{code(path)} is now written by rank 0 alone ({label}) and read back on every rank at line {read_at}: "
-            "the other ranks may find it missing or incomplete",
-            "add `ddpify.barrier()` right after the `if ddpify.is_main_process():` block (every rank must reach it)",
-        )
-    )
+def _written_alone(facts: Facts, statement: cst.CSTNode, label: str, path: cst.BaseExpression | None) -> None:
+    """Rank 0 now writes ``path`` alone: its reads back wait for it (``reloads.plan``)."""
+    if path is not None:
+        facts.rank_zero_files.append((statement, label, path))
 
 
 # ---------------------------------------------------------------- whole-model checkpoints

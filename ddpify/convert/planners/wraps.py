@@ -21,7 +21,7 @@ from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.models import Model
 from ddpify.analysis.modules import DATAPARALLEL, WRAPS
 from ddpify.analysis.own_training import Bypass
-from ddpify.analysis.values import Values
+from ddpify.analysis.values import Values, paired_target
 from ddpify.convert.fact_types import Facts, HeldModel, NodeRewrite, item
 from ddpify.convert.planners import constructor_wraps, container_wraps, wrap_options
 from ddpify.convert.planners.wrap_options import ON_RANK_DEVICE
@@ -134,7 +134,6 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
             recording, facts, model, key, f"ddpify finds no name for {key} where it is on its final device and loaded ({placement.reason})"
         )
         return None
-    name = _trained_name(recording, model, statement, code(spelling))
     index = body.index(statement)
     while True:
         configured = []  # a def runs nothing here: an optimizer built inside one is built after the wrap anyway
@@ -150,7 +149,9 @@ def plan(recording: Recording, facts: Facts, model: Model, key: str, spot: Spot)
         # the optimizer is built inside the block that also trains (`if __name__ == "__main__":`
         # builds it, then calls train(model, ...)): the wrap goes in there, after it
         body, index = inner, -1
-    anchor, where = spot(body, max([index, *configured]), name)  # after its optimizer too: DDP sees the final requires_grad flags
+    last = max([index, *configured])
+    name = _trained_name(recording, model, body[last] if last >= 0 else statement, code(spelling))
+    anchor, where = spot(body, last, name)  # after its optimizer too: DDP sees the final requires_grad flags
     facts.model_wraps.append((name, anchor, where))
     wrap_options.unused_parameters(recording, facts, model, name, anchor)
     wrap_options.route_own_training(recording, facts, model, name)
@@ -325,21 +326,33 @@ def _configuring_block(statement: cst.CSTNode) -> list[cst.CSTNode] | None:
 
 
 def _trained_name(recording: Recording, model: Model, statement: cst.CSTNode, name: str) -> str:
-    """``name``, unless every training forward calls the model by one other plain name bound
-    to the same object before ``statement`` in its frame (``m = model.to(device)`` then
-    ``model(xb, yb)``): rebinding that name is what puts the training forward through DDP."""
-    called = {code(site.node.func) for site in model.forward_calls if isinstance(site.node, cst.Call)}
-    if name in called or len(called) != 1:
-        return name
-    other = next(iter(called))
+    """The name the wrap rebinds: ``name``, unless its binding never reaches a training forward
+    and exactly one other plain name bound to the model in the same frame, by the end of
+    ``statement`` (the one the wrap follows), does: ``m = model.to(device)`` then ``m(xb, yb)``;
+    ``net = model`` before the optimizer, then ``net(x)``; ``classifier = model`` returned to the
+    caller that trains it. Rebinding that name is what puts the training forward through DDP."""
+    forwards = {id(site.node.func) for site in model.forward_calls if isinstance(site.node, cst.Call)}
     values = recording.analysis.models.values
     frame = values.frame_of(statement)
-    bound = [
-        node
-        for node, _ in recording.analysis.source.assignments.get(other, [])
-        if values.frame_of(node) is frame and values.end(node) <= values.start(statement)
-    ]
-    return other if other in model.references and isinstance(cst.parse_expression(other), cst.Name) and bound else name
+    bound: dict[str, list[cst.Name]] = {}
+    for occurrence in model.occurrences:
+        parent = recording.parent(occurrence.node)
+        if isinstance(parent, cst.Assign) and parent.value is occurrence.node and values.frame_of(parent) is frame:
+            if values.end(parent) <= values.end(statement):
+                for target in parent.targets:
+                    if isinstance(target.target, cst.Name):
+                        bound.setdefault(target.target.value, []).append(target.target)
+
+    def trains(names: list[cst.Name]) -> bool:  # a read after the wrap reaches a training forward
+        after = [
+            r for n in names for r in values.reads_from(n) if values.frame_of(r) is not frame or values.start(r) >= values.end(statement)
+        ]
+        return any(id(o.node) in forwards for r in after for o in values.flow(r).occurrences)
+
+    if not forwards or name not in bound or trains(bound[name]):
+        return name
+    others = [other for other, names in bound.items() if other != name and trains(names)]
+    return others[0] if len(others) == 1 else name
 
 
 def _trained_through_container(recording: Recording, model: Model) -> bool:
@@ -377,7 +390,7 @@ def _spelling(recording: Recording, model: Model, statement: cst.BaseStatement) 
         parent = recording.parent(node)
         if isinstance(parent, cst.Assign) and parent.value is node:
             found += [t.target for t in parent.targets if is_simple_reference(t.target)]
-        elif (paired := _unpacked_into(recording, node)) is not None:  # g, d = Generator(), Discriminator()
+        elif (paired := _paired_name(recording, parent)) is not None:  # g, d = Generator(), Discriminator()
             found.append(paired)
         elif isinstance(parent, cst.AnnAssign) and parent.value is node and is_simple_reference(parent.target):
             found.append(parent.target)
@@ -390,21 +403,9 @@ def _spelling(recording: Recording, model: Model, statement: cst.BaseStatement) 
     return found[-1] if found else None
 
 
-def _unpacked_into(recording: Recording, node: cst.CSTNode) -> cst.BaseExpression | None:
-    """The name ``node`` is bound to by a tuple assignment: ``d`` for ``Discriminator()`` in
-    ``g, d = Generator(), Discriminator()``; None for anything else."""
-    element = recording.parent(node)
-    values = recording.parent(element) if isinstance(element, cst.Element) else None
-    assign = recording.parent(values) if isinstance(values, (cst.Tuple, cst.List)) else None
-    if not isinstance(assign, cst.Assign) or not isinstance(values, (cst.Tuple, cst.List)) or assign.value is not values:
-        return None
-    targets = assign.targets[0].target if len(assign.targets) == 1 else None
-    if not isinstance(targets, (cst.Tuple, cst.List)) or len(targets.elements) != len(values.elements):
-        return None
-    if any(isinstance(e, cst.StarredElement) for e in (*targets.elements, *values.elements)):
-        return None
-    target = targets.elements[values.elements.index(element)].value
-    return target if is_simple_reference(target) else None
+def _paired_name(recording: Recording, parent: cst.CSTNode | None) -> cst.BaseExpression | None:
+    paired = paired_target(recording.analysis.source, parent) if isinstance(parent, cst.Element) else None
+    return paired if paired is not None and is_simple_reference(paired) else None
 
 
 def _in_comprehension(recording: Recording, node: cst.CSTNode, statement: cst.CSTNode) -> bool:
