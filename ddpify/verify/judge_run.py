@@ -16,10 +16,21 @@ def rows(records: Records, outcome: Outcome) -> list[Row]:
     return [run(records, outcome), checkpoints(records), writes(records), hang(records, outcome)]
 
 
+# What a rank raises because another one went away in the middle of a collective (its
+# connections closed, or it stopped answering): the consequence, never the cause.
+_PEER_GONE = re.compile(
+    r"Connection (closed|reset) by peer|Broken pipe|DistBackendError|DistNetworkError|\bgloo\b|\bNCCL\b|timed out", re.I
+)
+
+
 def _first_error(records: Records) -> str:
-    for rank in records.ranks:
-        for event in records.of(rank, "error"):
-            return f"rank {rank}: {event['type']}: {event['message'].splitlines()[0] if event['message'] else ''} (at {event['at']})"
+    """The error that says what failed: the first rank's, unless it only lost its peers while
+    another rank raised its own (AnoGAN: rank 1's FileNotFoundError, rank 0's gloo 'Connection
+    closed by peer')."""
+    errors = [(rank, event) for rank in records.ranks for event in records.of(rank, "error")]
+    errors.sort(key=lambda found: bool(_PEER_GONE.search(f"{found[1]['type']}: {found[1]['message']}")))
+    for rank, event in errors[:1]:
+        return f"rank {rank}: {event['type']}: {event['message'].splitlines()[0] if event['message'] else ''} (at {event['at']})"
     return ""
 
 

@@ -306,3 +306,14 @@ def test_gloo_teardown_abort_after_every_rank_ended_is_no_failure_of_the_script(
     assert judge_run.run(raised, outcome(returncode=1, output_tail=abort)).status == FAIL
     crash = "Traceback (most recent call last):\nValueError: bad shape\n=====\nFailures:\n  <NO_OTHER_FAILURES>\n====="
     assert judge_run.run(records(), outcome(returncode=1, output_tail=crash)).evidence.endswith("ValueError: bad shape")
+
+
+def test_the_run_row_quotes_the_rank_that_failed_not_the_one_that_lost_its_peer() -> None:
+    """Rank 1 raised its own error; rank 0 then lost its connection in the next collective:
+    the row names rank 1's error, the cause."""
+    lost = {"e": "error", "type": "DistBackendError", "message": "[gloo] Connection closed by peer [127.0.0.1]:1234", "at": "train.py:40"}
+    cause = {"e": "error", "type": "FileNotFoundError", "message": "[Errno 2] No such file: 'fake.png'", "at": "trainer.py:127"}
+    row = judge_run.run(records(r0=[lost], r1=[cause]), outcome(returncode=1))
+    assert row.status == FAIL and "rank 1: FileNotFoundError" in row.evidence
+    alone = judge_run.run(records(r0=[lost]), outcome(returncode=1))
+    assert "rank 0: DistBackendError" in alone.evidence
