@@ -555,6 +555,31 @@ def test_logger_from_sibling_module(tmp_path: Path, body: str, helper: str, bind
     assert bool(found) is report
 
 
+@pytest.mark.parametrize(
+    ("inside", "report"),
+    [
+        ("", True),  # TorchSeg's engine: the module's logger, read in a method
+        ("        logger = logging.getLogger('quiet')\n", False),  # the function binds its own
+        ("        if dist.get_rank() != 0:\n            return\n", False),
+    ],
+)
+def test_a_module_level_logger_from_a_sibling_module(tmp_path: Path, inside: str, report: bool) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "src" / "logger.py").write_text(_LOGGER_MODULE.format(body=_CONSOLE), encoding="utf-8")
+    script = tmp_path / "engine.py"
+    script.write_text(
+        _DDP
+        + "import logging\nfrom src.logger import create_logger\n\nlogger = create_logger('train.log', 0)\n\n\n"
+        + "class Engine:\n    def __init__(self):\n        dist.init_process_group('nccl')\n"
+        + inside
+        + "        logger.info('PyTorch Version %s', torch.__version__)\n",
+        encoding="utf-8",
+    )
+    found = check_source(script.read_text(encoding="utf-8"), str(script), rules=select_rules(["DDP012"])).findings
+    assert bool(found) is report
+
+
 # ------------------------------------------------------------------ endless passes over a sharded loader (DDP001)
 _SAMPLER_HELPER = """\
 from torch.utils import data

@@ -455,12 +455,16 @@ if __name__ == "__main__":
 
     def _console_logger(self, node: cst.Call) -> str | None:
         """``logger.info(...)`` where this function bound ``logger`` (alone or in a tuple) to
-        what a project helper returns as a logger printing on every rank: the helper's name."""
+        what a project helper returns as a logger printing on every rank, or the module did
+        where the function binds no ``logger`` of its own (TorchSeg's ``logger = get_logger()``
+        read in ``Engine.__init__``): the helper's name."""
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in _LOG_LEVELS or not isinstance(func.value, cst.Name):
             return None
         source = self.file.analysis.source
         home = source.enclosing_function(node)
+        if home is not None and not any(source.enclosing_function(s) is home for s, _ in source.assignments.get(func.value.value, [])):
+            home = None  # the module's logger
         for statement in source.of_types(cst.Assign):
             if len(statement.targets) != 1 or not isinstance(statement.value, cst.Call) or source.enclosing_function(statement) is not home:
                 continue
