@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import os
 import re
 from collections.abc import Iterator
@@ -120,7 +121,36 @@ def module_file(module: str, level: int, importer: Path) -> Path | None:
         namespace = base / relative
         if module and namespace.is_dir() and namespace.resolve().is_relative_to(inside.resolve()) and any(namespace.glob("*.py")):
             return _as_given(namespace / "__init__.py", importer)
-    return None
+    found = _unique_by_suffix(module, root.resolve()) if module and not level else None
+    return _as_given(found, importer) if found is not None else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _unique_by_suffix(module: str, root: Path) -> Path | None:
+    """A dotted module that no search path reaches, as the one file of the project whose path
+    ends with it: a script's configuration may put a folder on ``sys.path`` in code no reading
+    follows (TorchSeg's config adds ``furnace/``, and the train scripts ``from engine.engine
+    import Engine``). None unless exactly one file matches, for a single name (too common:
+    ``utils``), and for a module installed or in the standard library."""
+    parts = module.split(".")
+    if len(parts) < 2 or importlib.util.find_spec(parts[0]) is not None:
+        return None
+    tail = (*parts[:-1], f"{parts[-1]}.py")
+    package = (*parts, "__init__.py")
+    found = [f for f in _suffix_index(root).get(parts[-1], []) if f.parts[-len(tail) :] == tail or f.parts[-len(package) :] == package]
+    return found[0] if len(found) == 1 else None
+
+
+@functools.lru_cache(maxsize=64)
+def _suffix_index(root: Path) -> dict[str, list[Path]]:
+    """The project's Python files by module name (a package by its folder's), read once per
+    root and at most ``IMPORTERS_LIMIT`` of them."""
+    index: dict[str, list[Path]] = {}
+    for count, file in enumerate(_python_files(root)):
+        if count >= IMPORTERS_LIMIT:
+            return {}
+        index.setdefault(file.parent.name if file.name == "__init__.py" else file.stem, []).append(file)
+    return index
 
 
 def _as_given(found: Path, importer: Path) -> Path:

@@ -257,3 +257,22 @@ def test_a_relative_script_path_finds_the_repository_root_above_the_working_dire
     found = imported_files("from pygcn.utils import load_data\n", Path("train.py"))
     assert [f.resolve() for f in found] == [(package / "utils.py").resolve()]
     assert found == [Path("utils.py")]  # named as given: below the working directory, relative to it
+
+
+def test_a_dotted_module_no_search_path_reaches_is_the_one_file_ending_with_it(tmp_path: Path) -> None:
+    """TorchSeg: config.py puts ``furnace/`` on sys.path in code no reading follows, and the
+    train scripts ``from engine.engine import Engine``: the one ``engine/engine.py`` of the
+    project. Not for two candidates, a single name, or an installed module."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    for file in ("furnace/engine/engine.py", "furnace/engine/__init__.py", "furnace/utils/misc.py", "model/a/utils/misc.py", "lib/logger.py"):
+        (repo / file).parent.mkdir(parents=True, exist_ok=True)
+        (repo / file).write_text("x = 1\n")
+    script = repo / "model" / "bisenet" / "train.py"
+    script.parent.mkdir(parents=True)
+    script.write_text("from engine.engine import Engine\n")
+    assert module_file("engine.engine", 0, script) == repo / "furnace" / "engine" / "engine.py"
+    assert module_file("engine", 0, script) is None  # a single name: too common to guess
+    assert module_file("utils.misc", 0, script) is None  # two files end with utils/misc.py
+    assert module_file("torch.nn", 0, script) is None  # installed
+    assert repo / "furnace" / "engine" / "engine.py" in imported_files(script.read_text(), script)

@@ -236,10 +236,10 @@ if __name__ == "__main__":
         guard = self.parent(test) if test is not None else None
         if isinstance(guard, cst.If) and guard.test is test and self._guarded_io(guard.body):
             return  # that `if` is reported itself
-        where = f"`{short(test)}`" if test is not None else "its callers"
+        where = f"`{short(test)}` tests" if test is not None else "its callers test"
         self.report(
             node,
-            message=f"{short(node.func)}(...) runs once per node ({where} tests the local rank): on a multi-node run every node writes the same file; test the global rank",
+            message=f"{short(node.func)}(...) runs once per node ({where} the local rank): on a multi-node run every node writes the same file; test the global rank",
         )
 
     def _guarded_io(self, body: cst.BaseSuite) -> list[str]:
