@@ -91,15 +91,26 @@ def _callee(call: cst.Call) -> str:
 
 def has_workers(call: cst.Call) -> bool:
     """A DataLoader given ``num_workers`` other than a literal 0: its workers are seeded from
-    torch's RNG, unless its ``worker_init_fn`` is handed the rank to reseed them with
-    (yolov4's ``partial(worker_init_fn, rank=rank, seed=seed)``: each rank's workers apart)."""
-    workers = keyword_value(call, "num_workers")
-    if workers is None or isinstance(workers, cst.Integer) and workers.evaluated_value == 0:
-        return False
+    torch's RNG, unless they are reseeded with the rank (``reseeded_per_rank``)."""
+    return _workers(call) and not reseeded_per_rank(call)
+
+
+def reseeded_per_rank(call: cst.Call) -> bool:
+    """A DataLoader with workers whose ``worker_init_fn`` is handed the rank to reseed them with
+    (yolov4's ``partial(worker_init_fn, rank=rank, seed=seed)``): each rank's workers draw
+    apart, whatever the main process was seeded with."""
     init = keyword_value(call, "worker_init_fn")
-    handed = [n.value for n in cstutil.of_types(init, cst.Name)] if init is not None else []
-    handed += [a.keyword.value for a in cstutil.of_types(init, cst.Arg) if a.keyword is not None] if init is not None else []
-    return not any(GLOBAL_NAME.match(name) for name in handed)
+    if init is None or not _workers(call):
+        return False
+    handed = [n.value for n in cstutil.of_types(init, cst.Name)] + [
+        a.keyword.value for a in cstutil.of_types(init, cst.Arg) if a.keyword is not None
+    ]
+    return any(GLOBAL_NAME.match(name) for name in handed)
+
+
+def _workers(call: cst.Call) -> bool:
+    workers = keyword_value(call, "num_workers")
+    return workers is not None and not (isinstance(workers, cst.Integer) and workers.evaluated_value == 0)
 
 
 def seeding(source: Source, rank_tests: RankTests, function: cst.FunctionDef) -> Seeding | None:

@@ -16,7 +16,8 @@ import libcst as cst
 
 from ddpify.analysis import project_files
 from ddpify.analysis.role_hints import is_eval_name
-from ddpify.analysis.seeding import DATALOADER, SEEDS, consumed, consumes_torch, drawn_family, has_workers
+from ddpify.analysis.samplers import SAMPLERS
+from ddpify.analysis.seeding import DATALOADER, SEEDS, consumed, consumes_torch, drawn_family, has_workers, reseeded_per_rank
 from ddpify.analysis.sources import Role
 from ddpify.check.rule import Rule
 from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
@@ -60,8 +61,8 @@ class Seeds:
                     self.draws.setdefault(drawn, []).append(call)
                 elif consumes_torch(name, rule.qualified(call), call):
                     self.torch_consumers = True
-                else:
-                    self.elsewhere |= self._project_draws(call)
+                elif rule.file.analysis.context.every_rank(call) and not self._read_by_reseeded_workers(call):
+                    self.elsewhere |= self._project_draws(call)  # not one rank's own (yolov4's LossHistory on local rank 0)
         self.calls.sort(key=lambda s: s.line)
         self._busy: set[str] = set()
         self._backward: dict[cst.CSTNode, bool] = {}
@@ -217,6 +218,23 @@ class Seeds:
                 found = (project.named(f"{code(v)}.__init__") for v in picked if v is not None)
                 return frozenset().union(*(h.draws for h in found if h is not None))
         return helper.draws if helper is not None else frozenset()
+
+    def _read_by_reseeded_workers(self, call: cst.Call) -> bool:
+        """What ``call`` builds (a dataset) is read only by DataLoaders whose workers are
+        reseeded with the rank (``reseeded_per_rank``), by samplers and by ``len``: its draws run
+        in those workers, apart on every rank (yolov4's YoloDataset augmentation)."""
+        loaders = []
+        for occurrence in self.rule.file.analysis.dataflow.values.flow(call).occurrences:
+            parent = self.source.parent(occurrence.node)
+            if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is occurrence.node:
+                continue  # bound to a name: its reads follow
+            user = self.source.parent(parent) if isinstance(parent, cst.Arg) else None
+            qualified = self.rule.qualified(user) if isinstance(user, cst.Call) else set()
+            if qualified & DATALOADER:
+                loaders.append(user)
+            elif not qualified & (SAMPLERS | {"builtins.len"}):
+                return False
+        return bool(loaders) and all(reseeded_per_rank(loader) for loader in loaders if isinstance(loader, cst.Call))
 
     def _in_loop(self, node: cst.CSTNode) -> bool:
         for ancestor in self.source.ancestors(node):

@@ -674,6 +674,61 @@ def test_loader_workers_reseeded_with_the_rank_consume_no_shared_seed(init: str,
     assert ("DDP011" in _codes(source)) is report
 
 
+_AUGMENTING_DATASET = """\
+import random
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+
+class YoloDataset(Dataset):
+    def __getitem__(self, index):
+        flip = random.random() < 0.5
+        return torch.from_numpy(np.random.rand(3, 8, 8)), flip
+
+    def __len__(self):
+        return 64
+
+
+def seed_everything(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def worker_init_fn(worker_id, rank, seed):
+    random.seed(rank + seed + worker_id)
+    np.random.seed(rank + seed + worker_id)
+    torch.manual_seed(rank + seed + worker_id)
+"""
+
+
+@pytest.mark.parametrize(
+    ("init", "extra", "report"),
+    [
+        # yolov4: the augmentation runs in workers reseeded with the rank
+        (", worker_init_fn=partial(worker_init_fn, rank=rank, seed=11)", "", False),
+        ("", "", True),  # workers seeded from the shared seed
+        # the dataset also draws in the main process
+        (", worker_init_fn=partial(worker_init_fn, rank=rank, seed=11)", "sample = dataset[0]\n", True),
+    ],
+)
+def test_dataset_draws_in_workers_reseeded_with_the_rank(tmp_path: Path, init: str, extra: str, report: bool) -> None:
+    (tmp_path / "utils.py").write_text(_AUGMENTING_DATASET, encoding="utf-8")
+    script = tmp_path / "train.py"
+    script.write_text(
+        _DDP
+        + "import os\nfrom functools import partial\nfrom utils import YoloDataset, seed_everything, worker_init_fn\n\n"
+        + 'dist.init_process_group("nccl")\nrank = int(os.environ["RANK"])\nseed_everything(11)\n'
+        + "dataset = YoloDataset()\nsampler = torch.utils.data.DistributedSampler(dataset)\n"
+        + f"loader = torch.utils.data.DataLoader(dataset, batch_size=8, num_workers=4, sampler=sampler{init})\n"
+        + extra
+        + "for epoch in range(2):\n    for x, flip in loader:\n        model(x).sum().backward()\n",
+        encoding="utf-8",
+    )
+    assert ("DDP011" in _codes(script.read_text(encoding="utf-8"), str(script))) is report
+
+
 # ------------------------------------------------------------------ loads of files this program saved from the CPU (DDP004)
 @pytest.mark.parametrize(
     ("saved", "report"),
