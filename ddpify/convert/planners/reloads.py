@@ -1,4 +1,5 @@
-"""Checkpoints rank 0 saves without waiting and every rank loads later.
+"""Files rank 0 writes without waiting and every rank reads later: checkpoints, and the files
+the conversion leaves to rank 0 alone (an image grid, an array, a vocabulary).
 
 A ``torch.save`` under a decision the ranks may take differently (``if val_loss < best:``,
 computed from each rank's own shard) becomes ``ddpify.save(..., wait=False)``: a barrier there
@@ -12,6 +13,11 @@ Which file a load reads is not matched against the saved path (paths are built i
 every load that can run after such a save waits, which costs one barrier and is right either
 way. Loads that not every rank reaches alike (behind a rank test or a decision the ranks may
 take differently) get no barrier: it would hang the ranks that skip them.
+
+A file rank 0 now writes alone (``Facts.rank_zero_files``: ``save_image(x, p)`` moved under
+``if ddpify.is_main_process():``) is matched by its path as written: each read of that path
+(``Image.open(p)``, ``np.load(p)``, ``open(p)``) that every rank runs alike after the write
+waits the same way; one that cannot wait is reported with the barrier a human can place.
 """
 
 from __future__ import annotations
