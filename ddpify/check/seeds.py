@@ -61,8 +61,8 @@ class Seeds:
                     self.draws.setdefault(drawn, []).append(call)
                 elif consumes_torch(name, rule.qualified(call), call):
                     self.torch_consumers = True
-                elif rule.file.analysis.context.every_rank(call) and not self._read_by_reseeded_workers(call):
-                    self.elsewhere |= self._project_draws(call)  # not one rank's own (yolov4's LossHistory on local rank 0)
+                elif (drawn_elsewhere := self._project_draws(call)) and self._drawn_alike(call):
+                    self.elsewhere |= drawn_elsewhere
         self.calls.sort(key=lambda s: s.line)
         self._busy: set[str] = set()
         self._backward: dict[cst.CSTNode, bool] = {}
@@ -218,6 +218,12 @@ class Seeds:
                 found = (project.named(f"{code(v)}.__init__") for v in picked if v is not None)
                 return frozenset().union(*(h.draws for h in found if h is not None))
         return helper.draws if helper is not None else frozenset()
+
+    def _drawn_alike(self, call: cst.Call) -> bool:
+        """A project call's draws come in the same order on every rank: it runs on every rank
+        (not one rank's own: yolov4's LossHistory on local rank 0), and what it builds is not
+        read only by workers reseeded with the rank."""
+        return self.rule.file.analysis.context.every_rank(call) and not self._read_by_reseeded_workers(call)
 
     def _read_by_reseeded_workers(self, call: cst.Call) -> bool:
         """What ``call`` builds (a dataset) is read only by DataLoaders whose workers are
