@@ -172,8 +172,9 @@ class Samplers:
         for call in self.source.of_types_in(function, cst.Call):
             if not (isinstance(call, cst.Call) and self.source.qualified(call) & SAMPLERS):
                 continue
-            if not _is_false(keyword_value(call, "drop_last") or cst.Name("False")):
-                return ()
+            drop_last = keyword_value(call, "drop_last")
+            if drop_last is not None and not _is_false(drop_last):
+                return ()  # True, or a parameter's: no padding, or not known
             if any(not _LAUNCH_TEST.search(code(test)) for test in self._tests_around(call, function)):
                 return ()
         return self.returned_loaders(function)
