@@ -328,7 +328,11 @@ class Project:
                 method = module_helpers(file, self.depth, self._summarise).get(".".join(rest))
                 if method is not None:  # `Trainer.step`: a method of a class of that module
                     return method
-                file, rest = project_files.submodule(file, rest[0]), rest[1:]
+                inner = project_files.submodule(file, rest[0])
+                if inner is None:  # `Model.__init__` of a class the package's __init__ re-exports
+                    home, name = project_files.defining_module(file, rest[0])
+                    return module_helpers(home, self.depth, self._summarise).get(".".join([name, *rest[1:]])) if home != file else None
+                file, rest = inner, rest[1:]
             if file is not None and not rest and file.name != "__init__.py":
                 # `from datasets import make_dataloader` then `make_dataloader(cfg)`: a module is not
                 # called; the package's __init__ re-exports the function of that name

@@ -42,6 +42,16 @@ _TORCH_CONSUMERS = re.compile(
     r"TrivialAugment\w*|AugMix|\w*[Mm]ixup\w*|\w*[Cc]ut[Mm]ix\w*|\w*[Aa]ugment\w*|\w*[Cc]ollator|\w*transforms?|"
     r"create_transform|make_transforms?|build_transforms?)$"
 )
+# The networks of the transformer libraries whose architectures train with dropout by default
+# (BERT, GPT-2, ELECTRA, T5: 0.1): building or loading one (``from_pretrained``), or a class on
+# such a base, consumes torch's RNG in every training forward. LLaMA-style decoders (no
+# dropout) and ``Auto*`` classes (any architecture) do not say; tokenizers and configs draw nothing.
+_TRANSFORMER_LIBRARIES = ("transformers.", "pytorch_transformers.", "pytorch_pretrained_bert.")
+_DROPOUT_NETWORK = re.compile(
+    r"^(TF)?(Bert|Roberta|XLMRoberta|Electra|GPT2|OpenAIGPT|XLNet|DistilBert|T5|MT5|Bart|MBart|Pegasus|Deberta\w*|"
+    r"Longformer|Camembert|Funnel|MPNet|BigBird|Wav2Vec2|Hubert)"
+)
+_NOT_NETWORK = re.compile(r"(Tokenizer|Config|Processor|FeatureExtractor|Extractor)\w*$", re.I)
 
 
 def drawn_family(qualified: set[str], call: cst.Call) -> str | None:
@@ -64,9 +74,14 @@ def drawn_family(qualified: set[str], call: cst.Call) -> str | None:
 
 def consumes_torch(callee: str, qualified: set[str], call: cst.Call) -> bool:
     """A call (named ``callee``) that takes numbers from torch's RNG without drawing them
-    itself: dropout, random augmentation, in-place random fills, a DataLoader with workers."""
+    itself: dropout (also a pretrained transformer network's), random augmentation, in-place
+    random fills, a DataLoader with workers."""
     if qualified & DATALOADER:
         return has_workers(call)
+    if callee == "from_pretrained":  # `ElectraReranker.from_pretrained(path)`, also a class of the project
+        return isinstance(call.func, cst.Attribute) and _dropout_network(code(call.func.value).rpartition(".")[2])
+    if transformer_network(qualified):
+        return True
     return bool(_TORCH_CONSUMERS.match(callee)) and not any(q.startswith("torch.nn.init.") for q in qualified)
 
 
@@ -82,6 +97,16 @@ def consumed(source: Source, node: cst.CSTNode) -> frozenset[str]:
         elif consumes_torch(_callee(call), qualified, call):
             found.add("torch")
     return frozenset(found)
+
+
+def transformer_network(qualified: set[str]) -> bool:
+    """The names (of a call or a base class) include a network of a transformer library that
+    trains with dropout (``transformers.BertModel``, ``pytorch_pretrained_bert...GPT2PreTrainedModel``)."""
+    return any(q.startswith(_TRANSFORMER_LIBRARIES) and _dropout_network(q.rpartition(".")[2]) for q in qualified)
+
+
+def _dropout_network(name: str) -> bool:
+    return bool(_DROPOUT_NETWORK.match(name)) and not _NOT_NETWORK.search(name)
 
 
 def _callee(call: cst.Call) -> str:
@@ -179,6 +204,8 @@ def module_draws(source: Source, functions: list[cst.FunctionDef]) -> dict[str, 
     for owner in classes:
         if source.enclosing_function(owner) is None:
             families = draws(owner, lambda call: _called_draws(source, answers, call))
+            if any(transformer_network(source.qualified(base.value)) for base in owner.bases):
+                families |= {"torch"}  # `class GPT2ModelFP16(GPT2Model)`: the library's dropout layers
             if families:
                 found[f"{owner.name.value}.__init__"] = families
     return found

@@ -9,6 +9,7 @@ the same on every rank. Computed once per file (``FileInfo.memo``), for DDP011 a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,7 +60,7 @@ class Seeds:
                 drawn = draw_family(rule, call)
                 if drawn is not None:
                     self.draws.setdefault(drawn, []).append(call)
-                elif consumes_torch(name, rule.qualified(call), call):
+                elif consumes_torch(name, rule.qualified(call), call) and not self._workers_draw_nothing(call):
                     self.torch_consumers = True
                 elif (drawn_elsewhere := self._project_draws(call)) and self._drawn_alike(call):
                     self.elsewhere |= drawn_elsewhere
@@ -177,6 +178,34 @@ class Seeds:
             if any(consumed(self.source, m) for m in methods):
                 return True  # what `__getitem__` draws runs in the workers (`__init__` runs once, in the main process)
         return False
+
+    def _workers_draw_nothing(self, call: cst.Call) -> bool:
+        """A DataLoader whose workers read a dataset of a class of this file or of the project's
+        modules that draws nothing (GaLore's tokenised ``PreprocessedIterableDataset``): the
+        worker seeds torch gives it are never used."""
+        if not self.rule.qualified(call) & DATALOADER:
+            return False
+        dataset = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "dataset"), None)
+        values = [v for _, v in self.source.assignments.get(dataset.value, [])] if isinstance(dataset, cst.Name) else [dataset]
+        if not values or not all(isinstance(v, cst.Call) and isinstance(v.func, cst.Name) for v in values):
+            return False
+        return all(self._known_class(v) and not self._draws_when_read(v) for v in values if isinstance(v, cst.Call))
+
+    def _known_class(self, call: cst.Call) -> bool:
+        """``call`` builds a class this file defines or one the project's modules define (read)."""
+        assert isinstance(call.func, cst.Name)
+        name = call.func.value
+        if any(k.name.value == name for k in self.source.of_types(cst.ClassDef) if self.source.enclosing_function(k) is None):
+            return True
+        file = self.source.project.file_of(name)
+        if file is None or self.source.project.depth <= 0:
+            return False
+        home, defined = project_files.defining_module(file, name)
+        try:
+            text = home.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return False
+        return re.search(rf"^class {re.escape(defined)}\b", text, re.M) is not None
 
     def _project_may_seed_torch(self) -> bool:
         path, text = Path(self.rule.file.path), self.rule.file.source

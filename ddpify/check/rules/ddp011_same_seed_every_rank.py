@@ -17,6 +17,8 @@ from ddpify.tree.cstutil import code, is_simple_reference, of_types
 # worker follows the rank's own RNG (seeded per rank, or reported where it is seeded alike). A
 # worker id alone (``seed + worker_id``) is not: worker k of every rank gets the same seed.
 _PER_PROCESS = re.compile(r"initial_seed", re.I)
+# Seed calls this close after a reported one are the same seeding block, reported once.
+_SEED_BLOCK_LINES = 4
 
 
 class SameSeedEveryRank(Rule):
@@ -46,7 +48,10 @@ class SameSeedEveryRank(Rule):
         "(`torch.nn.init.normal_`: identical initial weights are what DDP wants) and draws from a "
         "generator of their own (`torch.multinomial(p, 1, generator=sample_rng)`, seeded per rank) "
         "do not count. Where dropout, augmentation or loader workers draw from the seeded RNG it is "
-        "reported. A DataLoader `worker_init_fn` that seeds from the worker id alone "
+        "reported: also the dropout of a transformer library's network whose architecture has it by default "
+        "(BERT, GPT-2, ELECTRA, T5: built, loaded with `from_pretrained`, or a project class on such a base), not a "
+        "LLaMA-style decoder or an `Auto*` class (any architecture); not the workers of a loader over a dataset class "
+        "of the project that draws nothing (a tokenised stream). Seed calls in a row are one finding. A DataLoader `worker_init_fn` that seeds from the worker id alone "
         "(`random.seed(seed + worker_id)`) gives worker k of every rank the same stream and is "
         "reported; one seeded from `torch.initial_seed()` follows its rank's own RNG, and one handed the rank "
         "(`partial(worker_init_fn, rank=rank, seed=seed)`) reseeds each rank's workers apart: a dataset read only "
@@ -268,6 +273,7 @@ for step in range(100):
     def __init__(self, file) -> None:
         super().__init__(file)
         self._active = False
+        self._last: tuple[cst.FunctionDef | None, int] | None = None  # the last seed call reported
 
     def visit_Module(self, node: cst.Module) -> None:
         self._active = is_data_parallel(self, node)
@@ -287,6 +293,8 @@ for step in range(100):
             return  # per rank, or an RNG nothing in the script draws from after all
         if self.file.analysis.context.process(node) is Process.PARENT:
             return  # the spawned workers never see the parent's seed: DDP034's finding
+        if not self.file.already_converted and self._continues_reported(node):
+            return  # (a converted file's fix rewrites each call)
         self.report(
             node,
             message=f"{short(node.func)}({short(seed)}) gives every rank the same seed: augmentation, dropout and worker RNG streams repeat on all ranks"
@@ -319,6 +327,14 @@ for step in range(100):
                 "fixed default seed, so every rank draws the same numbers at every step (seed per rank: "
                 "`torch.manual_seed(seed + rank)` once the model is built)",
             )
+
+    def _continues_reported(self, node: cst.Call) -> bool:
+        """A seed call that follows a reported one of the same function within a few lines
+        (``torch.manual_seed(s)`` then ``torch.cuda.manual_seed_all(s)``): one problem, one finding."""
+        source = self.file.analysis.source
+        here = (source.enclosing_function(node), source.line(node))
+        last, self._last = self._last, here
+        return last is not None and last[0] is here[0] and 0 <= here[1] - last[1] <= _SEED_BLOCK_LINES
 
     def _in_worker_init(self, node: cst.Call) -> bool:
         """The seed is set in a DataLoader's ``worker_init_fn``: it exists for the worker's
