@@ -130,6 +130,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.flag_setters import flag_setters
     from ddpify.analysis.keyed_results import keying_parameters
     from ddpify.analysis.launch_args import local_rank_declarers, local_rank_replacers
+    from ddpify.analysis.loads import unmapped_loaders
     from ddpify.analysis.loggers import cache_writers, file_writer_classes, module_console_loggers, path_makers, writer_factories
     from ddpify.analysis.module_classes import class_facts, unused_submodules_of
     from ddpify.analysis.modules import DDP_WRAPS, name_readers
@@ -160,6 +161,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     flags = flag_setters(source, rank_tests.where, rank_tests.combine, tops)
     writes = writing_functions(source, every)
     changers = argument_changers(source, every)
+    unmapped = unmapped_loaders(source, tops)
     helpers: dict[str, Helper] = {}
     for name, functions in source.functions.items():
         top = [f for f in functions if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
@@ -194,6 +196,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             orders_sets=function in ordering,
             padded_loaders=analysis.samplers.padded_loaders(function),
             sets_device=function in setting,
+            loads_unmapped=function in unmapped,
         )
     for function in sorted(training | writes, key=source.line):  # a method that trains or writes (`CheckpointIO.save`)
         owner = source.enclosing_class(function)

@@ -91,7 +91,8 @@ class Helper:
     ``history.append(x)``: ``ddpify.analysis.output.argument_changers``). ``writes_cache``, it writes
     a file it first tests for by the same path (``ddpify.analysis.loggers.cache_writers``).
     ``sets_device``, it sets the current GPU, itself or through what it calls
-    (``ddpify.analysis.distributed_code.device_setting_functions``). ``wraps_ddp``, it wraps a model in DistributedDataParallel (Pointcept's ``create_ddp_model``).
+    (``ddpify.analysis.distributed_code.device_setting_functions``). ``loads_unmapped``, it
+    ``torch.load``s a file without a ``map_location`` (``ddpify.analysis.loads``). ``wraps_ddp``, it wraps a model in DistributedDataParallel (Pointcept's ``create_ddp_model``).
     ``reads_names``, the positions of the arguments whose members it reads by name and never calls
     (an EMA helper's ``register(model)``: ``ddpify.analysis.modules.name_readers``).
     ``library_object``, a module-level variable holding an object of a library's class (yacs's
@@ -152,6 +153,7 @@ class Helper:
     writes_when_built: bool = False
     padded_loaders: tuple[int, ...] = ()
     sets_device: bool = False
+    loads_unmapped: bool = False
 
 
 # The key of a module's helpers that says what importing the module does (its module-level code):

@@ -5,8 +5,9 @@ import re
 import libcst as cst
 
 from ddpify.analysis.context import Process
+from ddpify.analysis.loads import maps_location
 from ddpify.analysis.ranks import RankSelection
-from ddpify.check.rule import Invalid, Rule
+from ddpify.check.rule import Invalid, Rule, short
 from ddpify.check.writes import per_rank_path
 from ddpify.convert import names, rewrites
 from ddpify.tree.cstutil import callee_name, code, is_method_call, is_simple_reference, of_types
@@ -27,12 +28,15 @@ class LoadWithoutMapLocation(Rule):
         "process's own GPU. Not reported: a load that runs on one process only (rank 0, once per "
         "node, the process that calls `mp.spawn`, the single-process branch), a file that names the "
         "rank (each rank reads back the file it saved from its own GPU), and a load whose sibling "
-        "branch maps while this one deliberately does not (the one-process-per-node branch of "
+        "branch of a test of the device maps while this one deliberately does not (the one-process-per-node branch of "
         "pytorch/examples imagenet, where `args.gpu is None`), and a load of a file this program "
         "saves (the same path expression) from CPU values only (`torch.save(feats.cpu(), path)`, a "
         "dict of `.cpu()` / `.numpy()` values): nothing in it remembers a GPU; nor a learning-rate "
         "scheduler's state (`scheduler.load_state_dict(torch.load(path))` where `scheduler` comes from "
-        "`torch.optim.lr_scheduler` or a `get_*_schedule*` helper): numbers, no tensor."
+        "`torch.optim.lr_scheduler` or a `get_*_schedule*` helper): numbers, no tensor. A function of the "
+        "project's own modules that loads without `map_location` (`load_checkpoint(model, path)` in a sibling "
+        "module) is reported where this file calls it on every rank; not one whose load depends on a parameter "
+        "its caller chooses (`if use_torch:`)."
     )
     fix = "safe"
     fix_notes = (
@@ -89,6 +93,26 @@ queue = torch.load(f"queue{rank}.pth")
 import torch
 import torch.distributed as dist
 
+if args.eval_only:  # chooses what to load, not where: every rank loads the full model onto cuda:0
+    model = torch.load(args.checkpoint)
+else:
+    model.load_state_dict(torch.load(args.pretrained, map_location="cpu"))
+""",
+            """\
+import torch
+import torch.distributed as dist
+
+if args.eval_only:  # chooses what to load, not where: every rank loads the full model onto cuda:0
+    model = torch.load(args.checkpoint, map_location="cpu")
+else:
+    model.load_state_dict(torch.load(args.pretrained, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+
 model.load_state_dict(torch.load("ckpt.pt"))
 """,
             """\
@@ -131,10 +155,19 @@ state = torch.load("ckpt.pt", map_location=ddpify.device())
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self.qualified(node) & names.TORCH_LOAD or _maps(node):
+        loads = bool(self.qualified(node) & names.TORCH_LOAD)
+        helper = None if loads else self.file.analysis.source.project.helper(node)
+        if (helper is None or not helper.loads_unmapped) if not loads else maps_location(node):
             return
         context = self.file.analysis.context
         if context.selection(node) in _ONE_PER_GPU0 or context.process(node) is Process.PARENT:
+            return
+        if not loads:  # `load_checkpoint(model, path)` of a sibling module
+            self.report(
+                node,
+                message=f"{short(node.func)}() (another file) calls torch.load without map_location: tensors saved "
+                'from cuda:0 land on GPU 0 in every process (load with `map_location="cpu"` there)',
+            )
             return
         if per_rank_path(self, node) or self._sibling_maps(node) or self._saved_from_cpu(node) or self._into_scheduler(node):
             return
@@ -176,15 +209,17 @@ state = torch.load("ckpt.pt", map_location=ddpify.device())
         return False
 
     def _sibling_maps(self, node: cst.Call) -> bool:
-        """The other branch of an ``if`` around this load loads with a map_location."""
+        """The other branch of an ``if`` that tests the device (``if args.gpu is None:``) around
+        this load loads with a map_location: the unmapped branch keeps the saved devices on
+        purpose. Another test (``if args.run_eval_only:``) chooses what to load, not where."""
         child: cst.CSTNode = node
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
                 return False
-            if isinstance(ancestor, cst.If):
+            if isinstance(ancestor, cst.If) and _DEVICE_TEST.search(code(ancestor.test)):
                 other = ancestor.orelse if child is ancestor.body else ancestor.body if child is ancestor.orelse else None
                 if other is not None and any(
-                    isinstance(c, cst.Call) and self.qualified(c) & names.TORCH_LOAD and _maps(c) for c in of_types(other, cst.Call)
+                    isinstance(c, cst.Call) and self.qualified(c) & names.TORCH_LOAD and maps_location(c) for c in of_types(other, cst.Call)
                 ):
                     return True
             child = ancestor
@@ -225,18 +260,12 @@ state = torch.load("ckpt.pt", map_location=ddpify.device())
         return bool(_SCHEDULER_MAKER.match(callee_name(call) or ""))
 
 
+# A test that chooses the device a load maps to (``args.gpu is None``, ``device == "cpu"``).
+_DEVICE_TEST = re.compile(r"gpu|device|cuda|distributed", re.I)
 # Library helpers that make a learning-rate scheduler (transformers' ``get_cosine_schedule_with_warmup``).
 _SCHEDULER_MAKER = re.compile(r"^get_\w*schedule\w*$")
 # Methods whose result holds no GPU tensor: ``x.cpu()``, ``x.numpy()``, ``x.tolist()``, ``x.item()``.
 _HOST_RESULTS = frozenset({"cpu", "numpy", "tolist", "item"})
-
-
-def _maps(call: cst.Call) -> bool:
-    return (
-        len([a for a in call.args if a.keyword is None]) >= 2
-        or rewrites.has_keyword(call, "map_location")
-        or any(a.star for a in call.args)
-    )
 
 
 def _with_cpu_location(call: cst.Call) -> cst.Call:
