@@ -26,7 +26,7 @@ from ddpify.analysis.divergence import Divergence, Divergent
 from ddpify.analysis.fixpoint import Fixpoint
 from ddpify.analysis.main_guards import MainGuards, is_name_test
 from ddpify.analysis.rank_tests import RankTests
-from ddpify.analysis.ranks import EVERY, FLAGS, NOWHERE, Branch, Ranks, RankSelection
+from ddpify.analysis.ranks import DISTRIBUTED, EVERY, FLAGS, LEAD, MAIN, NOWHERE, Branch, Ranks, RankSelection
 from ddpify.analysis.source import Source
 
 if TYPE_CHECKING:
@@ -194,10 +194,21 @@ class Context:
         if not isinstance(statement, cst.If):
             return EVERY
         if self._exits(statement.body):
+            if self._mode_exit(statement.test):
+                return EVERY
             return self._test(statement.test, negated=True)
         if isinstance(statement.orelse, cst.Else) and self._exits(statement.orelse.body):
             return self._test(statement.test)
         return EVERY
+
+    def _mode_exit(self, test: cst.BaseExpression) -> bool:
+        """``if rank == 0 and args.test_only: ... return``: the main rank leaves in a mode of the
+        run (the test holds on no rank for certain, and only on the main ranks). In the runs
+        that reach the code after it without that mode, every rank does. (``if rank != 0 and
+        not args.x: return`` lets only the main rank through in its mode: the rest is its work.)"""
+        ranks = self.rank_tests.ranks(test)
+        may = ranks.may & DISTRIBUTED
+        return ranks.must & DISTRIBUTED == 0 and may != 0 and may & ~(MAIN | LEAD) == 0
 
     def _exits(self, suite: cst.BaseSuite) -> bool:
         """The block always leaves: it ends with return / raise / continue / break / sys.exit()."""

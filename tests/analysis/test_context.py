@@ -104,6 +104,30 @@ def test_an_unrelated_early_exit_changes_nothing() -> None:
     assert selections(source) == [S.ALL, S.NOT_MAIN]
 
 
+@pytest.mark.parametrize(
+    ("test", "after"),
+    [
+        # the main rank leaves in a mode of the run (doctr's --test_only, --find_lr): without it every rank goes on
+        ("rank == 0 and args.test_only", S.ALL),
+        ("args.find_lr and dist.get_rank() == 0", S.ALL),
+        ("local_rank == 0 and args.eval_only", S.ALL),
+        # the other ranks leave in a mode: what follows is the main rank's work there
+        ("rank != 0 and not args.log_all", S.OTHER),
+        # the main rank always leaves
+        ("rank == 0", S.NOT_MAIN),
+    ],
+)
+def test_an_exit_of_the_main_rank_in_a_mode_of_the_run(test: str, after: RankSelection) -> None:
+    source = f"""\
+    def main(args, rank):
+        if {test}:
+            evaluate()
+            return
+        mark(1)
+    """
+    assert selections(source) == [after]
+
+
 def test_helper_called_only_under_a_guard_imagenet() -> None:
     source = """\
     def save_checkpoint(state, filename="checkpoint.pth.tar"):
