@@ -17,26 +17,31 @@ _LOCAL_PATH = re.compile(r"""^[rRbBuU]?['"](\.{0,2}/|~|[A-Za-z]:\\)""")
 
 class DownloadOnEveryRank(Rule):
     code = "DDP028"
-    opt_in = "Most downloads on real code go into caches with per-file locks (the Hugging Face hub): the finding is noise there."
+    default = True
     name = "download-on-every-rank"
     message = "download on every rank at once: concurrent writes to the same files can corrupt the dataset or cache"
     severity = "warning"
     fix = "unsafe"
     why = (
-        "Every process runs the script, so `datasets.CIFAR10(..., download=True)` or "
-        "`AutoModel.from_pretrained(...)` starts N downloads into the same directory at the same time; "
-        "they overwrite each other's partial files and extract over each other, leaving a corrupt "
-        "dataset or cache that fails later or on the next run (pytorch/tutorials#3065 'corrupted "
-        "dataset due to simultaneous downloading'; Lightning-AI/pytorch-lightning#17732). Download on "
-        "one process first: `with ddpify.main_process_first():` runs the block on rank 0, then on the "
-        "others, which find the files in place (Accelerate's `main_process_first`, Fabric's "
-        "`rank_zero_first`). Calls inside a rank guard, such a block, or after a barrier under a rank guard in the same function (the "
-        "'others wait while rank 0 downloads' idiom) are not reported, nor `from_pretrained` of a "
-        "literal local path, nor downloads in a function that rank-guarded code calls (the hand-written "
-        "'rank 0 downloads' idiom)."
+        "Every process runs the script, so `datasets.CIFAR10(..., download=True)` starts N downloads "
+        "into the same directory at the same time: torchvision's dataset downloads write the archive "
+        "in place and extract it, so the processes overwrite each other's partial files and extract "
+        "over each other, leaving a corrupt dataset that fails later or on the next run "
+        "(pytorch/tutorials#3065 'corrupted dataset due to simultaneous downloading'; "
+        "Lightning-AI/pytorch-lightning#17732). Download on one process first: rank 0 downloads "
+        "while the others wait at a barrier, then they read the files in place (Accelerate's "
+        "`main_process_first`, Fabric's `rank_zero_first`, `with ddpify.main_process_first():` in a "
+        "converted script). Calls inside a rank guard, such a block, or after a barrier under a rank "
+        "guard in the same function (the 'others wait while rank 0 downloads' idiom) are not reported, "
+        "nor downloads in a function that rank-guarded code calls (the hand-written 'rank 0 downloads' "
+        "idiom). `from_pretrained` and pretrained weights (`resnet50(pretrained=True)`) are not reported "
+        "in hand-written code: the Hugging Face hub cache takes a lock per file and torch.hub writes a "
+        "temporary file and renames it, so concurrent downloads waste bandwidth but corrupt nothing. In "
+        "a script ddpify converted, a download the converter meant to run once (`from_pretrained` too) "
+        "and that is no longer under `ddpify.main_process_first()` is reported."
     )
     fix_notes = "No fix in a hand-written script: the safe sequence needs barriers, which hang when the statement runs on only some ranks. In a script that already uses ddpify.runtime the unsafe fix puts the statement under `with ddpify.main_process_first():`."
-    false_positives = "Downloads into a cache with per-file locks (the Hugging Face hub cache) on a filesystem where locks work: low risk, reported as noise."
+    false_positives = "A dataset class whose own download writes atomically or takes a lock, given `download=True`."
     valid = (
         """\
 import ddpify.runtime as ddpify
@@ -59,6 +64,13 @@ import torch.distributed as dist
 from transformers import AutoModel
 
 model = AutoModel.from_pretrained("./checkpoints/run1")
+""",
+        """\
+import torch.distributed as dist
+from transformers import AutoModel
+
+dist.init_process_group("nccl")
+model = AutoModel.from_pretrained("bert-base-uncased")  # the hub cache locks each file
 """,
         """\
 import torch.distributed as dist
@@ -146,7 +158,7 @@ with ddpify.main_process_first():
     def visit_Call(self, node: cst.Call) -> None:
         if is_true(keyword_value(node, "download")):
             what = "download=True"
-        elif callee_name(node) == "from_pretrained" and isinstance(node.func, cst.Attribute):
+        elif callee_name(node) == "from_pretrained" and isinstance(node.func, cst.Attribute) and self.file.already_converted:
             first = node.args[0].value if node.args and node.args[0].keyword is None else None
             if isinstance(first, cst.SimpleString) and _LOCAL_PATH.match(first.value):
                 return
