@@ -126,7 +126,13 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis import project_files
     from ddpify.analysis.callgraph import CallGraph
     from ddpify.analysis.collectives import module_collectives
-    from ddpify.analysis.distributed_code import device_setting_functions, distributed_classes, distributed_functions, joining_functions
+    from ddpify.analysis.distributed_code import (
+        device_setting_functions,
+        distributed_classes,
+        distributed_functions,
+        joining_functions,
+        spawned_parameter,
+    )
     from ddpify.analysis.flag_setters import flag_setters
     from ddpify.analysis.keyed_results import keying_parameters
     from ddpify.analysis.launch_args import local_rank_declarers, local_rank_replacers
@@ -174,7 +180,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             rank_tests.function_flag(function),
             rank_tests.function_number(function),
             function in silencing,
-            _spawned_parameter(source, function),
+            spawned_parameter(source, function),
             loads and names_prefix(function),
             loads,
             seeding(source, rank_tests, function),
@@ -485,16 +491,3 @@ def _training(source: Source) -> set[cst.FunctionDef]:
                 found.add(function)
                 grown = True
     return found
-
-
-def _spawned_parameter(source: Source, function: cst.FunctionDef) -> int | None:
-    """The index of the parameter ``function`` hands to ``mp.spawn`` as the worker, if any."""
-    from ddpify.analysis.source import started
-
-    names = [p.name.value for p in function.params.params]
-    for call in source.process_starts:
-        if source.enclosing_function(call) is function:
-            for target in started(call):
-                if target in names:
-                    return names.index(target)
-    return None

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis.module_facts import through_calls
-from ddpify.tree.cstutil import is_simple_reference
+from ddpify.analysis.source import started
+from ddpify.tree.cstutil import is_simple_reference, keyword_value
 
 if TYPE_CHECKING:
     from ddpify.analysis.project import Helper
@@ -156,3 +157,30 @@ def uses_torch_distributed(text: str) -> bool:
     """Whether the source ``text`` uses PyTorch's distributed package or DDP itself: a file of a
     distributed run for sure (a single-GPU module being converted does not)."""
     return "torch.distributed" in text or "DistributedDataParallel" in text
+
+
+def spawned_parameter(source: Source, function: cst.FunctionDef) -> int | None:
+    """The index of the parameter ``function`` hands to ``mp.spawn`` as the worker, if any:
+    started itself, or handed in ``args=`` to a worker of the module that calls it (detectron2's
+    ``launch(main_func, ...)``: ``mp.spawn(_distributed_worker, args=(main_func, ...))``)."""
+    names = [p.name.value for p in function.params.params]
+    for call in source.process_starts:
+        if source.enclosing_function(call) is not function:
+            continue
+        for target in started(call):
+            if target in names:
+                return names.index(target)
+            handed = keyword_value(call, "args")
+            workers = [f for f in source.functions.get(target, []) if source.enclosing_function(f) is None]
+            if not isinstance(handed, cst.Tuple) or len(workers) != 1:
+                continue
+            worker_params = [p.name.value for p in workers[0].params.params]
+            called = {
+                c.func.value for c in source.of_types_in(workers[0], cst.Call) if isinstance(c, cst.Call) and isinstance(c.func, cst.Name)
+            }
+            for position, element in enumerate(handed.elements):
+                value = element.value
+                inner = position + 1  # spawn hands the process index first
+                if isinstance(value, cst.Name) and value.value in names and inner < len(worker_params) and worker_params[inner] in called:
+                    return names.index(value.value)
+    return None

@@ -31,6 +31,24 @@ SEEDS = {
     "random.seed": "random",
     "numpy.random.seed": "numpy",
 }
+# Library helpers that seed Python's, NumPy's and torch's RNGs with their first argument.
+LIBRARY_SEEDERS = frozenset(
+    {
+        "torch_geometric.seed_everything",
+        "pytorch_lightning.seed_everything",
+        "pytorch_lightning.utilities.seed.seed_everything",
+        "lightning.seed_everything",
+        "lightning.pytorch.seed_everything",
+        "lightning.fabric.seed_everything",
+        "lightning_fabric.seed_everything",
+        "transformers.set_seed",
+        "transformers.trainer_utils.set_seed",
+        "accelerate.utils.set_seed",
+        "mmengine.runner.set_random_seed",
+        "mmcv.runner.set_random_seed",
+    }
+)
+ALL_RNGS = frozenset({"torch", "numpy", "random"})
 DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 _NOT_DRAWS = re.compile(r"(^|\.)(seed|getstate|setstate|get_state|set_state|Random|RandomState|default_rng|Generator|SeedSequence)$")
 _TORCH_DRAWS = re.compile(r"^torch\.(rand|randn|randint|randperm|normal|bernoulli|multinomial|poisson|rand_like|randn_like|randint_like)$")

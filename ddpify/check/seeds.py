@@ -18,7 +18,17 @@ import libcst as cst
 from ddpify.analysis import project_files
 from ddpify.analysis.role_hints import is_eval_name
 from ddpify.analysis.samplers import SAMPLERS
-from ddpify.analysis.seeding import DATALOADER, SEEDS, consumed, consumes_torch, drawn_family, has_workers, reseeded_per_rank
+from ddpify.analysis.seeding import (
+    ALL_RNGS,
+    DATALOADER,
+    LIBRARY_SEEDERS,
+    SEEDS,
+    consumed,
+    consumes_torch,
+    drawn_family,
+    has_workers,
+    reseeded_per_rank,
+)
 from ddpify.analysis.sources import Role
 from ddpify.check.rule import Rule
 from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
@@ -56,6 +66,9 @@ class Seeds:
                 seeded = family(rule, call)
                 if seeded is not None:
                     self.calls.append(SeedCall(call, seeded, self.source.line(call)))
+                    continue
+                if rule.qualified(call) & LIBRARY_SEEDERS:  # `seed_everything(42)` of torch_geometric
+                    self.calls.extend(SeedCall(call, each, self.source.line(call)) for each in sorted(ALL_RNGS))
                     continue
                 drawn = draw_family(rule, call)
                 if drawn is not None:

@@ -6,7 +6,7 @@ import re
 import libcst as cst
 
 from ddpify.analysis.context import Process
-from ddpify.analysis.seeding import Seeding, seeding
+from ddpify.analysis.seeding import ALL_RNGS, LIBRARY_SEEDERS, Seeding, seeding
 from ddpify.check.rule import Invalid, Rule, short
 from ddpify.check.script import is_data_parallel
 from ddpify.check.seeds import family, seeds
@@ -58,7 +58,8 @@ class SameSeedEveryRank(Rule):
         "by such loaders draws its augmentation there, whatever the main process was seeded with. Draws of a project "
         "call that only some ranks run (a logger built on local rank 0) are that rank's own. A helper of the project's own modules that seeds the RNGs with its argument "
         "(`utils.fix_random_seeds(args.seed)`, or `set_seed(args)` seeding with `args.seed`) is a "
-        "seed call like `torch.manual_seed`; one that adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. Nothing seeding torch at all is the same seed on every rank: torch's default generator starts from one fixed seed in every process, so a training step that draws from it (`torch.randint` timesteps, `torch.randn_like` noise in a function or loop that calls `backward()`) draws the same numbers on every rank, and a DataLoader seeds its workers from it (worker k of every rank gets the same seed: a training loader with workers, and no `generator=` of its own, over a dataset whose code draws random numbers is reported); reported there when nothing that runs with the file (the file, the project files it imports, those that import it up to the entry script) calls anything that may seed torch (`manual_seed`, a `set_seed` or `seed_everything` helper). A seed in the process that calls `mp.spawn` (also "
+        "seed call like `torch.manual_seed`, and so are the libraries' seed-everything helpers (`transformers.set_seed`, "
+        "`torch_geometric.seed_everything`); one that adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. Nothing seeding torch at all is the same seed on every rank: torch's default generator starts from one fixed seed in every process, so a training step that draws from it (`torch.randint` timesteps, `torch.randn_like` noise in a function or loop that calls `backward()`) draws the same numbers on every rank, and a DataLoader seeds its workers from it (worker k of every rank gets the same seed: a training loader with workers, and no `generator=` of its own, over a dataset whose code draws random numbers is reported); reported there when nothing that runs with the file (the file, the project files it imports, those that import it up to the entry script) calls anything that may seed torch (`manual_seed`, a `set_seed` or `seed_everything` helper). A seed in the process that calls `mp.spawn` (also "
         "through a launch helper of the project) is not this rule's: the spawned workers start "
         "fresh interpreters and never see it, which DDP034 reports."
     )
@@ -354,6 +355,8 @@ for step in range(100):
         if self.qualified(node) & names.SEED_FUNCTIONS:
             seeded = family(self, node)
             return (node.args[0].value, frozenset({seeded})) if seeded is not None else None
+        if self.qualified(node) & LIBRARY_SEEDERS:  # `transformers.set_seed(args.seed)`
+            return (node.args[0].value, ALL_RNGS) if node.args[0].keyword is None else None
         local = self._local_helper(node)
         helper = self.file.analysis.source.project.helper(node) if local is None else None
         how = local[1] if local is not None else helper.seeds if helper is not None else None

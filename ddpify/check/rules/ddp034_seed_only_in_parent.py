@@ -22,7 +22,11 @@ class SeedOnlyInParent(Rule):
         "(`torch.manual_seed(args.seed + rank)` after the models are built, or the same seed before). "
         "Reported: a seed call that runs in the launching process of a script whose workers seed no "
         "RNG of that kind; a call of a helper of the project's own modules that seeds (ml-cvnets' "
-        '`device_setup(opts)`, seeding from `getattr(opts, "common.seed")`) counts as its seed calls.'
+        '`device_setup(opts)`, seeding from `getattr(opts, "common.seed")`) counts as its seed calls, '
+        "and so do the libraries' seed-everything helpers (`torch_geometric.seed_everything`, "
+        "`transformers.set_seed`, Lightning's `seed_everything`). The launching process is also the one "
+        "that calls a launch helper of the project handing the worker to `mp.spawn` (detectron2-style "
+        "`launch(main_worker, ...)`, whose `mp.spawn(_distributed_worker, args=(main_func, ...))` calls it)."
     )
     fix_notes = "No automatic fix: where in the worker to seed (before or after building the models) is the script's choice."
     false_positives = "Workers seeded by code the analysis cannot read (an installed package, a module more than three imports away)."
