@@ -34,16 +34,17 @@ if TYPE_CHECKING:
 class Analysis:
     """Every concept of one file, computed on first use."""
 
-    def __init__(self, wrapper: MetadataWrapper, path: str | None = None, depth: int | None = None) -> None:
+    def __init__(self, wrapper: MetadataWrapper, path: str | None = None, depth: int | None = None, importers: bool = True) -> None:
         """``path``: the file's path, whose project's imported modules are read for facts
-        (``ddpify.analysis.project``) ``depth`` imports deep (None: the default depth)."""
+        (``ddpify.analysis.project``) ``depth`` imports deep (None: the default depth), and with
+        ``importers`` the project files that import it (where its functions are called)."""
         from ddpify.analysis import project_files
         from ddpify.analysis.project import Project
         from ddpify.analysis.source import Source
 
-        project = Project(
-            lambda: wrapper.module.code, path, project_files.DEPTH if depth is None else depth, summarise, passed_at, called_at, handed_at
-        )
+        read = project_files.DEPTH if depth is None else depth
+        around = (passed_at, called_at, handed_at) if importers else (None, None, None)
+        project = Project(lambda: wrapper.module.code, path, read, summarise, *around)
         self.source: Source = Source(wrapper, project)
         self._path = path if depth is None or depth > 0 else None
 
@@ -133,7 +134,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
         joining_functions,
         spawned_parameter,
     )
-    from ddpify.analysis.flag_setters import flag_setters
+    from ddpify.analysis.flag_setters import class_flags, flag_setters
     from ddpify.analysis.keyed_results import keying_parameters
     from ddpify.analysis.launch_args import local_rank_declarers, local_rank_replacers
     from ddpify.analysis.loads import unmapped_loaders
@@ -271,6 +272,9 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
         key = f"{owner.name.value}.{function.name.value}" if owner is not None else function.name.value
         if source.enclosing_function(function) is None and (owner is None or source.enclosing_class(owner) is None):
             helpers[key] = dataclasses.replace(helpers.get(key, Helper()), reads_names=positions)
+    for name, attribute_flags in class_flags(source, rank_tests.where, rank_tests.combine).items():
+        key = f"{name}.__init__"
+        helpers[key] = dataclasses.replace(helpers.get(key, Helper()), attribute_flags=attribute_flags)
     for klass in module.body:  # every class is read: building one that does none of these things is no unknown
         if isinstance(klass, cst.ClassDef):
             helpers.setdefault(f"{klass.name.value}.__init__", Helper())
@@ -362,16 +366,17 @@ def _joins_on_one_node(file: Path, mtime_ns: int) -> bool | None:
     return single_node(analysis.source)
 
 
-def called_at(file: Path) -> Callable[[str, bool], list[Ranks]] | None:
+def called_at(file: Path, with_imports: bool) -> Callable[[str, bool], list[Ranks]] | None:
     """``Called`` for one importing file, read once: where each of its ``x.method(...)`` calls
     runs (its own conditions and its callers'), per method name, or (``function``) its calls
     of a function of that name, which in a file with no distributed code at all (an evaluation
-    script run as one process) only the one process runs. None when it cannot be read."""
+    script run as one process) only the one process runs; ``with_imports``: read with its
+    imports. None when it cannot be read."""
     try:
         stat = file.stat()
     except OSError:
         return None
-    analysis = _importer_analysis(file, stat.st_mtime_ns)
+    analysis = _importer_analysis(file, stat.st_mtime_ns, 1 if with_imports else 0)  # `if self.verbose:` of a base class
     if analysis is None:
         return None
     import libcst as cst
@@ -385,7 +390,8 @@ def called_at(file: Path) -> Callable[[str, bool], list[Ranks]] | None:
         calls = analysis.source.calls_by_callee.get(name, [])
         kinds = (cst.Name, cst.Attribute) if function else (cst.Attribute,)
         solo = alone and function  # a method's callers say where it runs as before (the converter relies on it)
-        return [Ranks(SOLO, SOLO) if solo else analysis.context.ranks(c) for c in calls if isinstance(c.func, kinds)]
+        kept = [c for c in calls if isinstance(c.func, kinds) and (function or not analysis.source.calls_imported_module(c))]
+        return [Ranks(SOLO, SOLO) if solo else analysis.context.ranks(c) for c in kept]
 
     return sites
 
@@ -429,14 +435,15 @@ def handed_at(file: Path, callee: str, parameter: str, index: int, method: bool)
 
 @functools.lru_cache(maxsize=32)
 def _importer_analysis(file: Path, mtime_ns: int, depth: int = 0) -> Analysis | None:
-    """A project file read ``depth`` imports deep (0: on its own), once per version."""
+    """A project file read ``depth`` imports deep (0: on its own), once per version; never its
+    own importers (a chain of them would read the whole project, recursively)."""
     del mtime_ns  # the cache key: a changed file is read again
     import libcst as cst
 
     from ddpify.tree.metadata import FastMetadata
 
     try:
-        return Analysis(FastMetadata(cst.parse_module(file.read_text(encoding="utf-8"))), str(file), depth=depth)
+        return Analysis(FastMetadata(cst.parse_module(file.read_text(encoding="utf-8"))), str(file), depth=depth, importers=False)
     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
         return None
 

@@ -5,6 +5,7 @@ its saves and its SummaryWriter)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -100,4 +101,68 @@ def cleared_later(
             if later is not statement and source.enclosing_function(later) is home and source.line(later) > start:
                 ranks = Ranks(ranks.may & ~must, ranks.must & ~must)
         found.append((ranks, value))
+    return found
+
+
+def class_flags(source: Source, where: Where, combine: Combine) -> dict[str, tuple[tuple[str, Ranks], ...]]:
+    """The rank flags each top-level class's methods set on ``self`` (VL-T5's ``self.verbose =
+    False`` under ``if args.gpu != 0:``), with those its project base classes set, by class name:
+    a subclass in another file reads ``if self.verbose:`` as the rank test it is."""
+    classes = [k for k in source.of_types(cst.ClassDef) if isinstance(k, cst.ClassDef) and source.enclosing_class(k) is None]
+    bound: dict[tuple[cst.ClassDef, str], list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = {}
+    for target, bindings in source.assignments.items():
+        base, dot, attribute = target.partition(".")
+        if base != "self" or not dot or "." in attribute:
+            continue
+        for statement, value in bindings:
+            owner = source.enclosing_class(statement)
+            if owner is not None and owner in classes:
+                bound.setdefault((owner, attribute), []).append((statement, value))
+    found: dict[str, tuple[tuple[str, Ranks], ...]] = {}
+    for klass in classes:
+        own = {}
+        for (owner, attribute), bindings in bound.items():
+            if owner is not klass or not any(_may_be_flag(v, len(bindings)) for _, v in bindings):
+                continue
+            ranks = combine(cleared_later(source, bindings, [(where(s), v) for s, v in bindings]))
+            if ranks is not None:
+                own[attribute] = ranks
+        assigned = {attribute for owner, attribute in bound if owner is klass}
+        inherited = {a: r for a, r in _base_flags(source, klass).items() if a not in assigned}
+        if own or inherited:
+            found[klass.name.value] = tuple(sorted({**inherited, **own}.items()))
+    return found
+
+
+# What a value that may make a rank flag looks like: a test, or a name that says rank or main.
+_FLAG_LIKE = re.compile(r"rank|main|master|verbose|primary|distributed|gpu|local", re.I)
+
+
+def _may_be_flag(value: cst.BaseExpression | None, bindings: int) -> bool:
+    """A cheap sieve before weighing where each assignment runs: ``True`` / ``False`` set in
+    several places, a comparison or boolean expression, or a value that names a rank."""
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return bindings > 1
+    if isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)):
+        return True
+    return isinstance(value, (cst.Name, cst.Attribute, cst.Call)) and bool(_FLAG_LIKE.search(code(value)))
+
+
+def inherited_flags(source: Source) -> dict[str, Ranks]:
+    """``self.<attribute>`` flags this file's classes inherit from the project's base classes."""
+    found: dict[str, Ranks] = {}
+    for klass in source.of_types(cst.ClassDef):
+        if isinstance(klass, cst.ClassDef) and source.enclosing_class(klass) is None:
+            for attribute, ranks in _base_flags(source, klass).items():
+                key = f"self.{attribute}"
+                found[key] = _either(found[key], ranks) if key in found else ranks
+    return found
+
+
+def _base_flags(source: Source, klass: cst.ClassDef) -> dict[str, Ranks]:
+    found: dict[str, Ranks] = {}
+    for base in klass.bases:
+        helper = source.project.named(f"{code(base.value)}.__init__") if isinstance(base.value, (cst.Name, cst.Attribute)) else None
+        for attribute, ranks in helper.attribute_flags if helper is not None else ():
+            found.setdefault(attribute, ranks)
     return found

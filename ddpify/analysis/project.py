@@ -13,6 +13,7 @@ The converter and the linter both reach this through ``Source.project``.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,7 +93,9 @@ class Helper:
     a file it first tests for by the same path (``ddpify.analysis.loggers.cache_writers``).
     ``sets_device``, it sets the current GPU, itself or through what it calls
     (``ddpify.analysis.distributed_code.device_setting_functions``). ``loads_unmapped``, it
-    ``torch.load``s a file without a ``map_location`` (``ddpify.analysis.loads``). ``wraps_ddp``, it wraps a model in DistributedDataParallel (Pointcept's ``create_ddp_model``).
+    ``torch.load``s a file without a ``map_location`` (``ddpify.analysis.loads``). ``attribute_flags``,
+    for a class (as ``Class.__init__``), the rank flags its methods set on ``self``, with those of its
+    project base classes (``ddpify.analysis.flag_setters.class_flags``). ``wraps_ddp``, it wraps a model in DistributedDataParallel (Pointcept's ``create_ddp_model``).
     ``reads_names``, the positions of the arguments whose members it reads by name and never calls
     (an EMA helper's ``register(model)``: ``ddpify.analysis.modules.name_readers``).
     ``library_object``, a module-level variable holding an object of a library's class (yacs's
@@ -154,6 +157,7 @@ class Helper:
     padded_loaders: tuple[int, ...] = ()
     sets_device: bool = False
     loads_unmapped: bool = False
+    attribute_flags: tuple[tuple[str, Ranks], ...] = ()
 
 
 # The key of a module's helpers that says what importing the module does (its module-level code):
@@ -167,8 +171,10 @@ Outside = Callable[[Path, str, str, int], "list[tuple[Ranks, Ranks]] | None"]
 
 # One project file read once: where its ``x.method(...)`` calls run, per method name, or (with
 # ``True``) its calls of a function of that name (None: not readable); ``ddpify.analysis.context``
-# asks it of the files that import this one, for a method or function this file never calls.
-Called = Callable[[Path], "Callable[[str, bool], list[Ranks]] | None"]
+# asks it of the files that import this one, for a method or function this file never calls;
+# with ``True`` the file is read with its imports (it subclasses a class of this file, whose flags
+# it inherits: ``if self.verbose:``), else on its own.
+Called = Callable[[Path, bool], "Callable[[str, bool], list[Ranks]] | None"]
 # One project file read once: for each of its calls of ``callee`` (a module function, or with
 # ``True`` a method) that hands the parameter (name, position) a loader with a distributed
 # sampler, whether the calling function combines anything across processes (None: not readable);
@@ -217,13 +223,14 @@ class Project:
         if self._called is None or self.depth <= 0 or self._path is None or not Path(self._path).is_file():
             return None
         needle = f"{method}(" if function else f".{method}("
-        named = [file for file, text in self._importers_upto if needle in text]
+        text_of = {file: text for file, text in self._importers_upto if needle in text}
+        named = list(text_of)
         if len(named) > _CALLERS_PER_METHOD or len(set(named) | self._callers.keys()) > _CALLER_FILES:
             return None
         sites: list[Ranks] = []
         for file in named:
             if file not in self._callers:
-                self._callers[file] = self._called(file)
+                self._callers[file] = self._called(file, self._subclassed_in(text_of[file]))
             reader = self._callers[file]
             sites += reader(method, function) if reader is not None else []
         if not sites:
@@ -232,6 +239,14 @@ class Project:
         for ranks in sites[1:]:
             where = where | ranks
         return where
+
+    def _subclassed_in(self, text: str) -> bool:
+        """``text`` (an importing file) defines a class on a base this file defines."""
+        return bool(self._class_names) and re.search(rf"^[ \t]*class \w+\((\w+\.)*({self._class_names})\b", text, re.M) is not None
+
+    @functools.cached_property
+    def _class_names(self) -> str:
+        return "|".join(re.findall(r"^class (\w+)", self._text(), re.M))
 
     def sharded_elsewhere(self, callee: str, parameter: str, index: int, *, method: bool) -> list[bool]:
         """For each call in the project's files that import this one (up to five imports up)

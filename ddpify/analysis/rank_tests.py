@@ -39,7 +39,7 @@ from typing import cast
 import libcst as cst
 
 from ddpify.analysis.flag_defaults import by_default, literal_defaults, passes, skipped_by_default
-from ddpify.analysis.flag_setters import cleared_later, flags_set_by_calls
+from ddpify.analysis.flag_setters import cleared_later, flags_set_by_calls, inherited_flags
 from ddpify.analysis.parameter_flags import passed_flag
 from ddpify.analysis.presence import Presence
 from ddpify.analysis.ranks import (
@@ -306,7 +306,9 @@ class RankTests:
 
     @functools.cached_property
     def _set_by_calls(self) -> dict[str, Ranks]:
-        return flags_set_by_calls(self.source)
+        """Flags this file reads and never assigns: set by the project helpers it calls, or by
+        its classes' project base classes (``self.verbose``)."""
+        return {**inherited_flags(self.source), **flags_set_by_calls(self.source)}
 
     def combine(self, weighed: list[tuple[Ranks, cst.BaseExpression | None]]) -> Ranks | None:
         """Values that each hold where their statement runs -> where the variable is true; None

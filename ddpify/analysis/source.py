@@ -55,6 +55,11 @@ class Source:
         found = self._qualified.get(node, ())
         return bool(found) and all(q.source is QualifiedNameSource.IMPORT for q in found)
 
+    def calls_imported_module(self, call: cst.Call) -> bool:
+        """``wandb.save(...)``: a function of an imported module, no method of the project."""
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        return isinstance(receiver, (cst.Name, cst.Attribute)) and self.of_import(receiver)
+
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self._parents.get(node)
 

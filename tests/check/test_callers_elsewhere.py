@@ -73,7 +73,7 @@ def test_a_module_imported_everywhere_reads_a_bounded_number_of_importers(tmp_pa
 
     read: list[Path] = []
     real = analysis.called_at
-    monkeypatch.setattr(analysis, "called_at", lambda file: read.append(file) or real(file))
+    monkeypatch.setattr(analysis, "called_at", lambda file, with_imports: read.append(file) or real(file, with_imports))
     methods = [f"step_{i}" for i in range(60)]
     base = "import torch\n\n\nclass Base:\n    def __init__(self, model):\n        self.model = torch.nn.parallel.DistributedDataParallel(model)\n\n"
     base += "".join(f"    def {m}(self):\n        torch.save({{}}, '{m}.pt')\n\n" for m in methods)
