@@ -54,6 +54,8 @@ fp(OB, (160, 162, 253), "DDP033", "single node enforced",
 VD = "Versatile-Diffusion/lib/utils.py"
 fp(VD, (323,), "DDP005", "save helper only called under a rank guard",
    "save_model is only reached through save(), which the train stage calls under GRANK == 0 (98, 186, 197-214, 275, 286)")
+# --- added at ef9e2b1 (split A)
+MANUAL[(VT5, 214, "DDP006")] = ("VL-T5/VL-T5/src/vqa.py", 139)   # save reached only under self.verbose (local rank 0): the judged per-node duplication
 # A finding on a line that a judgment lists (so the matcher would count it true) but that is false.
 FORCED_FP = {
 }
