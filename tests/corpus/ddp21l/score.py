@@ -70,6 +70,14 @@ fp(YO, (289, 377), "DDP017", "non-distributed branch",
    "only the single-process DataParallel branch; the distributed branch uses cuda:local_rank (284, 372-373)")
 fp(YO, (365,), "DDP012", "non-distributed branch",
    "printed only when sync_bn is asked for outside a multi-GPU DDP run (362-365)")
+# --- added at ef9e2b1 (split A)
+TS = "TorchSeg/model/bisenet/cityscapes.bisenet.R18/train.py"
+TE = "TorchSeg/furnace/engine/engine.py"
+MANUAL[(TS, 32, "DDP016")] = (TE, 63)   # Engine's --local_rank read here (seed 39, save guard 151): the judged launch-only argument
+MANUAL[(TE, 108, "DDP006")] = (TS, 151)   # save_checkpoint reached only under engine.local_rank == 0: the judged per-node duplication
+fp(TE, (160,), "DDP012", "error-path message of the failing rank",
+   "Engine.__exit__ logs this warning only in a process whose `with Engine()` block raised; each failing rank reporting "
+   "its own exception is wanted (its traceback is printed per rank anyway)")
 # A finding on a line that a judgment lists (so the matcher would count it true) but that is false.
 FORCED_FP = {
 }
