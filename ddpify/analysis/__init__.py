@@ -124,7 +124,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     it re-exports from its own project, read ``depth`` imports deep."""
     import libcst as cst
 
-    from ddpify.analysis import project_files
+    from ddpify.analysis import loggers, project_files
     from ddpify.analysis.callgraph import CallGraph
     from ddpify.analysis.collectives import module_collectives
     from ddpify.analysis.distributed_code import (
@@ -272,6 +272,11 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
         key = f"{owner.name.value}.{function.name.value}" if owner is not None else function.name.value
         if source.enclosing_function(function) is None and (owner is None or source.enclosing_class(owner) is None):
             helpers[key] = dataclasses.replace(helpers.get(key, Helper()), reads_names=positions)
+    for function in loggers.run_starters(source, analysis.context, every):  # `setup_wandb(args)`, `WandbLogger.__init__`
+        owner = source.enclosing_class(function)
+        key = function.name.value if owner is None else f"{owner.name.value}.__init__"
+        if source.enclosing_function(function) is None and (owner is None or source.enclosing_class(owner) is None):
+            helpers[key] = dataclasses.replace(helpers.get(key, Helper()), starts_run=True)
     for name, attribute_flags in class_flags(source, rank_tests.where, rank_tests.combine).items():
         key = f"{name}.__init__"
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), attribute_flags=attribute_flags)
@@ -344,24 +349,13 @@ def launched_on_one_node(path: Path) -> bool:
     return bool(launchers) and all(launchers)
 
 
-@functools.lru_cache(maxsize=64)
 def _joins_on_one_node(file: Path, mtime_ns: int) -> bool | None:
     """Whether ``file``, if it joins the process group, can only run on one node; None when it
     does not join it (or cannot be read)."""
-    del mtime_ns  # the cache key: a changed file is read again
-    import libcst as cst
-
     from ddpify.analysis.topology import single_node
-    from ddpify.tree.metadata import FastMetadata
 
-    try:
-        text = file.read_text(encoding="utf-8")
-        if "init_process_group" not in text:
-            return None
-        analysis = Analysis(FastMetadata(cst.parse_module(text)), str(file), depth=0)
-    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
-        return None
-    if "init_process_group" not in analysis.source.calls_by_callee:
+    analysis = _importer_analysis(file, mtime_ns)
+    if analysis is None or "init_process_group" not in analysis.source.calls_by_callee:
         return None
     return single_node(analysis.source)
 

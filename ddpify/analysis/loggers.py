@@ -235,3 +235,25 @@ def basic_config_level(source: Source, context: Context) -> int | None:
         if level is not None and not depends(level):
             return _LEVELS.get(code(level).rsplit(".", 1)[-1].strip("'\""))
     return None
+
+
+# Calls that start an experiment-tracker run: each process that makes one opens a run of its own.
+RUN_STARTS = frozenset({"wandb.init"})
+
+
+def run_starters(source: Source, context: Context, functions: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
+    """Those of ``functions`` that start a tracker run on every rank they run on (``wandb.init``
+    with no rank test around it in the function and no ``mode=`` switch), themselves or through
+    the module's functions and project helpers they call (``Helper.starts_run``: mace's
+    ``setup_wandb`` -> ``tools.init_wandb``; torchdrug's ``WandbLogger`` built)."""
+
+    def starts(call: cst.Call) -> bool:
+        if not source.qualified(call) & RUN_STARTS or context.local(call).selection.rank_dependent:
+            return False
+        return not any(a.keyword is not None and a.keyword.value in ("mode", "disabled") for a in call.args)
+
+    def answer(function: cst.FunctionDef, called: Callable[[cst.Call], bool | None]) -> bool | None:
+        calls = [c for c in source.of_types_in(function, cst.Call) if not context.local(c).selection.rank_dependent]
+        return any(starts(c) or called(c) for c in calls) or None
+
+    return set(through_calls(source, functions, answer, lambda helper: helper.starts_run or None))

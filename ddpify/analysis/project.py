@@ -95,7 +95,9 @@ class Helper:
     (``ddpify.analysis.distributed_code.device_setting_functions``). ``loads_unmapped``, it
     ``torch.load``s a file without a ``map_location`` (``ddpify.analysis.loads``). ``attribute_flags``,
     for a class (as ``Class.__init__``), the rank flags its methods set on ``self``, with those of its
-    project base classes (``ddpify.analysis.flag_setters.class_flags``). ``wraps_ddp``, it wraps a model in DistributedDataParallel (Pointcept's ``create_ddp_model``).
+    project base classes (``ddpify.analysis.flag_setters.class_flags``). ``starts_run``, it starts an
+    experiment-tracker run (``wandb.init``) wherever it runs, or for a class its methods do
+    (``ddpify.analysis.loggers.run_starters``). ``wraps_ddp``, it wraps a model in DistributedDataParallel (Pointcept's ``create_ddp_model``).
     ``reads_names``, the positions of the arguments whose members it reads by name and never calls
     (an EMA helper's ``register(model)``: ``ddpify.analysis.modules.name_readers``).
     ``library_object``, a module-level variable holding an object of a library's class (yacs's
@@ -158,6 +160,7 @@ class Helper:
     sets_device: bool = False
     loads_unmapped: bool = False
     attribute_flags: tuple[tuple[str, Ranks], ...] = ()
+    starts_run: bool = False
 
 
 # The key of a module's helpers that says what importing the module does (its module-level code):

@@ -4,9 +4,9 @@ import functools
 
 import libcst as cst
 
-from ddpify.check.rule import Invalid, Rule
+from ddpify.check.rule import Invalid, Rule, short
 from ddpify.convert import names, rewrites
-from ddpify.tree.cstutil import is_method_call, of_types
+from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
 
 _WANDB = frozenset({"wandb.init", "wandb.log", "wandb.watch"})
 _SWITCHES = frozenset({"mode", "disabled"})  # wandb.init(mode="disabled"), SummaryWriter has none
@@ -30,7 +30,9 @@ class LoggerOnEveryRank(Rule):
         "records N runs (metatensor/metatrain#733); `wandb.log` on a rank whose `wandb.init` was "
         "guarded raises. Log from rank 0 only. Calls under a "
         "rank test (`if rank == 0:`, `... if is_main_process() else None`) or switched off by the rank "
-        '(`wandb.init(mode="online" if rank == 0 else "disabled")`) are fine.'
+        '(`wandb.init(mode="online" if rank == 0 else "disabled")`) are fine. A call of a project helper that '
+        "starts a wandb run wherever it runs (mace's `setup_wandb(args)`, a `WandbLogger` class whose "
+        "`__init__` calls `wandb.init`) is reported where this file calls it on every rank."
     )
     fix = "safe"
     fix_notes = "No fix in a hand-written script: guarding the factory would leave the other ranks without the object the rest of the code uses. In a script that already uses ddpify.runtime the fix writes `ddpify.rank_zero(SummaryWriter)(...)`, which hands the other ranks a no-op object."
@@ -181,6 +183,11 @@ writer = ddpify.rank_zero(SummaryWriter)(log_dir="runs/exp")
         )
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self._starts_run_elsewhere(node) and self.file.analysis.context.every_rank(node):
+            self.report(
+                node, message=f"{short(node.func)}() (another file) starts a wandb run, and runs on every rank: N runs for one training"
+            )
+            return
         what = self._logger(node)
         if what is None or not self.file.analysis.context.every_rank(node):
             return
@@ -196,6 +203,15 @@ writer = ddpify.rank_zero(SummaryWriter)(log_dir="runs/exp")
             message=f"{what} runs on every rank: N {'runs' if 'wandb' in what else 'event files'} for one training",
             replacement=functools.partial(rewrites.rank_zero_factory, node) if self.file.already_converted else None,
         )
+
+    def _starts_run_elsewhere(self, call: cst.Call) -> bool:
+        """A project helper that starts a tracker run (``Helper.starts_run``): mace's
+        ``setup_wandb(args)``, torchdrug's ``core.WandbLogger(...)`` built."""
+        project = self.file.analysis.source.project
+        helper = project.helper(call)
+        if helper is None and is_simple_reference(call.func):
+            helper = project.named(f"{code(call.func)}.__init__")
+        return helper is not None and helper.starts_run
 
     def _switched_by_rank(self, call: cst.Call) -> bool:
         """``mode=`` / ``disabled=`` decided by the rank: in the argument, or in the one value
