@@ -10,7 +10,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from ddpify.check.rule import Rule
-from ddpify.tree.cstutil import code, is_simple_reference
+from ddpify.tree.cstutil import code, is_simple_reference, of_types
 
 
 def start(rule: Rule, node: cst.CSTNode) -> tuple[int, int]:
@@ -98,3 +98,20 @@ def assigned_to(rule: Rule, node: cst.CSTNode) -> str | None:
         if is_simple_reference(target):
             return code(target)
     return None
+
+
+def in_failed_exit(rule: Rule, node: cst.CSTNode) -> bool:
+    """In the body of an ``if`` of a context manager's ``__exit__`` that tests its exception
+    (``if type is not None:``): it runs where this rank's own ``with`` block raised."""
+    child: cst.CSTNode = node
+    for ancestor in rule.ancestors(node):
+        if isinstance(ancestor, cst.FunctionDef):
+            return False
+        if isinstance(ancestor, cst.If) and child is ancestor.body:
+            function = next((a for a in rule.ancestors(ancestor) if isinstance(a, cst.FunctionDef)), None)
+            if function is not None and function.name.value == "__exit__" and len(function.params.params) >= 2:
+                raised = function.params.params[1].name.value
+                if any(n.value == raised for n in of_types(ancestor.test, cst.Name)):
+                    return True
+        child = ancestor
+    return False

@@ -4,7 +4,7 @@ import libcst as cst
 
 from ddpify.analysis.loggers import WHOLE, basic_config_level, leveled_by_rank
 from ddpify.analysis.ranks import MAIN, REST
-from ddpify.check import fixes
+from ddpify.check import fixes, places
 from ddpify.check.rule import Invalid, Rule, short
 from ddpify.convert import names, rewrites
 from ddpify.convert.writes import TQDM_WRITE
@@ -42,7 +42,7 @@ class PrintOnEveryRank(Rule):
         "that no file of its project imports; and a function nested in another that nothing names), output of a function whose decorator runs it on rank 0 only (`@rank_zero_only`, "
         "`@master_only` of mmcv or of the project, read from its code), `print` after standard output was sent to "
         "`os.devnull` on the other ranks (`sys.stdout = open(os.devnull, 'w')` under `if local_rank != 0:`), a print about the rank's own "
-        "mishap (in an `except` handler, or under a test for a non-finite value, `if torch.isnan(loss).any():`: the rank that met it "
+        "mishap (in an `except` handler or an `__exit__` whose block raised, or under a test for a non-finite value, `if torch.isnan(loss).any():`: the rank that met it "
         "must tell, rank 0 may not have), `print` after `builtins.print` was replaced on "
         "the other ranks (`setup_for_distributed(is_master)`, as DETR/DeiT/MAE do; a helper of the "
         "project's own modules that the file imports is read to see whether it replaces print, "
@@ -360,6 +360,8 @@ if __name__ == "__main__":
         context, output = self.file.analysis.context, self.file.analysis.output
         if not context.every_rank(node) or output.tagged_per_rank(node) or output.for_a_debugger(node):
             return
+        if self._own_anomaly(node):
+            return  # "Detected NaN, skipping": the rank that met it tells; rank 0 may not have
         if made_by is not None:
             self.report(
                 node,
@@ -368,8 +370,6 @@ if __name__ == "__main__":
             )
             return
         if printing:
-            if self._own_anomaly(node):
-                return  # "Detected NaN, skipping": the rank that met it tells; rank 0 may not have
             if (output.print_silenced(node) and qualified & names.PRINT) or any(
                 a.keyword is not None and a.keyword.value == "force" for a in node.args
             ):
@@ -395,7 +395,7 @@ if __name__ == "__main__":
         rank-0-only print would hide what the other ranks met."""
         decision = self.file.analysis.context.divergent_condition(node)
         if decision is None:
-            return False
+            return places.in_failed_exit(self, node)  # `__exit__`'s `if type is not None:`
         branch = self.parent(decision.node) if isinstance(decision.node, cst.BaseExpression) else decision.node
         if not (isinstance(branch, (cst.If, cst.ExceptHandler)) and any(a is branch.body for a in self.ancestors(node))):
             return False  # after the branch (past its `continue`), not in it: not about that mishap
