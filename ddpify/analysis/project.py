@@ -329,6 +329,18 @@ class Project:
             return None
         return self.named(code(call.func))
 
+    def imports_mention(self, text: str) -> bool:
+        """A project module this file imports contains ``text`` (``.local_rank``: a helper it hands
+        its options to may read that one)."""
+        files = {path for path, _ in self._bindings.values()} | set(self._star_files)
+        for file in files:
+            try:
+                if text in file.read_text(encoding="utf-8"):
+                    return True
+            except (OSError, UnicodeDecodeError):
+                continue
+        return False
+
     def file_of(self, name: str) -> Path | None:
         """The project file that a name this file imports comes from (``DeepSVDD`` of ``from
         deepSVDD import DeepSVDD``), or None."""

@@ -58,7 +58,9 @@ class LocalRankArgument(Rule):
         "default (-1) and the script believes it is not distributed, or puts every rank on the same "
         "GPU. Accept both spellings and default to LOCAL_RANK. Not reported: an argument declared "
         "only for the torch version whose launcher passes it (`if PYTORCH_MAJOR_VERSION == 1:`), "
-        "and one that already has both spellings and reads LOCAL_RANK. Strings that tell users "
+        "and one that already has both spellings and reads LOCAL_RANK, and one the file never reads (no `.local_rank`, "
+        "here or in the project modules it imports) where the options are parsed leniently (`parse_known_args()`): "
+        "torchrun's run ignores it, and so does the old launcher's. Strings that tell users "
         "to start the script with `python -m torch.distributed.launch` are reported too where the "
         "script parses its options strictly (`parse_args()`) without a `--local-rank` option, as that "
         "launcher's `--local-rank` stops it (use `torchrun --nproc_per_node=N`), except in scripts that use ddpify.runtime, whose converted "
@@ -151,6 +153,16 @@ import ddpify.runtime as ddpify
 parser = argparse.ArgumentParser()
 parser.add_argument("--local_rank", "--local-rank", type=int, default=ddpify.local_rank_argument(-1))
 ''',
+        """\
+import argparse
+import os
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=0)  # kept for the old launcher, never read
+args = parser.parse_known_args()[0]
+local_rank = int(os.environ["LOCAL_RANK"])
+""",
     )
     invalid = (
         Invalid(
@@ -160,6 +172,7 @@ import torch.distributed as dist
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--local_rank", type=int, default=-1)
+local_rank = parser.parse_args().local_rank
 """,
             """\
 import argparse
@@ -168,6 +181,7 @@ import os
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--local_rank", "--local-rank", type=int, default=os.environ.get("LOCAL_RANK", -1))
+local_rank = parser.parse_args().local_rank
 """,
         ),
         Invalid(
@@ -178,6 +192,7 @@ import torch.distributed as dist
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--local_rank", default=0)
+local_rank = parser.parse_args().local_rank
 """,
             """\
 import argparse
@@ -186,6 +201,7 @@ import torch.distributed as dist
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--local_rank", "--local-rank", default=int(os.environ.get("LOCAL_RANK", 0)))
+local_rank = parser.parse_args().local_rank
 """,
         ),
         Invalid(
@@ -212,6 +228,9 @@ args = parser.parse_args()
             return  # declared for the torch version whose launcher passes it; LOCAL_RANK on the others
         if self._replaced_from_environment:
             return  # args.local_rank = int(os.environ["LOCAL_RANK"]): torchrun's value wins
+        unread = not self._reads_local_rank and not self.file.already_converted
+        if unread and not self._rejects_local_rank:
+            return  # declared for the old launcher and never read: torchrun's run ignores it
         if self.file.already_converted:
             replacement = rewrites.local_rank_argument(node)
             imports: tuple[Import, ...] = ()
@@ -220,9 +239,15 @@ args = parser.parse_args()
         else:
             os_name, imports = fixes.reference(self.file, "os")
             replacement = _plain_local_rank_argument(node, os_name)
+        because = (
+            " is never read, but the strict parse_args() knows no --local-rank, which torch>=2's torch.distributed.launch passes: "
+            "the run stops there (launch with torchrun, or accept both spellings)"
+            if unread
+            else ": torchrun passes LOCAL_RANK in the environment, not as an argument, and torch>=2 launch passes --local-rank"
+        )
         self.report(
             node,
-            message=f"{' / '.join(spelled)} command-line argument: torchrun passes LOCAL_RANK in the environment, not as an argument, and torch>=2 launch passes --local-rank",
+            message=f"{' / '.join(spelled)} command-line argument{because}",
             replacement=replacement,
             imports=imports if replacement is not None else (),
         )
@@ -268,7 +293,12 @@ args = parser.parse_args()
 
     @functools.cached_property
     def _reads_local_rank(self) -> bool:
-        return any(isinstance(a, cst.Attribute) and a.attr.value == "local_rank" for a in self.file.analysis.source.of_types(cst.Attribute))
+        """This file reads a ``.local_rank``, or a project module it imports (and may hand its
+        options to) names one."""
+        source = self.file.analysis.source
+        return any(isinstance(a, cst.Attribute) and a.attr.value == "local_rank" for a in source.of_types(cst.Attribute)) or (
+            source.project.imports_mention(".local_rank")
+        )
 
     def _version_gated(self, node: cst.Call) -> bool:
         """Under ``if PYTORCH_MAJOR_VERSION == 1:`` / ``if torch.__version__ < "2":``."""
