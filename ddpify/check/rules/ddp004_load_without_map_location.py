@@ -36,7 +36,8 @@ class LoadWithoutMapLocation(Rule):
         "`torch.optim.lr_scheduler` or a `get_*_schedule*` helper): numbers, no tensor. A function of the "
         "project's own modules that loads without `map_location` (`load_checkpoint(model, path)` in a sibling "
         "module) is reported where this file calls it on every rank; not one whose load depends on a parameter "
-        "its caller chooses (`if use_torch:`)."
+        "its caller chooses (`if use_torch:`); nor a cache of preprocessed data the program fills (loaded where the file exists, "
+        "else built without a device or a model and saved to the same path)."
     )
     fix = "safe"
     fix_notes = (
@@ -169,7 +170,13 @@ state = torch.load("ckpt.pt", map_location=ddpify.device())
                 'from cuda:0 land on GPU 0 in every process (load with `map_location="cpu"` there)',
             )
             return
-        if per_rank_path(self, node) or self._sibling_maps(node) or self._saved_from_cpu(node) or self._into_scheduler(node):
+        if (
+            per_rank_path(self, node)
+            or self._sibling_maps(node)
+            or self._saved_from_cpu(node)
+            or self._into_scheduler(node)
+            or self._data_cache(node)
+        ):
             return
         if self.file.already_converted:  # the converter's own rewrite: the rank's device
             self.report(node, replacement=rewrites.with_map_location(node), safety="safe")
@@ -190,6 +197,27 @@ state = torch.load("ckpt.pt", map_location=ddpify.device())
             if self.qualified(c) & names.TORCH_SAVE and len(c.args) >= 2 and code(c.args[1].value) == path
         ]
         return bool(saves) and all(self._on_cpu(c.args[0].value, 0) for c in saves)
+
+    def _data_cache(self, node: cst.Call) -> bool:
+        """A cache of preprocessed data this program fills: loaded where the file exists (``if
+        os.path.exists(cached_file):``), else built and saved to the same path, from calls that
+        move nothing to a GPU and run no model (BERT-NER's tokenised features): what the data
+        pipeline builds is on the CPU until a batch is moved."""
+        if not node.args or node.args[0].keyword is not None:
+            return False
+        path = code(node.args[0].value)
+        branch = next((a for a in self.ancestors(node) if isinstance(a, cst.If)), None)
+        if branch is None or path not in code(branch.test) or not _EXISTS.search(code(branch.test)):
+            return False
+        other = branch.orelse.body if isinstance(branch.orelse, cst.Else) else None
+        if other is None or not any(node is c for c in of_types(branch.body, cst.Call)):
+            return False
+        saves = [
+            c
+            for c in of_types(other, cst.Call)
+            if self.qualified(c) & names.TORCH_SAVE and len(c.args) >= 2 and code(c.args[1].value) == path
+        ]
+        return bool(saves) and not any(_ON_DEVICE.search(code(c.func)) for c in of_types(other, cst.Call))
 
     def _on_cpu(self, value: cst.BaseExpression, depth: int) -> bool:
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
@@ -260,6 +288,9 @@ state = torch.load("ckpt.pt", map_location=ddpify.device())
         return bool(_SCHEDULER_MAKER.match(callee_name(call) or ""))
 
 
+# A test that a file exists, and calls that put data on a GPU or run a model.
+_EXISTS = re.compile(r"\b(exists|isfile|is_file)\b")
+_ON_DEVICE = re.compile(r"(^|\.)(cuda|to)$|model$|net$", re.I)
 # A test that chooses the device a load maps to (``args.gpu is None``, ``device == "cpu"``).
 _DEVICE_TEST = re.compile(r"gpu|device|cuda|distributed", re.I)
 # Library helpers that make a learning-rate scheduler (transformers' ``get_cosine_schedule_with_warmup``).
