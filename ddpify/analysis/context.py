@@ -166,6 +166,8 @@ class Context:
     def _test(self, test: cst.BaseExpression, *, negated: bool = False) -> Ranks:
         """A condition as it restricts ranks: one every rank answers alike restricts none."""
         ranks = self.rank_tests.ranks(test)
+        if ranks == NOWHERE:  # true in no process: `if wrap_tqdm:` of a parameter no caller passes
+            return EVERY if negated else NOWHERE
         if not ranks.depends_on_process:
             return EVERY
         return ~ranks if negated else ranks

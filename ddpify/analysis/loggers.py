@@ -69,12 +69,12 @@ def _quieted_by_rank(source: Source, context: Context, calls: list[cst.Call], fu
         if (
             is_method_call(call, "setLevel")
             and call.args
-            and (context.rank_tests.depends_on_rank(call.args[0].value) or not context.every_rank(call))
+            and (context.rank_tests.depends_on_rank(call.args[0].value) or context.selection(call).rank_dependent)
         ):
             return True
     for statement in source.of_types(cst.Assign) if function is None else source.of_types_in(function, cst.Assign):
         switched = any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "disabled" for t in statement.targets)
-        if switched and (not context.every_rank(statement) or context.rank_tests.depends_on_rank(statement.value)):
+        if switched and (context.selection(statement).rank_dependent or context.rank_tests.depends_on_rank(statement.value)):
             return True
     return False
 

@@ -2,7 +2,7 @@
 ``self.logger = None`` then ``if is_main_process(): self.logger = Logger()``, or a trainer
 handed ``logger=logger`` only in the rank-0 branch (``__init__(self, logger=None)``). A test of
 such an object (``if self.logger is not None:``, ``if writer:``) is a rank test: the code under
-it runs only where the object was made. Learnt from the assignments of this file, and from the
+it runs only where the object was made (nowhere, for a parameter no caller passes). Learnt from the assignments of this file, and from the
 call sites of the function whose parameter (defaulting to None) the object comes from: in this
 file, or else in the project's files that import it (``Project.passed_elsewhere``)."""
 
@@ -41,7 +41,8 @@ class Presence:
                 found = self._target(target, reference)
             finally:
                 self._busy.discard(target)
-            self._found[target] = found if found is not None and found.depends_on_process else None
+            never = found == NOWHERE and isinstance(reference, cst.Name) and not self.source.assignments.get(target)
+            self._found[target] = found if found is not None and (found.depends_on_process or never) else None
         return self._found[target]
 
     def _target(self, target: str, reference: cst.BaseExpression) -> Ranks | None:
@@ -84,21 +85,26 @@ class Presence:
         return None
 
     def _parameter(self, name: cst.Name, node: cst.CSTNode | None = None) -> Ranks | None:
-        """A parameter defaulting to None: present where its callers pass an object."""
+        """A parameter defaulting to None: present where its callers pass an object. One
+        defaulting to False (a flag) is told only when no caller sets it: nowhere (SevenNet's
+        ``wrap_tqdm=False``: ``if wrap_tqdm:`` never runs)."""
         found = self._parameter_of(name, node if node is not None else name)
         if found is None:
             return None
         function, index, param = found
-        if not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+        if not (isinstance(param.default, cst.Name) and param.default.value in ("None", "False")):
             return None
         key = (function, param.name.value)
         if key in self._busy:
             return None  # passed on to itself (a wrapper's log(msg, writer=writer) on the object it wraps): unknown
         self._busy.add(key)
         try:
-            return self._passed_to(function, index, param)
+            passed = self._passed_to(function, index, param)
         finally:
             self._busy.discard(key)
+        if param.default.value == "False" and passed != NOWHERE:
+            return None  # a flag some caller sets: its value, not where objects exist
+        return passed
 
     def _passed_to(self, function: cst.FunctionDef, index: int, param: cst.Param) -> Ranks | None:
         """Where the callers of ``function`` pass an object for ``param`` (at ``index``)."""
