@@ -248,12 +248,12 @@ def run_starters(source: Source, context: Context, functions: list[cst.FunctionD
     ``setup_wandb`` -> ``tools.init_wandb``; torchdrug's ``WandbLogger`` built)."""
 
     def starts(call: cst.Call) -> bool:
-        if not source.qualified(call) & RUN_STARTS or context.local(call).selection.rank_dependent:
+        if not source.qualified(call) & RUN_STARTS:
             return False
         return not any(a.keyword is not None and a.keyword.value in ("mode", "disabled") for a in call.args)
 
     def answer(function: cst.FunctionDef, called: Callable[[cst.Call], bool | None]) -> bool | None:
-        calls = [c for c in source.of_types_in(function, cst.Call) if not context.local(c).selection.rank_dependent]
-        return any(starts(c) or called(c) for c in calls) or None
+        calls = source.of_types_in(function, cst.Call)  # where a call runs is asked of the few that start one
+        return any((starts(c) or called(c)) and not context.local(c).selection.rank_dependent for c in calls) or None
 
     return set(through_calls(source, functions, answer, lambda helper: helper.starts_run or None))
