@@ -94,6 +94,9 @@ class Presence:
         function, index, param = found
         if not (isinstance(param.default, cst.Name) and param.default.value in ("None", "False")):
             return None
+        flag = param.default.value == "False"
+        if flag and self.source.project.may_be_called_elsewhere(f"{param.name.value}="):
+            return None  # an importing file may set it by name: not read (it costs their analysis)
         key = (function, param.name.value)
         if key in self._busy:
             return None  # passed on to itself (a wrapper's log(msg, writer=writer) on the object it wraps): unknown
@@ -102,7 +105,7 @@ class Presence:
             passed = self._passed_to(function, index, param)
         finally:
             self._busy.discard(key)
-        if param.default.value == "False" and passed != NOWHERE:
+        if flag and passed != NOWHERE:
             return None  # a flag some caller sets: its value, not where objects exist
         return passed
 
