@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ddpify.analysis.loads import TORCH_LOAD as TORCH_LOAD  # one definition, re-exported
 from ddpify.analysis.loggers import SUMMARY_WRITERS
 
 DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
@@ -46,7 +47,6 @@ CLOCK = frozenset(
         "time.ctime",
     }
 )
-TORCH_LOAD = frozenset({"torch.load"})
 PRINT = frozenset({"builtins.print"})
 TQDM = frozenset(
     {
