@@ -109,26 +109,25 @@ def class_flags(source: Source, where: Where, combine: Combine) -> dict[str, tup
     False`` under ``if args.gpu != 0:``), with those its project base classes set, by class name:
     a subclass in another file reads ``if self.verbose:`` as the rank test it is."""
     classes = [k for k in source.of_types(cst.ClassDef) if isinstance(k, cst.ClassDef) and source.enclosing_class(k) is None]
-    bound: dict[tuple[cst.ClassDef, str], list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = {}
+    bound: dict[cst.ClassDef, dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]]] = {k: {} for k in classes}
     for target, bindings in source.assignments.items():
         base, dot, attribute = target.partition(".")
         if base != "self" or not dot or "." in attribute:
             continue
         for statement, value in bindings:
             owner = source.enclosing_class(statement)
-            if owner is not None and owner in classes:
-                bound.setdefault((owner, attribute), []).append((statement, value))
+            if owner in bound:
+                bound[owner].setdefault(attribute, []).append((statement, value))
     found: dict[str, tuple[tuple[str, Ranks], ...]] = {}
-    for klass in classes:
+    for klass, attributes in bound.items():  # each binding weighed once: linear in the file
         own = {}
-        for (owner, attribute), bindings in bound.items():
-            if owner is not klass or not any(_may_be_flag(v, len(bindings)) for _, v in bindings):
+        for attribute, bindings in attributes.items():
+            if not any(_may_be_flag(v, len(bindings)) for _, v in bindings):
                 continue
             ranks = combine(cleared_later(source, bindings, [(where(s), v) for s, v in bindings]))
             if ranks is not None:
                 own[attribute] = ranks
-        assigned = {attribute for owner, attribute in bound if owner is klass}
-        inherited = {a: r for a, r in _base_flags(source, klass).items() if a not in assigned}
+        inherited = {a: r for a, r in _base_flags(source, klass).items() if a not in attributes}
         if own or inherited:
             found[klass.name.value] = tuple(sorted({**inherited, **own}.items()))
     return found

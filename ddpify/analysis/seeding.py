@@ -234,4 +234,6 @@ def _called_draws(source: Source, answers: dict[cst.FunctionDef, frozenset[str]]
     helper = source.project.helper(call)
     if helper is not None:
         return helper.draws
+    if not isinstance(call.func, cst.Name):
+        return None  # `x.step()`: ``answers`` holds module functions only, called by their name
     return frozenset(f for function in source.functions_called(call) for f in answers.get(function, frozenset()))
