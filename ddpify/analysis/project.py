@@ -302,6 +302,14 @@ class Project:
         return any((h := module_helpers(f, self.depth, self._summarise).get(ON_IMPORT)) is not None and h.silences_print for f in files)
 
     @functools.cached_property
+    def wrapped_elsewhere(self) -> bool:
+        """A project file importing this one (five imports up) wraps a model in DDP: this
+        module's training functions (a trainer's ``train(net, ...)``) may be handed the wrapper."""
+        if self.depth <= 0 or self._path is None or not Path(self._path).is_file():
+            return False
+        return any("DistributedDataParallel" in text for _, text in self._importers_upto)
+
+    @functools.cached_property
     def imported_elsewhere(self) -> bool:
         """Another file of the project imports this one (or that cannot be told: no path)."""
         if self.depth <= 0 or self._path is None or not Path(self._path).is_file():

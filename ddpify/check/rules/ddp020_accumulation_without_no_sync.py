@@ -4,8 +4,9 @@ import functools
 import re
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
-from ddpify.analysis.source import Source
+from ddpify.check.accumulation import accumulation_named, iterates_models, only_continues, rebound_in, synced, wraps_in_project
 from ddpify.check.calls import every_call, nodes
 from ddpify.check.rule import Invalid, Rule
 from ddpify.check.wraps import is_ddp_wrap
@@ -17,10 +18,6 @@ _NOT_OPTIMIZER = re.compile(r"sched|lr_|warmup", re.I)
 # Ways to skip the all-reduce of non-final micro-steps: DDP's own, ddpify's
 # `with ddpify.sync_gradients(model, when=...)`, Accelerate's `accelerator.accumulate(model)`.
 _SYNC_CONTROL = frozenset({"no_sync", "require_backward_grad_sync", "sync_gradients", "accumulate"})
-Loop = cst.For | cst.While
-# A step gate named for accumulation (``if counter >= cfg.gradient_accumulation_steps:``, ``== gradient_interval``):
-# accumulation whatever the comparison, also in a method the training loop calls once per batch.
-_ACCUMULATION = re.compile(r"accum|grad(ient)?_interval|update_freq", re.I)
 
 
 class AccumulationWithoutNoSync(Rule):
@@ -43,9 +40,13 @@ class AccumulationWithoutNoSync(Rule):
         "once per batch) under such a named test; where a loop's `if step % k != 0: continue` after the "
         "backward skips the step; in a script that wraps a model in DDP (itself, or through a helper of its project "
         "that does: `create_ddp_model(model)`) and never mentions `no_sync` (nor "
-        "`ddpify.sync_gradients`, which the converter inserts, nor Accelerate's `accumulate`); and where a loss "
+        "`ddpify.sync_gradients`, which the converter inserts, nor Accelerate's `accumulate`); where a loss "
         "scaler does the backward and steps only every k-th call (`loss_scaler(loss, optimizer, "
-        "update_grad=(idx + 1) % k == 0)`, the timm/Swin `NativeScaler`)."
+        "update_grad=(idx + 1) % k == 0)`, the timm/Swin `NativeScaler`); and where an inner loop over "
+        "micro-batches (chunks of the batch, a slimmable network's widths) calls `backward()` on every "
+        "iteration and the optimizer steps once after it (not a loop over models, one backward each, nor "
+        "one that steps inside). A module with no DDP wrap of its own counts when a project file that imports "
+        "it wraps a model (a trainer's `train(net, ...)` handed the wrapper)."
     )
     default = True
     fix_notes = (
@@ -57,7 +58,10 @@ class AccumulationWithoutNoSync(Rule):
         "reads no name the loop body rebinds (`step += 1` would make the test stale); the loss-scaler "
         "form gets no fix."
     )
-    false_positives = "A loop whose accumulation is handled inside a helper of another module."
+    false_positives = (
+        "A loop whose accumulation is handled inside a helper of another module; a trainer module that a DDP "
+        "script imports, run only by a single-process script of the project."
+    )
     valid = (
         """\
 import contextlib
@@ -121,8 +125,67 @@ for step, (x, y) in enumerate(loader):
         continue
     print(step)
 """,
+        """\
+import contextlib
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model)
+for x, y in loader:
+    chunks = list(zip(x.chunk(4), y.chunk(4)))
+    for index, (xc, yc) in enumerate(chunks):
+        with model.no_sync() if index < len(chunks) - 1 else contextlib.nullcontext():
+            criterion(model(xc), yc).backward()
+    optimizer.step()
+    optimizer.zero_grad()
+""",
+        """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+generator, critic = DDP(generator), DDP(critic)
+for real, _ in loader:
+    for _ in range(n_critic):  # each critic iteration steps
+        critic_loss(critic, generator, real).backward()
+        optimizer_c.step()
+        optimizer_c.zero_grad()
+    generator_loss(critic, generator).backward()
+    optimizer_g.step()
+""",
+        """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+nets = [DDP(net) for net in nets]
+for x, y in loader:
+    for net in nets:  # one backward per model
+        criterion(net(x), y).backward()
+    optimizer.step()
+""",
     )
     invalid = (
+        Invalid(
+            """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model)
+for x, y in loader:
+    optimizer.zero_grad()
+    for xc, yc in zip(x.chunk(subdivision), y.chunk(subdivision)):  # micro-batches of one step
+        criterion(model(xc), yc).backward()
+    optimizer.step()
+"""
+        ),
+        Invalid(
+            """\
+import torch
+
+model = torch.nn.parallel.DistributedDataParallel(model)
+for x, y in loader:
+    for width in sorted(widths, reverse=True):  # a slimmable network's sandwich rule
+        model.apply(lambda m: setattr(m, "width_mult", width))
+        loss = criterion(model(x), y)
+        loss.backward()
+    optimizer.step()
+"""
+        ),
         Invalid(
             """\
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -237,8 +300,9 @@ for idx, (samples, targets) in enumerate(data_loader):
 
     def visit_Module(self, node: cst.Module) -> None:
         source = self.file.analysis.source
-        if not any(is_ddp_wrap(self, call) or _wraps_in_project(source, call) for call in every_call(node)):
-            return
+        if not any(is_ddp_wrap(self, call) or wraps_in_project(source, call) for call in every_call(node)):
+            if not source.project.wrapped_elsewhere:
+                return  # no DDP here, nor in the project files that import this one
         if self._mentions_no_sync(node):
             return
         optimizers = self._optimizers(node)
@@ -253,7 +317,7 @@ for idx, (samples, targets) in enumerate(data_loader):
                 continue
             if boundary in reported:
                 continue
-            loop = self._loop_of(boundary) or (self._enclosing_function(boundary) if _accumulation_named(boundary.test) else None)
+            loop = self._loop_of(boundary) or (self._enclosing_function(boundary) if accumulation_named(boundary.test) else None)
             if loop is not None and self._backward_outside(loop, boundary) and self._only_gated_steps(loop, boundary, optimizers):
                 reported.add(boundary)
                 message = (
@@ -263,7 +327,7 @@ for idx, (samples, targets) in enumerate(data_loader):
                 )
                 # the converter's own plan for this loop: which model, which test decides the step
                 plan = self.file.facts.accumulation.get(loop) if isinstance(loop, cst.For) else None
-                if plan is not None and isinstance(loop, cst.For) and _rebound_in(loop, boundary.test):
+                if plan is not None and isinstance(loop, cst.For) and rebound_in(loop, boundary.test):
                     plan = None  # `when=` is evaluated before the body changes what the test reads
                 if plan is None:
                     self.report(boundary, message)
@@ -275,10 +339,44 @@ for idx, (samples, targets) in enumerate(data_loader):
                         self.report(
                             loop,
                             message,
-                            replacement=functools.partial(_synced, loop, *plan),
+                            replacement=functools.partial(synced, loop, *plan),
                             imports=(("contextlib", None),),
                         )
         self._scaler_accumulation(node)
+        self._micro_batch_loops(node, optimizers)
+
+    def _micro_batch_loops(self, module: cst.Module, optimizers: set[str]) -> None:
+        """An inner loop over micro-batches (chunks of the batch, a slimmable network's widths)
+        whose every iteration calls ``backward()`` and none steps, followed in the same training
+        step by the optimizer's ``step()``: each micro-batch's backward all-reduces."""
+        for loop in of_types(module, cst.For, cst.While):
+            assert isinstance(loop, (cst.For, cst.While))
+            own = [c for c in of_types(loop.body, cst.Call) if self._loop_of(c) is loop]
+            backwards = [c for c in own if is_method_call(c, "backward")]
+            if not backwards or any(
+                self._is_optimizer_step(c, optimizers) or is_method_call(c, "zero_grad") for c in of_types(loop.body, cst.Call)
+            ):
+                continue
+            if any(self._modulo_if(c) is not None for c in backwards) or iterates_models(loop):
+                continue  # a backward some iterations skip; one backward per model (``for net in nets:``)
+            scope = self._loop_of(loop) or self._enclosing_function(loop)
+            if scope is None:
+                continue
+            end = self._line(loop, end=True)
+            after = [
+                c
+                for c in of_types(scope.body, cst.Call)
+                if (self._loop_of(c) or self._enclosing_function(c)) is scope and self._line(c) > end
+            ]
+            step = next((c for c in after if self._is_optimizer_step(c, optimizers)), None)
+            if step is None:
+                continue
+            self.report(
+                backwards[0],
+                f"micro-batches in a loop, each with its own `{code(backwards[0].func)}()`, before one `{code(step)}` "
+                "without no_sync(): every micro-batch's backward all-reduces gradients; run all but the last in "
+                "`with model.no_sync():`",
+            )
 
     def _scaler_accumulation(self, module: cst.Module) -> None:
         """``loss_scaler(loss, optimizer, update_grad=(i + 1) % k == 0)`` in a loop: the scaler
@@ -315,6 +413,10 @@ for idx, (samples, targets) in enumerate(data_loader):
             return True
         if call.args and _OPTIMIZER_NAME.search(code(call.args[0].value)) and not _NOT_OPTIMIZER.search(code(call.args[0].value)):
             return True
+        if not _NOT_OPTIMIZER.search(owner) and any(
+            code(a.value) in optimizers or _OPTIMIZER_NAME.search(code(a.value)) for a in call.args[1:]
+        ):
+            return True  # a project's step helper: ``amp.step(model, optimizer, scheduler)``
         return bool(_OPTIMIZER_NAME.search(owner)) and not _NOT_OPTIMIZER.search(owner)
 
     def _modulo_if(self, node: cst.CSTNode) -> cst.If | None:
@@ -325,7 +427,7 @@ for idx, (samples, targets) in enumerate(data_loader):
             if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
                 return None
             if isinstance(ancestor, cst.If) and child is not ancestor.test:
-                if has_binary_operator(ancestor.test, cst.Modulo) or _accumulation_named(ancestor.test):
+                if has_binary_operator(ancestor.test, cst.Modulo) or accumulation_named(ancestor.test):
                     return ancestor
             child = ancestor
         return None
@@ -340,11 +442,11 @@ for idx, (samples, targets) in enumerate(data_loader):
         for index, statement in enumerate(statements):
             if step in set(of_types(statement, cst.Call)):
                 break
-            if not (isinstance(statement, cst.If) and _only_continues(statement)):
+            if not (isinstance(statement, cst.If) and only_continues(statement)):
                 continue
             test = statement.test
             earlier = [c for s in statements[:index] for c in of_types(s, cst.Call)]
-            skips = has_binary_operator(test, cst.Modulo) or _accumulation_named(test)
+            skips = has_binary_operator(test, cst.Modulo) or accumulation_named(test)
             if skips and statement not in reported and any(is_method_call(c, "backward") for c in earlier):
                 reported.add(statement)
                 self.report(
@@ -355,10 +457,14 @@ for idx, (samples, targets) in enumerate(data_loader):
                 )
             return
 
+    def _line(self, node: cst.CSTNode, end: bool = False) -> int:
+        where = self.get_metadata(PositionProvider, node)
+        return where.end.line if end else where.start.line
+
     def _enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         return next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
 
-    def _loop_of(self, node: cst.CSTNode) -> Loop | None:
+    def _loop_of(self, node: cst.CSTNode) -> cst.For | cst.While | None:
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, (cst.For, cst.While)):
                 return ancestor
@@ -366,7 +472,7 @@ for idx, (samples, targets) in enumerate(data_loader):
                 return None
         return None
 
-    def _only_gated_steps(self, loop: Loop | cst.FunctionDef, boundary: cst.If, optimizers: set[str]) -> bool:
+    def _only_gated_steps(self, loop: cst.For | cst.While | cst.FunctionDef, boundary: cst.If, optimizers: set[str]) -> bool:
         """Accumulation, not a schedule: no backward under the gate, and no optimizer of the
         loop's own body stepping outside it (a GAN's ``if i % n_critic == 0:`` generator step,
         with its own backward, while the critic steps every iteration, is no accumulation)."""
@@ -386,53 +492,8 @@ for idx, (samples, targets) in enumerate(data_loader):
                 return (branch.body in mine) != (branch.body in set(self.ancestors(gate)))
         return False
 
-    def _backward_outside(self, loop: Loop | cst.FunctionDef, boundary: cst.If) -> bool:
+    def _backward_outside(self, loop: cst.For | cst.While | cst.FunctionDef, boundary: cst.If) -> bool:
         for call in of_types(loop.body, cst.Call):
             if is_method_call(call, "backward") and boundary not in set(self.ancestors(call)):
                 return True
         return False
-
-
-def _wraps_in_project(source: Source, call: cst.Call) -> bool:
-    """``create_ddp_model(model)``: a project helper that wraps the model in DDP (``Helper.wraps_ddp``)."""
-    helper = source.project.helper(call)
-    return helper is not None and helper.wraps_ddp
-
-
-def _accumulation_named(test: cst.BaseExpression) -> bool:
-    """The test reads a name or attribute named for accumulation (``gradient_accumulation_steps``)."""
-    return any(_ACCUMULATION.search(n.value) for n in of_types(test, cst.Name))
-
-
-def _only_continues(statement: cst.If) -> bool:
-    """``if ...: continue`` (and nothing else, no ``else``)."""
-    body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else []
-    small = [s for line in body if isinstance(line, cst.SimpleStatementLine) for s in line.body]
-    return statement.orelse is None and len(body) == 1 and len(small) == 1 and isinstance(small[0], cst.Continue)
-
-
-def _rebound_in(loop: Loop, test: cst.BaseExpression) -> bool:
-    """Does the loop body rebind a name the step test reads (``step += 1``, ``i = ...``)?"""
-    read = {n.value for n in of_types(test, cst.Name)}
-    bound: set[str] = set()
-    for node in of_types(loop.body, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For):
-        if isinstance(node, cst.Assign):
-            targets: list[cst.CSTNode] = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For)):
-            targets = [node.target]
-        else:
-            continue
-        for target in targets:
-            bound.update(n.value for n in of_types(target, cst.Name))
-    return bool(read & bound)
-
-
-def _synced(loop: cst.For, model: str, when: str) -> cst.For:
-    """The loop body under ``no_sync()`` except on the micro-batch that steps, in plain PyTorch
-    (a model without ``no_sync``, a single-process run, syncs as before)."""
-    assert isinstance(loop.body, cst.IndentedBlock)
-    header = f'with {model}.no_sync() if hasattr({model}, "no_sync") and not ({when}) else contextlib.nullcontext():\n    pass\n'
-    block = cst.parse_statement(header)
-    assert isinstance(block, cst.With) and isinstance(block.body, cst.IndentedBlock)
-    inner = block.with_changes(body=block.body.with_changes(body=loop.body.body))
-    return loop.with_changes(body=loop.body.with_changes(body=[inner]))
