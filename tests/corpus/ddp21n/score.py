@@ -38,6 +38,28 @@ def fp(f, lines, code, cls, why):
         FP[(f, l, code)] = (cls, why)
 # --- split A (split B's entries are in HELDOUT/heldout_tables.py, outside git)
 # (filled in after the run)
+FX = "FixRes/imnet_finetune/train.py"
+for l in (115, 119, 120, 148, 150, 167, 216, 225, 305):
+    MANUAL[(FX, l, "DDP012")] = (FX, 261)   # setup/progress prints on every rank: the judged print-every-rank problem
+MANUAL[(FX, 267, "DDP001")] = (FX, 131)     # the epoch loop of the judged sampler without set_epoch
+fp(FX, (205,), "DDP009", "per-GPU BatchNorm by design",
+   "FixRes fine-tunes only the last BN layer(s) to adapt their statistics to the test resolution, the other BN layers "
+   "are in eval mode; per-rank batch statistics (running stats broadcast from rank 0) are the method's design, no "
+   "sync-BN option is ignored")
+PC = "PointContrast/pretrain/pointcontrast/lib/ddp_trainer.py"
+fp(PC, (56,), "DDP023", "module access guarded by the wrap condition",
+   "model.module is taken only when du.get_world_size() > 1, which holds exactly when the trainer wrapped the model "
+   "(config.misc.num_gpus > 1 processes, line 96)")
+LB = "llm-baselines/src/optim/base.py"
+fp(LB, (59,), "DDP004", "loaded tensors are CPU tensors",
+   "worker_{rank}.pt holds only RNG states (torch.random.get_rng_state / torch.cuda.get_rng_state return CPU "
+   "ByteTensors, numpy and python states): nothing lands on GPU 0")
+U3 = "mlcommons-training/retired_benchmarks/unet3d/pytorch/main.py"
+fp(U3, (42, 43), "DDP027", "no collective behind the guard",
+   "the guard `if is_main_process:` is the function object (always true), so every rank calls these anyway, and "
+   "mlperf_submission_log/mlperf_run_param_log log their events without sync=True, so no barrier/all_reduce is issued")
+UT = "mlcommons-training/retired_benchmarks/unet3d/pytorch/runtime/training.py"
+MANUAL[(UT, 72, "DDP020")] = (UT, 84)      # the judged accumulation without no_sync (loop header)
 # A finding on a line that a judgment lists (so the matcher would count it true) but that is false.
 FORCED_FP = {
 }
