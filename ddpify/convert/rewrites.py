@@ -222,14 +222,22 @@ def cuda_to_device(call: cst.Call) -> cst.Call:
     return call.with_changes(func=func.with_changes(attr=cst.Name("to")), args=fix_commas([cst.Arg(device()), *keep]))
 
 
-def device_value(value: cst.BaseExpression, *, allow_int: bool, is_torch_device: Callable[[cst.Call], bool]) -> cst.BaseExpression:
+def device_name() -> cst.BaseExpression:
+    return snippets.expression("device_name", rt=RT)
+
+
+def device_value(
+    value: cst.BaseExpression, *, allow_int: bool, is_torch_device: Callable[[cst.Call], bool], text: bool = False
+) -> cst.BaseExpression:
     """``"cuda"``, ``"cuda:0"``, ``0`` (also inside ``a if c else b`` or ``torch.device(...)``)
-    → ``ddpify.device()``; anything else comes back as the same object."""
+    → ``ddpify.device()``; with ``text`` (a device variable) a string stays a string,
+    ``ddpify.device_name()``, which the script's own string tests (``"cuda" in device``) still
+    read. Anything else comes back as the same object."""
     if is_cuda_literal(value, allow_int=allow_int):
-        return device()
+        return device_name() if text and not isinstance(value, cst.Integer) else device()
     if isinstance(value, cst.IfExp):
-        body = device_value(value.body, allow_int=allow_int, is_torch_device=is_torch_device)
-        orelse = device_value(value.orelse, allow_int=allow_int, is_torch_device=is_torch_device)
+        body = device_value(value.body, allow_int=allow_int, is_torch_device=is_torch_device, text=text)
+        orelse = device_value(value.orelse, allow_int=allow_int, is_torch_device=is_torch_device, text=text)
         if body is not value.body or orelse is not value.orelse:
             return value.with_changes(body=body, orelse=orelse)
     if isinstance(value, cst.Call) and len(value.args) == 1 and is_torch_device(value):

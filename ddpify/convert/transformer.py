@@ -230,7 +230,7 @@ class ConvertTransformer(cst.CSTTransformer):
         name = target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(target, cst.Name) else ""
         if not names.DEVICE_VARIABLE.match(name):
             return updated_node
-        value = self._device_value(updated_node.value, allow_int=True)
+        value = rewrites.device_value(updated_node.value, allow_int=True, is_torch_device=self._is_torch_device, text=True)
         if value is updated_node.value:
             return updated_node
         self.note(original_node, f"{code(target)} is the local rank's device (cuda:LOCAL_RANK, else cpu)")

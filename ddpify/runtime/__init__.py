@@ -17,8 +17,10 @@ from ._metrics import mean_over_ranks
 from ._model import load_state_dict, prepare_model, prepare_trained, sync_gradients, through_ddp, unwrap, wrapped
 from ._per_process import agreed, device_from, shared_mkdtemp, shared_temporary_directory
 from ._process_group import (
+    DeviceName,
     barrier,
     device,
+    device_name,
     distributed,
     is_distributed,
     is_main_process,
@@ -44,6 +46,8 @@ __all__ = [
     "world_size",
     "is_main_process",
     "device",
+    "device_name",
+    "DeviceName",
     "barrier",
     "agreed",
     "mean_over_ranks",

@@ -13,7 +13,7 @@ from typing import Any, Optional, TypeVar
 import torch
 import torch.distributed as dist
 
-from ._process_group import barrier, device, is_distributed, is_main_process, setup, world_size
+from ._process_group import barrier, device, device_name, is_distributed, is_main_process, setup, world_size
 
 T = TypeVar("T")
 
@@ -82,7 +82,7 @@ def shared_temporary_directory(
 def device_from(value: Any) -> Any:
     """The device a ``--device`` / ``--gpu`` option names, made per rank: under a launcher, a
     CUDA device (``"cuda"``, ``"cuda:0"``, ``torch.device("cuda", 0)``, a GPU index) becomes this
-    rank's own, ``ddpify.device()``; anything else (``"cpu"``, ``"mps"``, a negative index for
+    rank's own, ``ddpify.device()`` (as text, ``device_name()``, where it was given as text); anything else (``"cpu"``, ``"mps"``, a negative index for
     "no GPU") comes back as given, and so does every value with one process, so
     ``python train.py --device cuda:1`` still means GPU 1."""
     if world_size() <= 1 or value is None or isinstance(value, bool):
@@ -93,4 +93,6 @@ def device_from(value: Any) -> Any:
         kind = torch.device(value).type
     except (RuntimeError, TypeError, ValueError):
         return value
-    return device() if kind == "cuda" else value
+    if kind != "cuda":
+        return value
+    return device_name() if isinstance(value, str) else device()  # a string stays a string: `"cuda" in args.device`

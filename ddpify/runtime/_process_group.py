@@ -35,6 +35,8 @@ __all__ = [
     "world_size",
     "is_main_process",
     "device",
+    "device_name",
+    "DeviceName",
     "barrier",
     "barrier_at",
 ]
@@ -243,6 +245,34 @@ def device() -> torch.device:
     if torch.cuda.is_available():
         return torch.device("cuda", local_rank())
     return torch.device("cpu")
+
+
+class DeviceName(str):
+    """This process's device as text (``"cuda:1"``), for a script that keeps its device as a
+    string (``device = "cuda" if torch.cuda.is_available() else "cpu"``): torch takes it
+    wherever it takes a device, ``"cuda" in device`` holds, and it equals the bare kind too
+    (``device == "cuda"``), as the single-GPU script's ``"cuda"`` did; a ``torch.device`` in
+    its place would break those string tests. It hashes as its own text (a dict keyed by
+    ``"cuda"`` does not find it) and pickles as a plain string (a checkpoint saving the
+    script's options loads without ddpify)."""
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str) and ":" not in other and ":" in self:
+            return self.partition(":")[0] == str(other)
+        return super().__eq__(other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = str.__hash__
+
+    def __reduce__(self) -> tuple[type, tuple[str]]:
+        return str, (str(self),)
+
+
+def device_name() -> DeviceName:
+    """``device()`` as text (``DeviceName``): what the converter writes for a string device."""
+    return DeviceName(str(device()))
 
 
 def barrier() -> None:

@@ -26,10 +26,44 @@ def test_device_from_keeps_every_value_with_one_process(value: object) -> None:
     assert ddpify.device_from(value) == value
 
 
-@pytest.mark.parametrize("value", ["cuda:0", "cuda", 0, 3, torch.device("cuda", 0)])
+@pytest.mark.parametrize("value", [0, 3, torch.device("cuda", 0)])
 def test_device_from_gives_each_rank_its_own_gpu(value: object, as_rank, cuda) -> None:
     as_rank(1, 2)
     assert ddpify.device_from(value) == torch.device("cuda", 1)
+
+
+@pytest.mark.parametrize("value", ["cuda:0", "cuda"])
+def test_device_from_keeps_a_string_a_string(value: str, as_rank, cuda) -> None:
+    """``--device cuda``: the rank's own GPU, still text the script's string tests read."""
+    as_rank(1, 2)
+    given = ddpify.device_from(value)
+    assert isinstance(given, str) and str(given) == "cuda:1"
+    assert torch.device(given) == torch.device("cuda", 1)
+    assert "cuda" in given and given == "cuda" and given.startswith("cuda")
+
+
+def test_device_name_is_the_device_as_text(as_rank, cuda) -> None:
+    as_rank(1, 2)
+    name = ddpify.device_name()
+    assert str(name) == "cuda:1" and torch.device(name) == torch.device("cuda", 1)
+    assert name == "cuda" and not name != "cuda" and "cuda" in name
+    assert name == "cuda:1" and name != "cuda:0" and name != "cpu" and not name == "cpu"
+
+
+def test_device_name_pickles_as_a_plain_string(as_rank, cuda) -> None:
+    """A checkpoint saving the script's options loads where ddpify is not installed."""
+    import pickle
+
+    as_rank(1, 2)
+    loaded = pickle.loads(pickle.dumps({"device": ddpify.device_name()}))
+    assert type(loaded["device"]) is str and loaded["device"] == "cuda:1"
+
+
+def test_device_name_without_cuda_is_the_cpu(as_rank) -> None:
+    as_rank(1, 2)
+    name = ddpify.device_name()
+    assert name == "cpu" and name != "cuda" and "cuda" not in name
+    assert torch.zeros(1).to(name).device == torch.device("cpu")
 
 
 @pytest.mark.parametrize("value", ["cpu", "mps", -1, "not a device", True])
@@ -40,7 +74,8 @@ def test_device_from_keeps_what_is_not_a_cuda_device(value: object, as_rank, cud
 
 def test_device_from_without_cuda_is_the_cpu(as_rank) -> None:
     as_rank(1, 2)
-    assert ddpify.device_from("cuda:0") == torch.device("cpu")
+    assert ddpify.device_from("cuda:0") == "cpu"
+    assert ddpify.device_from(0) == torch.device("cpu")
 
 
 @pytest.fixture
