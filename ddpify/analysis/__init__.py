@@ -127,6 +127,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis import loggers, project_files
     from ddpify.analysis.callgraph import CallGraph
     from ddpify.analysis.collectives import module_collectives
+    from ddpify.analysis.console_logging import logging_facts
     from ddpify.analysis.distributed_code import (
         device_setting_functions,
         distributed_classes,
@@ -157,6 +158,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     training = analysis.training_functions
     tops = [f for fs in source.functions.values() for f in fs if source.enclosing_function(f) is None and source.enclosing_class(f) is None]
     consoles = module_console_loggers(source, analysis.context, tops)
+    levels, quieting, standard_loggers = logging_facts(source, analysis.context, tops)
     event_writers = writer_factories(source, tops, training)
     ordering = set_ordering_functions(source, [f for fs in source.functions.values() for f in fs])
     collectives = module_collectives(source, analysis.context, tops)
@@ -204,6 +206,8 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             padded_loaders=analysis.samplers.padded_loaders(function),
             sets_device=function in setting,
             loads_unmapped=function in unmapped,
+            console_level=levels.get(function),
+            quiets_logging=function in quieting,
         )
     for function in sorted(training | writes, key=source.line):  # a method that trains or writes (`CheckpointIO.save`)
         owner = source.enclosing_class(function)
@@ -285,6 +289,8 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             helpers.setdefault(f"{klass.name.value}.__init__", Helper())
     for name in _library_objects(module, path):  # `cfg = CN()` of yacs
         helpers.setdefault(name, Helper(library_object=True))
+    for name in standard_loggers:  # `logger = logging.getLogger(__name__)`
+        helpers[name] = dataclasses.replace(helpers.get(name, Helper()), logging_logger=True)
     for name in analysis.output.stdout_redirecting_classes():  # `with HiddenPrints(rank):`
         key = f"{name}.__init__"
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), redirects_stdout=True)
@@ -354,7 +360,7 @@ def _joins_on_one_node(file: Path, mtime_ns: int) -> bool | None:
     does not join it (or cannot be read)."""
     from ddpify.analysis.topology import single_node
 
-    analysis = _importer_analysis(file, mtime_ns)
+    analysis = importer_analysis(file, mtime_ns)
     if analysis is None or "init_process_group" not in analysis.source.calls_by_callee:
         return None
     return single_node(analysis.source)
@@ -370,7 +376,7 @@ def called_at(file: Path, with_imports: bool) -> Callable[[str, bool], list[Rank
         stat = file.stat()
     except OSError:
         return None
-    analysis = _importer_analysis(file, stat.st_mtime_ns, 1 if with_imports else 0)  # `if self.verbose:` of a base class
+    analysis = importer_analysis(file, stat.st_mtime_ns, 1 if with_imports else 0)  # `if self.verbose:` of a base class
     if analysis is None:
         return None
     import libcst as cst
@@ -399,7 +405,7 @@ def handed_at(file: Path, callee: str, parameter: str, index: int, method: bool)
         stat = file.stat()
     except OSError:
         return None
-    analysis = _importer_analysis(file, stat.st_mtime_ns, 1)
+    analysis = importer_analysis(file, stat.st_mtime_ns, 1)
     if analysis is None:
         return None
     import libcst as cst
@@ -428,7 +434,7 @@ def handed_at(file: Path, callee: str, parameter: str, index: int, method: bool)
 
 
 @functools.lru_cache(maxsize=32)
-def _importer_analysis(file: Path, mtime_ns: int, depth: int = 0) -> Analysis | None:
+def importer_analysis(file: Path, mtime_ns: int, depth: int = 0) -> Analysis | None:
     """A project file read ``depth`` imports deep (0: on its own), once per version; never its
     own importers (a chain of them would read the whole project, recursively)."""
     del mtime_ns  # the cache key: a changed file is read again

@@ -37,7 +37,7 @@ def console_logger(source: Source, context: Context, function: cst.FunctionDef, 
     the index of the tuple element that is, or None. ``called(call)`` answers the same for a
     helper it calls (``logger = create_logger(...)``)."""
     calls = [c for c in source.of_types_in(function, cst.Call) if source.enclosing_function(c) is function]
-    if _quieted_by_rank(source, context, calls, function):
+    if quieted_by_rank(source, context, calls, function):
         return None  # a quieter level on the other ranks
     loggers = _console_loggers(source, context, calls, called)
     for ret in source.of_types_in(function, cst.Return):
@@ -61,7 +61,7 @@ def leveled_by_rank(call: cst.Call, depends_on_rank: Callable[[cst.BaseExpressio
     return any(_LEVEL_NAMES.search(code(a.value)) and depends_on_rank(a.value) for a in call.args)
 
 
-def _quieted_by_rank(source: Source, context: Context, calls: list[cst.Call], function: cst.FunctionDef | None) -> bool:
+def quieted_by_rank(source: Source, context: Context, calls: list[cst.Call], function: cst.FunctionDef | None) -> bool:
     """A logger's level or switch decided by the rank, in ``function`` (the whole file when
     None): ``setLevel(INFO if rank == 0 else WARN)``, a ``setLevel`` or ``logger.disabled =
     True`` that only some ranks run (``if rank != 0:``)."""
@@ -83,7 +83,7 @@ def _console_loggers(source: Source, context: Context, calls: list[cst.Call], ca
     """The names in ``calls``' function bound to a logger that prints on every rank."""
     found: set[str] = set()
     for call in calls:
-        if is_method_call(call, "addHandler") and call.args and context.every_rank(call) and _console(source, call.args[0].value):
+        if is_method_call(call, "addHandler") and call.args and context.every_rank(call) and console_handler(source, call.args[0].value):
             found.add(code(call.func.value))  # type: ignore[attr-defined]
         elif called(call) == WHOLE:
             parent = source.parent(call)
@@ -100,7 +100,7 @@ def module_console_loggers(source: Source, context: Context, functions: list[cst
     )
 
 
-def _console(source: Source, handler: cst.BaseExpression) -> bool:
+def console_handler(source: Source, handler: cst.BaseExpression) -> bool:
     values = [handler]
     if isinstance(handler, cst.Name):
         values += [v for _, v in source.assignments.get(handler.value, []) if v is not None]
@@ -212,29 +212,6 @@ def cache_writers(source: Source, tops: list[cst.FunctionDef]) -> set[str]:
         if tested & written:
             found.add(function.name.value)
     return found
-
-
-# Levels ``logging.basicConfig(level=...)`` is given by name or number, at or below INFO.
-_LEVELS = {"INFO": 20, "DEBUG": 10, "NOTSET": 0, "20": 20, "10": 10}
-
-
-def basic_config_level(source: Source, context: Context) -> int | None:
-    """The level at or below INFO that ``logging.basicConfig(level=...)`` gives the console
-    handler of every rank (run on every rank, no ``filename=``/``handlers=``/``stream=``), or
-    None: none, or one the rank decides (``level=INFO if rank in [-1, 0] else WARN``, a
-    ``setLevel`` of the rank's)."""
-    depends = context.rank_tests.depends_on_rank
-    if _quieted_by_rank(source, context, source.calls_by_callee.get("setLevel", []), None):
-        return None
-    for call in source.calls_by_callee.get("basicConfig", []):
-        if "logging.basicConfig" not in source.qualified(call) or not context.every_rank(call):
-            continue
-        if any(a.keyword is not None and a.keyword.value in ("filename", "handlers", "stream") for a in call.args):
-            continue  # a log file, or handlers read nowhere here
-        level = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "level"), None)
-        if level is not None and not depends(level):
-            return _LEVELS.get(code(level).rsplit(".", 1)[-1].strip("'\""))
-    return None
 
 
 # Calls that start an experiment-tracker run: each process that makes one opens a run of its own.

@@ -113,7 +113,11 @@ class Helper:
     that carry a running loss or accuracy its own training loop accumulates, unreduced
     (``ddpify.analysis.running_metrics``). ``keys_batches``, the positions of the parameters whose
     batches one of its loops stores under a key read from the batch (predictions by image id:
-    ``ddpify.analysis.keyed_results``).
+    ``ddpify.analysis.keyed_results``). ``console_level``, the level (WARNING or lower) at which
+    it gives the root logger a console on every rank (``ddpify.analysis.console_logging``);
+    ``logging_logger``, a module-level ``logging.getLogger(...)`` logger (BERT-NER's
+    ``from tools.common import logger``), which prints wherever the root logger does;
+    ``quiets_logging``, it quiets loggers on some ranks (``ddpify.analysis.console_logging``).
     Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
@@ -161,6 +165,9 @@ class Helper:
     loads_unmapped: bool = False
     attribute_flags: tuple[tuple[str, Ranks], ...] = ()
     starts_run: bool = False
+    console_level: int | None = None
+    logging_logger: bool = False
+    quiets_logging: bool = False
 
 
 # The key of a module's helpers that says what importing the module does (its module-level code):
@@ -314,7 +321,14 @@ class Project:
         """Another file of the project imports this one (or that cannot be told: no path)."""
         if self.depth <= 0 or self._path is None or not Path(self._path).is_file():
             return True
-        return bool(project_files.importers(Path(self._path)))
+        return bool(self.importers)
+
+    @functools.cached_property
+    def importers(self) -> list[Path]:
+        """The project files that import this one directly (none without a path to read from)."""
+        if self.depth <= 0 or self._path is None or not Path(self._path).is_file():
+            return []
+        return project_files.importers(Path(self._path))
 
     @functools.cached_property
     def _bindings(self) -> dict[str, tuple[Path, str | None]]:

@@ -4,15 +4,21 @@ engine that runs them both import it without a cycle)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from ddpify.analysis import Analysis
+from ddpify.analysis import Analysis, importer_analysis
 from ddpify.convert import names
 from ddpify.convert.facts import Facts, collect_facts
 from ddpify.tree import cstutil
 from ddpify.tree.cstutil import code
+
+if TYPE_CHECKING:
+    from ddpify.analysis.context import Context
+    from ddpify.analysis.source import Source
 
 
 @dataclass
@@ -62,3 +68,13 @@ class FileInfo:
             if any(m == names.RUNTIME_MODULE or m.startswith(names.RUNTIME_MODULE + ".") for m in modules):
                 return True
         return False
+
+
+def read_with_imports(file: Path) -> tuple[Source, Context] | None:
+    """Another file of the project, read with its imports (once per version of it): its source
+    and context, for what a rule asks of the files around the checked one."""
+    try:
+        analysis = importer_analysis(file, file.stat().st_mtime_ns, 1)
+    except OSError:
+        return None
+    return (analysis.source, analysis.context) if analysis is not None else None

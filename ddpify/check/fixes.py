@@ -17,7 +17,7 @@ from ddpify.analysis.ranks import Branch
 from ddpify.check.rule import Import
 from ddpify.convert import rewrites
 from ddpify.tree import cstutil
-from ddpify.tree.cstutil import code
+from ddpify.tree.cstutil import code, is_simple_reference
 
 if TYPE_CHECKING:
     from ddpify.check.file_info import FileInfo
@@ -188,3 +188,18 @@ def unwrapped(model: cst.BaseExpression, *, always_wrapped: bool) -> cst.BaseExp
     if always_wrapped:
         return expression(f"{text}.module")
     return expression(f'getattr({text}, "module", {text})')
+
+
+def quiet_progress_bar(call: cst.Call, others: str) -> cst.Call | None:
+    """``tqdm(...)`` shown on rank 0 only; None if its ``disable=`` already asks for the rank."""
+    args = list(call.args)
+    for index, arg in enumerate(args):
+        if arg.keyword is not None and arg.keyword.value == "disable":
+            if "rank" in code(arg.value) or "main_process" in code(arg.value):
+                return None
+            original = code(arg.value) if is_simple_reference(arg.value) else f"({code(arg.value)})"
+            args[index] = arg.with_changes(value=expression(f"{original} or {others}"))
+            break
+    else:
+        args.append(rewrites.keyword("disable", expression(others)))
+    return call.with_changes(args=rewrites.fix_commas(args))

@@ -12,7 +12,7 @@ import pytest
 
 import libcst as cst
 
-from ddpify.analysis import Analysis, _importer_analysis
+from ddpify.analysis import Analysis, importer_analysis
 from ddpify.check.engine import check_source, select_rules
 from ddpify.tree.metadata import FastMetadata
 
@@ -78,7 +78,7 @@ def test_an_importer_is_read_with_its_imports_and_never_with_its_own_importers(t
     (tmp_path / "task.py").write_text(_TASK.format(guard="if self.verbose:"), encoding="utf-8")
     (tmp_path / "run.py").write_text("import dist_tools\nfrom task import Trainer\n\nif dist_tools.is_main():\n    Trainer(args, model).train(loader)\n", encoding="utf-8")
     task = tmp_path / "task.py"
-    importer = _importer_analysis(task, task.stat().st_mtime_ns, 1)
+    importer = importer_analysis(task, task.stat().st_mtime_ns, 1)
     assert importer is not None
     assert importer.rank_tests.flag(cst.parse_expression("self.verbose")) is not None  # its import read
     assert importer.source.project.called_elsewhere("train") is None  # run.py not read

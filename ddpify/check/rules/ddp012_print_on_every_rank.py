@@ -2,13 +2,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.analysis.loggers import WHOLE, basic_config_level, leveled_by_rank
+from ddpify.analysis.console_logging import METHOD_LEVELS, console_setup, standard_logger
+from ddpify.analysis.loggers import WHOLE, leveled_by_rank
 from ddpify.analysis.ranks import MAIN, REST
 from ddpify.check import fixes, places
+from ddpify.check.file_info import read_with_imports
 from ddpify.check.rule import Invalid, Rule, short
-from ddpify.convert import names, rewrites
+from ddpify.convert import names
 from ddpify.convert.writes import TQDM_WRITE
-from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
+from ddpify.tree.cstutil import is_method_call, of_types
 
 # What a console handler at its usual level (INFO) prints.
 _LOG_LEVELS = frozenset({"info", "warning", "warn", "error", "critical", "exception"})
@@ -31,7 +33,17 @@ class PrintOnEveryRank(Rule):
         "(`logger = logging.getLogger(...)`) in a file that runs `logging.basicConfig(level=logging.INFO)` on "
         "every rank (a console handler at INFO in every process; not a file-only one, nor a level the rank "
         "decides: `level=logging.INFO if rank in [-1, 0] else logging.WARN`); a helper that attaches it on rank 0 only "
-        "makes a rank-0 logger. Not reported: a progress bar whose `disable=` is true off rank 0 (also "
+        "makes a rank-0 logger. The same for a logging setup elsewhere in the project: a helper the file calls "
+        "that gives the root logger a level and a console handler on every rank (`init_logger()`: "
+        "`logger.handlers = [logging.StreamHandler()]`; `logging.basicConfig(stream=sys.stdout)` or "
+        "`handlers=[StreamHandler()]` count as a console), and for a module with no setup of its own, the "
+        "project files that import it (the entry script's `create_logger(...)`, a `basicConfig` at the top of an "
+        "`mp.spawn` script that every worker runs again); `logger.warning(...)` counts where the setup is at "
+        "WARNING or lower, and a logger the project's modules bind to `logging.getLogger(...)` "
+        "(`from tools.common import logger`) is a standard logger. A rank test anywhere in that setup, here "
+        "or in an importing file, quiets it: a level of the rank, a filter on the rank "
+        "(`logger.addFilter(lambda r: rank == 0)`), a project helper muting the loggers it is handed off the "
+        "main process; so does a console handler of its own higher level. Not reported: a progress bar whose `disable=` is true off rank 0 (also "
         "`disable=not pbar` where every call of its function passes `pbar=(rank == 0)`), output under a "
         "rank test (also a parameter every call passes a rank test, `if writer:` / `if self.logger is not None:` of an object this file makes "
         "on rank 0 only, or that the project file importing it hands in on rank 0 only) or after an early exit (also at every call of the function it is in), in the process "
@@ -365,7 +377,7 @@ if __name__ == "__main__":
         if made_by is not None:
             self.report(
                 node,
-                f"{short(node.func)}(...) prints on every rank: {made_by}(...) gives every rank a logger with a console "
+                f"{short(node.func)}(...) prints on every rank: {made_by} gives every rank a logger with a console "
                 "handler; log on rank 0 only, or attach the console handler on rank 0 only (a higher level on the others)",
             )
             return
@@ -384,7 +396,7 @@ if __name__ == "__main__":
         if self._disabled_off_rank_zero(node):
             return
         dist, imports = fixes.dist_reference(self.file)
-        quiet = _quiet_progress_bar(node, f"({dist}.is_initialized() and {dist}.get_rank() != 0)")
+        quiet = fixes.quiet_progress_bar(node, f"({dist}.is_initialized() and {dist}.get_rank() != 0)")
         if quiet is not None:
             self.report(node, replacement=quiet, imports=imports)
 
@@ -425,32 +437,28 @@ if __name__ == "__main__":
         return bool(made) and all(self.qualified(v) & names.TQDM for v in made)
 
     def _configured_console(self, node: cst.Call) -> str | None:
-        """``logger.info(...)`` / ``logging.info(...)`` (``logger = logging.getLogger(...)``) where
-        this file runs ``logging.basicConfig(level=logging.INFO)`` on every rank: a console
-        handler at that level in every process (DialoGPT, CodeBERT). None for a file-only
-        configuration, a rank-dependent level (``level=INFO if rank in [-1, 0] else WARN``, a
-        ``setLevel`` of the rank) or a level above the call's."""
+        """``logger.info(...)`` / ``logging.info(...)`` on a standard logger (``logging.getLogger``,
+        here or a project module's) where the root logger has a console handler on every rank at
+        a level that lets the call through: set up by this file (``logging.basicConfig(level=
+        logging.INFO)``: DialoGPT, CodeBERT), a project helper it calls (BERT-NER's
+        ``init_logger``) or, for a module with no setup of its own, the project files that
+        import it (CvT's tools/train.py). What sets it up, or None: a file-only setup, a level
+        the rank decides, or above the call's."""
         func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in ("info", "debug"):
+        if (
+            not isinstance(func, cst.Attribute)
+            or func.attr.value not in METHOD_LEVELS
+            or not standard_logger(self.file.analysis.source, node)
+        ):
             return None
-        level = self._console_level()
-        if level is None or (func.attr.value == "debug" and level > 10):
-            return None
-        if "logging.info" in self.qualified(node) or "logging.debug" in self.qualified(node):
-            return "logging.basicConfig"
-        receiver = func.value
-        source = self.file.analysis.source
-        made = [v for _, v in source.assignments.get(code(receiver), [])] if is_simple_reference(receiver) else []
-        if made and all(isinstance(v, cst.Call) and "logging.getLogger" in self.qualified(v) for v in made):
-            return "logging.basicConfig"
-        return None
+        level, by = self._console_level()
+        return by if level is not None and level <= METHOD_LEVELS[func.attr.value] else None
 
-    def _console_level(self) -> int | None:
-        """``ddpify.analysis.loggers.basic_config_level`` of this file, asked once."""
+    def _console_level(self) -> tuple[int | None, str]:
+        """``ddpify.analysis.console_logging.console_setup`` of this file, asked once."""
         memo = self.file.memo
         if "console-level" not in memo:
-            analysis = self.file.analysis
-            memo["console-level"] = basic_config_level(analysis.source, analysis.context)
+            memo["console-level"] = console_setup(self.file.analysis.source, self.file.analysis.context, read_with_imports)
         return memo["console-level"]  # type: ignore[return-value]
 
     def _console_logger(self, node: cst.Call) -> str | None:
@@ -481,20 +489,5 @@ if __name__ == "__main__":
             helper = source.project.helper(statement.value) if bound else None
             depends = self.file.analysis.rank_tests.depends_on_rank
             if helper is not None and helper.console_logger == wanted and not leveled_by_rank(statement.value, depends):
-                return short(statement.value.func)
+                return f"{short(statement.value.func)}(...)"
         return None
-
-
-def _quiet_progress_bar(call: cst.Call, others: str) -> cst.Call | None:
-    """``tqdm(...)`` shown on rank 0 only; None if its ``disable=`` already asks for the rank."""
-    args = list(call.args)
-    for index, arg in enumerate(args):
-        if arg.keyword is not None and arg.keyword.value == "disable":
-            if "rank" in code(arg.value) or "main_process" in code(arg.value):
-                return None
-            original = code(arg.value) if is_simple_reference(arg.value) else f"({code(arg.value)})"
-            args[index] = arg.with_changes(value=fixes.expression(f"{original} or {others}"))
-            break
-    else:
-        args.append(rewrites.keyword("disable", fixes.expression(others)))
-    return call.with_changes(args=rewrites.fix_commas(args))
