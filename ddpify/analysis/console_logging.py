@@ -18,7 +18,7 @@ import libcst as cst
 
 from ddpify.analysis.loggers import console_handler, quieted_by_rank
 from ddpify.analysis.module_facts import through_calls
-from ddpify.tree.cstutil import code, is_method_call, is_simple_reference
+from ddpify.tree.cstutil import callee_name, code, is_method_call, is_simple_reference
 
 if TYPE_CHECKING:
     from ddpify.analysis.context import Context
@@ -30,6 +30,7 @@ _STREAMS = frozenset({"sys.stdout", "sys.stderr"})
 # Levels of ``logger.<method>(...)`` calls that print when the console's level lets them through.
 METHOD_LEVELS = {"debug": 10, "info": 20, "warning": 30, "warn": 30}
 _IMPORTERS = 8  # at most this many importing files are read for their logging setup
+_ROOT_METHODS = frozenset({"setLevel", "addHandler"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,8 +60,9 @@ def root_console_level(
     consoles: list[int] = []
     configured: list[int] = []
     for call in calls:
-        basic = "logging.basicConfig" in source.qualified(call)
-        root = isinstance(call.func, cst.Attribute) and _is_root(source, call.func.value)
+        name = callee_name(call)
+        basic = name == "basicConfig" and "logging.basicConfig" in source.qualified(call)
+        root = name in _ROOT_METHODS and isinstance(call.func, cst.Attribute) and _is_root(source, call.func.value)
         helper = None if basic or root else called(call)
         if not (basic or root or helper is not None) or not context.every_rank(call):
             continue
@@ -96,10 +98,11 @@ def _quiets(source: Source, context: Context, calls: list[cst.Call], function: c
     """A rank test quiets the loggers here: a rank's level or switch (``quieted_by_rank``, not
     counting another library's named logger), or a filter on the rank (``logger.addFilter(
     lambda _: rank == 0)``: mace's ``setup_logger``)."""
-    if quieted_by_rank(source, context, [c for c in calls if not _library_logger_call(source, c)], function):
+    levels = [c for c in calls if callee_name(c) == "setLevel" and not _library_logger_call(source, c)]
+    if quieted_by_rank(source, context, levels, function):
         return True
     for call in calls:
-        if is_method_call(call, "addFilter") and call.args:
+        if callee_name(call) == "addFilter" and call.args:
             given = call.args[0].value
             if context.rank_tests.depends_on_rank(given.body if isinstance(given, cst.Lambda) else given):
                 return True
@@ -190,12 +193,16 @@ def quieting_functions(source: Source, context: Context, functions: list[cst.Fun
 
 def logging_loggers(source: Source) -> list[str]:
     """The names the module's top level binds once, to a ``logging.getLogger(...)`` logger."""
-    found = []
-    for name, bound in source.assignments.items():
-        values = [v for s, v in bound if source.enclosing_function(s) is None and source.enclosing_class(s) is None]
-        if len(values) == 1 and isinstance(values[0], cst.Call) and "logging.getLogger" in source.qualified(values[0]):
-            found.append(name)
-    return found
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for statement in source.module.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else []:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                bound.setdefault(small.targets[0].target.value, []).append(small.value)
+    return [
+        name
+        for name, values in bound.items()
+        if len(values) == 1 and isinstance(values[0], cst.Call) and "logging.getLogger" in source.qualified(values[0])
+    ]
 
 
 def file_console(source: Source, context: Context) -> Console:

@@ -9,9 +9,11 @@ import re
 import libcst as cst
 
 from ddpify.analysis.source import Source
-from ddpify.tree.cstutil import code, of_types
+from ddpify.tree.cstutil import callee_name, code, of_types
 
 Loop = cst.For | cst.While
+_OPTIMIZER_NAME = re.compile(r"(^|[._])(optim\w*|opt|opt_\w+|\w*_opt|\w*optimizer\w*)$", re.I)
+_NOT_OPTIMIZER = re.compile(r"sched|lr_|warmup", re.I)
 # A step gate named for accumulation (``if counter >= cfg.gradient_accumulation_steps:``, ``== gradient_interval``):
 # accumulation whatever the comparison, also in a method the training loop calls once per batch.
 _ACCUMULATION = re.compile(r"accum|grad(ient)?_interval|update_freq", re.I)
@@ -70,3 +72,22 @@ def synced(loop: cst.For, model: str, when: str) -> cst.For:
     assert isinstance(block, cst.With) and isinstance(block.body, cst.IndentedBlock)
     inner = block.with_changes(body=block.body.with_changes(body=loop.body.body))
     return loop.with_changes(body=loop.body.with_changes(body=[inner]))
+
+
+def is_optimizer_step(call: cst.Call, optimizers: set[str]) -> bool:
+    """``optimizer.step()``, ``scaler.step(optimizer)``, a project's ``amp.step(model, optimizer)``:
+    a step of one of ``optimizers`` (names bound to an optimizer) or of a name that reads as one."""
+    if callee_name(call) != "step" or not isinstance(call.func, cst.Attribute):
+        return False
+    owner = code(call.func.value)
+    if owner in optimizers:
+        return True
+    if call.args and code(call.args[0].value) in optimizers | {owner}:  # scaler.step(optimizer)
+        return True
+    if call.args and _OPTIMIZER_NAME.search(code(call.args[0].value)) and not _NOT_OPTIMIZER.search(code(call.args[0].value)):
+        return True
+    if not _NOT_OPTIMIZER.search(owner) and any(
+        code(a.value) in optimizers or _OPTIMIZER_NAME.search(code(a.value)) for a in call.args[1:]
+    ):
+        return True  # a project's step helper: ``amp.step(model, optimizer, scheduler)``
+    return bool(_OPTIMIZER_NAME.search(owner)) and not _NOT_OPTIMIZER.search(owner)

@@ -1,20 +1,25 @@
 from __future__ import annotations
 
 import functools
-import re
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from ddpify.check.accumulation import accumulation_named, iterates_models, only_continues, rebound_in, synced, wraps_in_project
+from ddpify.check.accumulation import (
+    accumulation_named,
+    is_optimizer_step,
+    iterates_models,
+    only_continues,
+    rebound_in,
+    synced,
+    wraps_in_project,
+)
 from ddpify.check.calls import every_call, nodes
 from ddpify.check.rule import Invalid, Rule
 from ddpify.check.wraps import is_ddp_wrap
 from ddpify.convert import names, rewrites
-from ddpify.tree.cstutil import callee_name, code, has_binary_operator, is_method_call, of_types
+from ddpify.tree.cstutil import code, has_binary_operator, is_method_call, of_types
 
-_OPTIMIZER_NAME = re.compile(r"(^|[._])(optim\w*|opt|opt_\w+|\w*_opt|\w*optimizer\w*)$", re.I)
-_NOT_OPTIMIZER = re.compile(r"sched|lr_|warmup", re.I)
 # Ways to skip the all-reduce of non-final micro-steps: DDP's own, ddpify's
 # `with ddpify.sync_gradients(model, when=...)`, Accelerate's `accelerator.accumulate(model)`.
 _SYNC_CONTROL = frozenset({"no_sync", "require_backward_grad_sync", "sync_gradients", "accumulate"})
@@ -299,17 +304,26 @@ for idx, (samples, targets) in enumerate(data_loader):
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        source = self.file.analysis.source
-        if not any(is_ddp_wrap(self, call) or wraps_in_project(source, call) for call in every_call(node)):
-            if not source.project.wrapped_elsewhere:
-                return  # no DDP here, nor in the project files that import this one
         if self._mentions_no_sync(node):
             return
+        self._pending: list[tuple[tuple[object, ...], dict[str, object]]] = []
+        self._accumulations(node)
+        source = self.file.analysis.source
+        if self._pending and (
+            any(is_ddp_wrap(self, call) or wraps_in_project(source, call) for call in every_call(node)) or source.project.wrapped_elsewhere
+        ):  # a DDP model here, or in the project files that import this one (asked only of a file that accumulates)
+            for args, keywords in self._pending:
+                self.report(*args, **keywords)  # type: ignore[arg-type]
+
+    def _offer(self, *args: object, **keywords: object) -> None:
+        self._pending.append((args, keywords))
+
+    def _accumulations(self, node: cst.Module) -> None:
         optimizers = self._optimizers(node)
         reported: set[cst.If] = set()
         fixed: set[cst.For] = set()
         for call in every_call(node):
-            if not self._is_optimizer_step(call, optimizers):
+            if not is_optimizer_step(call, optimizers):
                 continue
             boundary = self._modulo_if(call)
             if boundary is None:
@@ -330,13 +344,13 @@ for idx, (samples, targets) in enumerate(data_loader):
                 if plan is not None and isinstance(loop, cst.For) and rebound_in(loop, boundary.test):
                     plan = None  # `when=` is evaluated before the body changes what the test reads
                 if plan is None:
-                    self.report(boundary, message)
+                    self._offer(boundary, message)
                 elif isinstance(loop, cst.For) and loop not in fixed:  # a plan is only made for a For
                     fixed.add(loop)
                     if self.file.already_converted:
-                        self.report(loop, message, replacement=functools.partial(rewrites.synced_accumulation, loop, *plan))
+                        self._offer(loop, message, replacement=functools.partial(rewrites.synced_accumulation, loop, *plan))
                     else:
-                        self.report(
+                        self._offer(
                             loop,
                             message,
                             replacement=functools.partial(synced, loop, *plan),
@@ -349,29 +363,26 @@ for idx, (samples, targets) in enumerate(data_loader):
         """An inner loop over micro-batches (chunks of the batch, a slimmable network's widths)
         whose every iteration calls ``backward()`` and none steps, followed in the same training
         step by the optimizer's ``step()``: each micro-batch's backward all-reduces."""
-        for loop in of_types(module, cst.For, cst.While):
-            assert isinstance(loop, (cst.For, cst.While))
-            own = [c for c in of_types(loop.body, cst.Call) if self._loop_of(c) is loop]
-            backwards = [c for c in own if is_method_call(c, "backward")]
-            if not backwards or any(
-                self._is_optimizer_step(c, optimizers) or is_method_call(c, "zero_grad") for c in of_types(loop.body, cst.Call)
-            ):
+        homes: dict[cst.CSTNode, list[cst.Call]] = {}  # each call under its loop or function, in one pass
+        stepping: set[cst.CSTNode] = set()  # the loops with a step or zero_grad anywhere inside
+        for call in every_call(module):
+            home = self._loop_of(call) or self._enclosing_function(call)
+            homes.setdefault(home, []).append(call)  # type: ignore[arg-type]
+            if is_optimizer_step(call, optimizers) or is_method_call(call, "zero_grad"):
+                stepping.update(a for a in self.ancestors(call) if isinstance(a, (cst.For, cst.While)))
+        for loop, calls in homes.items():
+            backwards = [c for c in calls if is_method_call(c, "backward")]
+            if not isinstance(loop, (cst.For, cst.While)) or not backwards or loop in stepping:
                 continue
             if any(self._modulo_if(c) is not None for c in backwards) or iterates_models(loop):
                 continue  # a backward some iterations skip; one backward per model (``for net in nets:``)
             scope = self._loop_of(loop) or self._enclosing_function(loop)
-            if scope is None:
-                continue
             end = self._line(loop, end=True)
-            after = [
-                c
-                for c in of_types(scope.body, cst.Call)
-                if (self._loop_of(c) or self._enclosing_function(c)) is scope and self._line(c) > end
-            ]
-            step = next((c for c in after if self._is_optimizer_step(c, optimizers)), None)
+            after = homes.get(scope, []) if scope is not None else []
+            step = next((c for c in after if self._line(c) > end and is_optimizer_step(c, optimizers)), None)
             if step is None:
                 continue
-            self.report(
+            self._offer(
                 backwards[0],
                 f"micro-batches in a loop, each with its own `{code(backwards[0].func)}()`, before one `{code(step)}` "
                 "without no_sync(): every micro-batch's backward all-reduces gradients; run all but the last in "
@@ -386,7 +397,7 @@ for idx, (samples, targets) in enumerate(data_loader):
             update = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "update_grad"), None)
             if update is None or not has_binary_operator(update, cst.Modulo) or self._loop_of(call) is None:
                 continue
-            self.report(
+            self._offer(
                 call,
                 f"gradient accumulation through `{code(call.func)}(..., update_grad={code(update)})` without no_sync(): "
                 "the backward of every micro-step all-reduces gradients; run the non-final micro-steps in "
@@ -402,22 +413,6 @@ for idx, (samples, targets) in enumerate(data_loader):
             if isinstance(assign.value, cst.Call) and names.is_optimizer(self.qualified(assign.value)):
                 found.update(code(t.target) for t in assign.targets)
         return found
-
-    def _is_optimizer_step(self, call: cst.Call, optimizers: set[str]) -> bool:
-        if callee_name(call) != "step" or not isinstance(call.func, cst.Attribute):
-            return False
-        owner = code(call.func.value)
-        if owner in optimizers:
-            return True
-        if call.args and code(call.args[0].value) in optimizers | {owner}:  # scaler.step(optimizer)
-            return True
-        if call.args and _OPTIMIZER_NAME.search(code(call.args[0].value)) and not _NOT_OPTIMIZER.search(code(call.args[0].value)):
-            return True
-        if not _NOT_OPTIMIZER.search(owner) and any(
-            code(a.value) in optimizers or _OPTIMIZER_NAME.search(code(a.value)) for a in call.args[1:]
-        ):
-            return True  # a project's step helper: ``amp.step(model, optimizer, scheduler)``
-        return bool(_OPTIMIZER_NAME.search(owner)) and not _NOT_OPTIMIZER.search(owner)
 
     def _modulo_if(self, node: cst.CSTNode) -> cst.If | None:
         """The ``if`` around the step that decides it: a test with ``%``, or one named for
@@ -449,7 +444,7 @@ for idx, (samples, targets) in enumerate(data_loader):
             skips = has_binary_operator(test, cst.Modulo) or accumulation_named(test)
             if skips and statement not in reported and any(is_method_call(c, "backward") for c in earlier):
                 reported.add(statement)
-                self.report(
+                self._offer(
                     statement,
                     f"gradient accumulation (`{code(step)}` skipped while `{code(test)}`) without no_sync(): the backward "
                     "of every micro-step all-reduces gradients; run the non-final micro-steps' forward and backward in "
@@ -481,7 +476,7 @@ for idx, (samples, targets) in enumerate(data_loader):
         own = [c for c in of_types(loop.body, cst.Call) if c not in inner]
         if any(is_method_call(c, "backward") for c in own if c in gated):
             return False
-        outside = [c for c in own if c not in gated and self._is_optimizer_step(c, optimizers)]
+        outside = [c for c in own if c not in gated and is_optimizer_step(c, optimizers)]
         return all(self._exclusive(c, boundary) for c in outside)
 
     def _exclusive(self, node: cst.CSTNode, gate: cst.If) -> bool:
