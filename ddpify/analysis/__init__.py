@@ -170,7 +170,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     flags = flag_setters(source, rank_tests.where, rank_tests.combine, tops)
     writes = writing_functions(source, every)
     changers = argument_changers(source, every)
-    unmapped = unmapped_loaders(source, tops)
+    unmapped = unmapped_loaders(source, tops, analysis.output.per_rank_file)
     helpers: dict[str, Helper] = {}
     for name, functions in source.functions.items():
         top = [f for f in functions if source.enclosing_function(f) is None and source.enclosing_class(f) is None]

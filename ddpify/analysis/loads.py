@@ -5,6 +5,7 @@ so every rank that runs it fills GPU 0. One definition for DDP004 and the projec
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -27,10 +28,25 @@ def maps_location(call: cst.Call) -> bool:
     )
 
 
-def unmapped_loaders(source: Source, functions: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
+# Where a loaded random-number state goes: CPU tensors and plain objects, whatever device saved them.
+RNG_STATE_SETTERS = frozenset(
+    {
+        "torch.set_rng_state",
+        "torch.random.set_rng_state",
+        "torch.cuda.set_rng_state",
+        "torch.cuda.set_rng_state_all",
+        "torch.cuda.random.set_rng_state",
+        "numpy.random.set_state",
+        "random.setstate",
+    }
+)
+
+
+def unmapped_loaders(source: Source, functions: list[cst.FunctionDef], per_rank: Callable[[cst.Call], bool]) -> set[cst.FunctionDef]:
     """The ``functions`` that load a file with ``torch.load`` and no ``map_location`` on every
     call: not under a test of one of their parameters (``if use_torch:`` of a reader whose
-    callers choose)."""
+    callers choose), not a file per rank (``per_rank``: each rank reads what it saved from its
+    own device), not random-number states only (``rng_states_only``)."""
     found = set()
     for function in functions:
         parameters = {p.name.value for p in (*function.params.params, *function.params.kwonly_params, *function.params.posonly_params)}
@@ -40,10 +56,40 @@ def unmapped_loaders(source: Source, functions: list[cst.FunctionDef]) -> set[cs
                 source.qualified(call) & TORCH_LOAD
                 and not maps_location(call)
                 and not _tested_parameter(source, call, function, parameters)
+                and not per_rank(call)
+                and not rng_states_only(source, call)
             ):
                 found.add(function)
                 break
     return found
+
+
+def rng_states_only(source: Source, call: cst.Call) -> bool:
+    """What ``call`` loads goes only into random-number-state setters (``torch.random.set_rng_state(
+    state["rng_torch_cpu"])``, ``torch.cuda.set_rng_state``, ``np.random.set_state``): RNG states
+    are CPU tensors and plain objects, so the load fills no GPU (llm-baselines' ``load_worker_state``)."""
+    statement = source.parent(call)
+    if _in_setter(source, call):
+        return True
+    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)):
+        return False
+    name = statement.targets[0].target.value
+    scope = source.enclosing_function(call)
+    uses = [
+        n
+        for n in (source.of_types_in(scope, cst.Name) if scope is not None else source.of_types(cst.Name))
+        if isinstance(n, cst.Name) and n.value == name and n is not statement.targets[0].target and source.enclosing_function(n) is scope
+    ]
+    return bool(uses) and all(_in_setter(source, n) for n in uses)
+
+
+def _in_setter(source: Source, node: cst.CSTNode) -> bool:
+    for ancestor in source.ancestors(node):
+        if isinstance(ancestor, cst.Call) and source.qualified(ancestor) & RNG_STATE_SETTERS:
+            return True
+        if isinstance(ancestor, cst.BaseStatement):
+            return False
+    return False
 
 
 def _tested_parameter(source: Source, call: cst.Call, function: cst.FunctionDef, parameters: set[str]) -> bool:

@@ -16,6 +16,7 @@ from libcst.metadata import PositionProvider, QualifiedNameProvider
 from ddpify import snippets
 from ddpify.analysis import Analysis
 from ddpify.analysis.divergence import Divergent
+from ddpify.analysis.loads import rng_states_only
 from ddpify.convert import collectives, loader_calls, names, rewrites
 from ddpify.convert.facts import Facts
 from ddpify.convert.rewrites import RT
@@ -426,7 +427,7 @@ class ConvertTransformer(cst.CSTTransformer):
                 rewrites.makedirs_exist_ok(updated),
                 "directory creation tolerates the other ranks: os.makedirs(..., exist_ok=True)",
             )
-        if qualified & names.TORCH_LOAD:
+        if qualified & names.TORCH_LOAD and not rng_states_only(self.analysis.source, original):  # RNG states stay on the CPU
             return self._noted(original, rewrites.with_map_location(updated), "torch.load gets map_location=ddpify.device()")
         return None
 

@@ -5,7 +5,7 @@ import re
 import libcst as cst
 
 from ddpify.analysis.context import Process
-from ddpify.analysis.loads import maps_location
+from ddpify.analysis.loads import maps_location, rng_states_only
 from ddpify.analysis.ranks import RankSelection
 from ddpify.check.rule import Invalid, Rule, short
 from ddpify.check.writes import per_rank_path
@@ -37,7 +37,11 @@ class LoadWithoutMapLocation(Rule):
         "project's own modules that loads without `map_location` (`load_checkpoint(model, path)` in a sibling "
         "module) is reported where this file calls it on every rank; not one whose load depends on a parameter "
         "its caller chooses (`if use_torch:`); nor a cache of preprocessed data the program fills (loaded where the file exists, "
-        "else built without a device or a model and saved to the same path)."
+        "else built without a device or a model and saved to the same path); nor a load whose contents go only "
+        "into random-number-state setters (`torch.cuda.set_rng_state(state['cuda'])`, `np.random.set_state`): "
+        "RNG states are CPU tensors whatever device saved them (the converter leaves those loads unmapped too: "
+        "`set_rng_state` refuses a CUDA tensor), also in a project function, which is not reported either where "
+        "it reads a file per rank."
     )
     fix = "safe"
     fix_notes = (
@@ -49,6 +53,20 @@ class LoadWithoutMapLocation(Rule):
     )
     false_positives = "A load of a file saved from the CPU by another program, or through a path this file spells differently."
     valid = (
+        """\
+import random
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+state = torch.load("checkpoint/rng.pt")  # random-number states: CPU tensors and plain objects
+torch.random.set_rng_state(state["torch"])
+torch.cuda.set_rng_state(state["cuda"])
+np.random.set_state(state["numpy"])
+random.setstate(state["python"])
+""",
         """\
 import torch
 import torch.distributed as dist
@@ -172,6 +190,7 @@ state = torch.load("ckpt.pt", map_location=ddpify.device())
             return
         if (
             per_rank_path(self, node)
+            or rng_states_only(self.file.analysis.source, node)
             or self._sibling_maps(node)
             or self._saved_from_cpu(node)
             or self._into_scheduler(node)
