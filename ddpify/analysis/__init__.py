@@ -126,7 +126,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
 
     from ddpify.analysis import loggers, project_files
     from ddpify.analysis.callgraph import CallGraph
-    from ddpify.analysis.collectives import module_collectives
+    from ddpify.analysis.collectives import module_collectives, module_opt_in_collectives
     from ddpify.analysis.console_logging import logging_facts
     from ddpify.analysis.distributed_code import (
         device_setting_functions,
@@ -160,10 +160,10 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     consoles = module_console_loggers(source, analysis.context, tops)
     levels, quieting, standard_loggers = logging_facts(source, analysis.context, tops)
     event_writers = writer_factories(source, tops, training)
-    ordering = set_ordering_functions(source, [f for fs in source.functions.values() for f in fs])
-    collectives = module_collectives(source, analysis.context, tops)
-    draws = module_draws(source, tops)
     every = [f for fs in source.functions.values() for f in fs]
+    ordering = set_ordering_functions(source, every)
+    collectives = module_collectives(source, analysis.context, tops)
+    opt_in, draws = module_opt_in_collectives(source, tops, collectives), module_draws(source, tops)
     distributed = distributed_functions(source, every)
     joining = joining_functions(source, every)
     setting = device_setting_functions(source, every)
@@ -208,6 +208,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             loads_unmapped=function in unmapped,
             console_level=levels.get(function),
             quiets_logging=function in quieting,
+            opt_in_collective=opt_in.get(function),
         )
     for function in sorted(training | writes, key=source.line):  # a method that trains or writes (`CheckpointIO.save`)
         owner = source.enclosing_class(function)
@@ -287,10 +288,8 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     for klass in module.body:  # every class is read: building one that does none of these things is no unknown
         if isinstance(klass, cst.ClassDef):
             helpers.setdefault(f"{klass.name.value}.__init__", Helper())
-    for name in _library_objects(module, path):  # `cfg = CN()` of yacs
-        helpers.setdefault(name, Helper(library_object=True))
-    for name in standard_loggers:  # `logger = logging.getLogger(__name__)`
-        helpers[name] = dataclasses.replace(helpers.get(name, Helper()), logging_logger=True)
+    for name in _library_objects(module, path):  # `cfg = CN()` of yacs, `logger = logging.getLogger(__name__)`
+        helpers.setdefault(name, Helper(library_object=True, logging_logger=name in standard_loggers))
     for name in analysis.output.stdout_redirecting_classes():  # `with HiddenPrints(rank):`
         key = f"{name}.__init__"
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), redirects_stdout=True)

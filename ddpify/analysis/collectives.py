@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis.module_facts import through_calls
-from ddpify.tree.cstutil import callee_name
+from ddpify.tree.cstutil import callee_name, code, of_types
 
 if TYPE_CHECKING:
     from ddpify.analysis.context import Context
@@ -96,9 +96,84 @@ def _runs(source: Source, context: Context, function: cst.FunctionDef, called: C
         if source.enclosing_function(call) is not function:
             continue
         found = called(call)
-        if found is not None and not context.local(call).selection.rank_dependent:
+        if found is not None and not context.local(call).selection.rank_dependent and _opted_in(source, function, call) is None:
             return found
     return None
+
+
+_FALSY = frozenset({"False", "None", "0"})
+
+
+def _opted_in(source: Source, function: cst.FunctionDef, call: cst.Call) -> str | None:
+    """The option ``call`` waits for, when it runs only where the caller asks: under a test of a
+    parameter defaulting to False/None/0 (``def log(msg, sync=False): if sync: dist.barrier()``)
+    or of a keyword read with such a default (mlperf's ``if kwargs.pop("sync", False):``)."""
+    params = function.params
+    off = {p.name.value for p in (*params.params, *params.kwonly_params) if p.default is not None and code(p.default) in _FALSY}
+    keywords = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
+    for ancestor in source.ancestors(call):
+        if ancestor is function:
+            return None
+        if not isinstance(ancestor, cst.If) or not any(node is ancestor.body for node in source.ancestors(call)):
+            continue
+        named = next((n.value for n in of_types(ancestor.test, cst.Name) if n.value in off), None)
+        if named is not None:
+            return named
+        for read in of_types(ancestor.test, cst.Call):
+            func, key = read.func, read.args[0].value if read.args else None
+            if (
+                keywords is not None
+                and isinstance(func, cst.Attribute)
+                and code(func.value) == keywords
+                and func.attr.value in ("get", "pop")
+                and isinstance(key, cst.SimpleString)
+                and (len(read.args) < 2 or code(read.args[1].value) in _FALSY)
+            ):
+                return str(key.evaluated_value)
+    return None
+
+
+def module_opt_in_collectives(
+    source: Source, functions: list[cst.FunctionDef], every: dict[cst.FunctionDef, str]
+) -> dict[cst.FunctionDef, tuple[str, str]]:
+    """For each of ``functions`` whose collective runs only when its caller passes an option
+    (``log(msg, sync=True)``): the option and the collective; also a function that hands its
+    ``**kwargs`` on to one (mlperf's ``mllog_end(**kwargs)`` -> ``_mllog_print``). ``every``:
+    the module's functions with a collective on every call (``module_collectives``)."""
+
+    def plain(call: cst.Call) -> str | None:
+        helper = source.project.helper(call)
+        if helper is not None:
+            return helper.collective
+        own = [every[f] for f in source.functions_called(call) if f in every]
+        return dist_collective(source.qualified(call)) or (own[0] if own else None)
+
+    def answer(function: cst.FunctionDef, called: Callable[[cst.Call], tuple[str, str] | None]) -> tuple[str, str] | None:
+        keywords = function.params.star_kwarg.name.value if isinstance(function.params.star_kwarg, cst.Param) else None
+        for call in source.of_types_in(function, cst.Call):
+            if source.enclosing_function(call) is not function:
+                continue
+            found = plain(call)
+            option = _opted_in(source, function, call) if found is not None else None
+            if found is not None and option is not None:
+                return option, found
+            handed = called(call) if found is None and keywords is not None else None
+            if handed is not None and any(a.star == "**" and code(a.value) == keywords for a in call.args):
+                return handed
+        return None
+
+    return through_calls(source, functions, answer, lambda helper: helper.opt_in_collective)
+
+
+def opt_in_collective(source: Source, call: cst.Call) -> str | None:
+    """The collective a project helper runs on this call because the call passes the option it
+    waits for (``log_event(key, sync=True)``), or None."""
+    helper = source.project.helper(call)
+    if helper is None or helper.opt_in_collective is None:
+        return None
+    option, found = helper.opt_in_collective
+    given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == option), None)
+    return found if given is not None and code(given) not in _FALSY else None
 
 
 def reduces(source: Source, call: cst.Call) -> bool:

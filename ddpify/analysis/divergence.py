@@ -40,7 +40,7 @@ from ddpify.analysis.dataflow import DataFlow, Role
 from ddpify.analysis.fixpoint import Fixpoint
 from ddpify.analysis.reads import CLOCK, COLLECTIVES, MUTATORS, RANDOM_METHODS, draws, exits, loop_items, paired, parts, short, targets
 from ddpify.analysis.source import Source
-from ddpify.tree.cstutil import code, is_simple_reference
+from ddpify.tree.cstutil import code, is_simple_reference, parameter_names
 
 if TYPE_CHECKING:
     from ddpify.analysis.rank_tests import RankTests
@@ -328,12 +328,7 @@ class Divergence:
         found: dict[cst.FunctionDef, set[str]] = {}
         for function in self.source.of_types(cst.FunctionDef):
             assert isinstance(function, cst.FunctionDef)
-            params = function.params
-            names = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
-            for star in (params.star_arg, params.star_kwarg):
-                if isinstance(star, cst.Param):
-                    names.add(star.name.value)
-            found[function] = names
+            found[function] = parameter_names(function.params)
         for target, _, scope in self._edges:
             if isinstance(scope, cst.FunctionDef) and "." not in target:
                 found[scope].add(target)

@@ -305,18 +305,12 @@ def argument_changers(source: Source, functions: list[cst.FunctionDef]) -> set[c
     return {f for f in functions if changed[f]}
 
 
-def _parameter_names(function: cst.FunctionDef) -> set[str]:
-    params = function.params
-    stars = [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params, *stars)}
-
-
 _STATE = "<state>"  # module state (``global``): the function changes something beyond its parameters
 
 
 def _changes_directly(source: Source, function: cst.FunctionDef) -> set[str]:
     """The parameters ``function`` changes in its own body (``_STATE`` for module state)."""
-    params = _parameter_names(function)
+    params = cstutil.parameter_names(function.params)
     if source.of_types_in(function.body, cst.Global, cst.Nonlocal):
         return {_STATE}
     found = _assigned_into(source, function, params)
@@ -343,7 +337,7 @@ def _in_place(method: str) -> bool:
 def _handed_parameters(caller: cst.FunctionDef, call: cst.Call, callee: cst.FunctionDef, changes: set[str]) -> set[str]:
     """The caller's parameters that ``call`` hands to a parameter ``callee`` changes (all of
     those it hands when the arguments cannot be matched: ``*args``, ``**kwargs``)."""
-    params = _parameter_names(caller)
+    params = cstutil.parameter_names(caller.params)
     positional = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)]
     if positional and positional[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
         positional = positional[1:]

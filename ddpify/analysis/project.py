@@ -118,6 +118,8 @@ class Helper:
     ``logging_logger``, a module-level ``logging.getLogger(...)`` logger (BERT-NER's
     ``from tools.common import logger``), which prints wherever the root logger does;
     ``quiets_logging``, it quiets loggers on some ranks (``ddpify.analysis.console_logging``).
+    ``opt_in_collective``, the option and the collective it runs only when a call passes that
+    option true (``log(msg, sync=True)``: ``ddpify.analysis.collectives``).
     Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
@@ -168,6 +170,7 @@ class Helper:
     console_level: int | None = None
     logging_logger: bool = False
     quiets_logging: bool = False
+    opt_in_collective: tuple[str, str] | None = None
 
 
 # The key of a module's helpers that says what importing the module does (its module-level code):
@@ -362,6 +365,19 @@ class Project:
             except (OSError, UnicodeDecodeError):
                 continue
         return False
+
+    def defines_function(self, name: str) -> bool:
+        """``name``, as this file imports it, is a function a project module defines at its top
+        level (``from runtime.distributed_utils import is_main_process``)."""
+        bound = self._bindings.get(name)
+        if bound is None or bound[1] is None:
+            return False
+        home, defined = project_files.defining_module(bound[0], bound[1])
+        try:
+            text = home.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return False
+        return re.search(rf"^(async\s+)?def {re.escape(defined)}\s*\(", text, re.M) is not None
 
     def file_of(self, name: str) -> Path | None:
         """The project file that a name this file imports comes from (``DeepSVDD`` of ``from

@@ -185,6 +185,8 @@ class RankTests:
     def _condition(self, node: cst.BaseExpression) -> Ranks:
         if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
             return EVERY if node.value == "True" else NOWHERE
+        if self.source.names_function(node):
+            return EVERY  # `if is_main_process:` without the call: a function object is always true
         fixed = constant(node)
         if fixed is not None:
             return EVERY if fixed else NOWHERE
@@ -250,6 +252,8 @@ class RankTests:
         return found
 
     def _flag(self, node: cst.BaseExpression) -> Ranks | None:
+        if self.source.names_function(node):
+            return None
         qualified = self.source.qualified(node) if isinstance(node, (cst.Call, cst.Name, cst.Attribute)) else set()
         for name in qualified:
             if name in API_FLAGS:

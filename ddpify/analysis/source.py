@@ -388,6 +388,18 @@ class Source:
                         found.setdefault(function, call)
         return found
 
+    def names_function(self, node: cst.BaseExpression) -> bool:
+        """A bare name of a function (``is_main_process`` of ``if is_main_process:``): one this file
+        defines at its top level, or imports from a project module that does, and binds to
+        nothing else (no assignment, no parameter of that name around it)."""
+        if not isinstance(node, cst.Name) or self.assignments.get(node.value):
+            return False
+        for scope in self.ancestors(node):
+            if isinstance(scope, (cst.FunctionDef, cst.Lambda)) and node.value in cstutil.parameter_names(scope.params):
+                return False
+        tops = [f for f in self.functions.get(node.value, []) if self.enclosing_function(f) is None and self.enclosing_class(f) is None]
+        return bool(tops) or self.project.defines_function(node.value)
+
 
 def _callee(call: cst.Call) -> str | None:
     func = call.func

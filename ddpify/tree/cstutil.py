@@ -444,3 +444,10 @@ def loop_reads_keys(loop: cst.For | cst.CompFor, scope: cst.CSTNode) -> bool:
         and is_name(s.slice[0].slice.value, key)
         for s in of_types(scope, cst.Subscript)
     )
+
+
+def parameter_names(params: cst.Parameters) -> set[str]:
+    """Every name a function's parameters bind, ``*args`` and ``**kwargs`` included."""
+    found = [*params.posonly_params, *params.params, *params.kwonly_params]
+    found += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return {p.name.value for p in found}

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.collectives import opt_in_collective
 from ddpify.analysis.context import Process
 from ddpify.analysis.ranks import DISTRIBUTED, Ranks
 from ddpify.check.calls import collective, every_call
@@ -28,7 +29,10 @@ class RankAsymmetricCollective(Rule):
         "inner module (`ddpify.unwrap(model)`); let rank 0 decide and broadcast the decision. The "
         "collective may sit in a function of this file called under the rank test, or in a helper "
         "of the project's own modules that runs one on every call (`utils.reduce_mean(loss)` whose "
-        "body calls `dist.all_reduce`, also through its own helpers). The "
+        "body calls `dist.all_reduce`, also through its own helpers), or only when the call passes the option "
+        "it waits for (`log(msg, sync=True)` of a `def log(msg, sync=False): if sync: barrier()`, mlperf's "
+        "`kwargs.pop('sync', False)`); a call without it runs none. A test that names a function without "
+        "calling it (`if is_main_process:`) is always true, no rank test. The "
         "balanced idiom — the same collective under complementary guards (`if local_rank not in "
         "[-1, 0]: barrier()` … `if local_rank == 0: barrier()`) or in both branches — is not reported. "
         "A forward through the wrapper on some ranks under `no_grad` is not reported: it arms no all-reduce; "
@@ -190,11 +194,9 @@ def log_metrics(rank, loss):
             name = collective(self, call)
             if name is None:
                 helper = project.helper(call)  # `utils.reduce_mean(loss)`: a project helper's collective
-                name = (
-                    f"{short(call.func)}() runs {helper.collective}(), so {short(call.func)}"
-                    if helper is not None and helper.collective
-                    else None
-                )
+                runs = helper.collective if helper is not None else None
+                runs = runs or opt_in_collective(self.file.analysis.source, call)  # `log(msg, sync=True)`
+                name = f"{short(call.func)}() runs {runs}(), so {short(call.func)}" if runs else None
             if name is None or context.process(call) is Process.PARENT:
                 continue
             ranks = context.ranks(call)  # its own function's guards, and those of its callers
