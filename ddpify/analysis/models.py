@@ -43,7 +43,14 @@ from ddpify.analysis.modules import (
     unwrapped,
 )
 from ddpify.analysis.optimizers import Optimizers
-from ddpify.analysis.own_training import Bypass, called_through_wrapper, parameter_free, routable_forwards, trains_itself
+from ddpify.analysis.own_training import (
+    Bypass,
+    called_through_wrapper,
+    feeds_no_training,
+    parameter_free,
+    routable_forwards,
+    trains_itself,
+)
 from ddpify.analysis.placement import Placement, last_placement
 from ddpify.analysis.source import Source
 from ddpify.analysis.spellings import spelling
@@ -269,11 +276,11 @@ class ModelFlow:
         references = tuple(dict.fromkeys(s for o in occurrences.values() if (s := spelling(o.node)) is not None))
         for occurrence in occurrences.values():
             self._classify(occurrence.node, class_def, uses, references)
-        bypasses = self._bypasses(uses)
+        built = [c for c in constructions if isinstance(c, cst.Call)]
+        bypasses = [b for b in self._bypasses(uses) if not feeds_no_training(self.source, self.dataflow.batches, b.node, class_def, built)]
         routed = {b: forwards for b in bypasses if (forwards := self._routed(b, class_def))}
         forwarding = {self.source.enclosing_function(site.node) for site in uses.forwards}
         left = [b for b in bypasses if b not in routed]
-        built = [c for c in constructions if isinstance(c, cst.Call)]
         through, through_whole = called_through_wrapper(self.values, left, forwarding, class_def, built) if left else ((), True)
         unknown = [self._unknown_origin(o) for o in group.origins if not o.known]
         module_class = class_def is not None and is_module_class(self.values, class_def)

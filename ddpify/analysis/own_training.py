@@ -17,9 +17,10 @@ import libcst as cst
 
 from ddpify.analysis.callgraph import CallGraph, binding_site
 from ddpify.analysis.modules import MODULE_API, is_module_class, registers, unused_submodules
-from ddpify.tree.cstutil import callee_name
+from ddpify.tree.cstutil import callee_name, code, is_simple_reference
 
 if TYPE_CHECKING:
+    from ddpify.analysis.batches import Batches
     from ddpify.analysis.source import Source
 
 
@@ -169,3 +170,26 @@ def called_through_wrapper(
 def trains_itself(source: Source, method: cst.FunctionDef) -> bool:
     """The method runs a backward or an optimizer step itself (``train_(x, y)``)."""
     return any(callee_name(c) in ("backward", "step") for c in source.of_types_in(method.body, cst.Call))
+
+
+def feeds_no_training(source: Source, batches: Batches, call: cst.CSTNode, class_def: cst.ClassDef | None, built: list[cst.Call]) -> bool:
+    """``sample = model.module.sample()`` at a print step (glow): what the method returns reaches
+    no backward in its loop or function, and the method itself trains nothing: no backward or
+    step in it (a class of this file), or none its project module's summary names (a class built
+    from a project module, ``Helper.trains`` of ``Class.method``). It runs no gradient DDP has to
+    average. A class that cannot be read keeps the call a bypass."""
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+        return False
+    method = call.func.attr.value
+    if class_def is not None:
+        found = next((f for f in source.of_types_in(class_def, cst.FunctionDef) if f.name.value == method), None)
+        if found is None or trains_itself(source, found):
+            return False
+    else:
+        classes = {code(c.func) for c in built if is_simple_reference(c.func)}
+        summaries = [(source.project.named(f"{k}.__init__"), source.project.named(f"{k}.{method}")) for k in classes]
+        if not summaries or any(made is None or (own is not None and own.trains) for made, own in summaries):
+            return False
+    scope = next((a for a in source.ancestors(call) if isinstance(a, (cst.For, cst.While, cst.FunctionDef))), None)
+    body = scope.body.body if scope is not None and isinstance(scope.body, cst.IndentedBlock) else source.module.body
+    return batches.reach(list(body), seeds=[call]).backward is None

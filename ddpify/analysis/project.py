@@ -412,7 +412,7 @@ class Project:
                 return None
             file, name = project_files.defining_module(file, rest[0])
             return module_helpers(file, self.depth, self._summarise).get(name)
-        if len(parts) == 1:  # `from utils import *` then `prepare_folders(args)`
+        if len(parts) <= 2:  # `from utils import *` then `prepare_folders(args)`, `Glow_.__init__`
             found = (module_helpers(f, self.depth, self._summarise).get(dotted) for f in self._star_files)
             return next((helper for helper in found if helper is not None), None)
         return None

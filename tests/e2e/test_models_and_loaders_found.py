@@ -107,3 +107,30 @@ def test_a_gradient_penalty_trains_through_ddp(tmp_path: Path) -> None:
     run.assert_only_rank0_saves()
     run.assert_no_module_keys()
     run.assert_params_equal()
+
+
+@pytest.mark.torchrun
+def test_a_sampling_method_is_no_bypass_and_a_resume_branch_joins(tmp_path: Path) -> None:
+    """unseen20o's glow: ``model.module.sample()`` at a print step draws images under no_grad and
+    trains nothing (its result reaches no backward; the project's ``Flow.sample`` trains
+    nothing), so the model is wrapped and its loader sharded, instead of "not DDP"; the
+    ``if args.load:`` resume that takes the model back from a helper gets no wrap of its own:
+    the one wrap sits where the paths join. Trained, then resumed from its own session."""
+    for name in ("flows.py", "train.py"):
+        shutil.copy(DATA / "sampling_method_project" / name, tmp_path / name)
+    result = convert_source((tmp_path / "train.py").read_text(), filename=str(tmp_path / "train.py"))
+    assert not result.manual, result.manual
+    assert result.output.count("ddpify.prepare_model(") == 1
+    assert "images = ddpify.unwrap(model).sample()" in result.output
+    converted = tmp_path / "train_ddp.py"
+    converted.write_text(result.output)
+    run = run_script(converted, cwd=tmp_path).assert_ok()
+    seq = run.loader_seq(64)
+    for epoch in (0, 1):
+        run.assert_disjoint_cover(seq, epoch, dataset_len=64)
+    run.assert_reshuffled(seq)
+    run.assert_only_rank0_saves(min_saves=3)
+    run.assert_no_module_keys()
+    run.assert_params_equal()
+    resumed = run_script(converted, ["--load", "session.pt", "--epochs", "1"], cwd=tmp_path).assert_ok()
+    resumed.assert_params_equal()

@@ -325,6 +325,7 @@ def plan_wraps(recording: Recording, facts: Facts) -> None:
             if wrapped is not None:
                 facts.trained.append((model.optimizers[0].node, code(wrapped)))
                 _note_model(recording, facts, wrapped)
+    wrap_spots.drop_wraps_a_join_covers(recording, facts)
 
 
 def _unwrappable(recording: Recording, optimizer: cst.Call, key: str) -> ManualItem:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from ddpify.convert.fact_types import Facts
 from ddpify.convert.planners.calls import COPIES, HARMLESS_CALLS, LOADS_INTO
 from ddpify.convert.planners.statements import find_outside_definitions
 from ddpify.convert.planners.wraps import Spot
@@ -94,3 +95,31 @@ def _over_own_members(iterated: cst.BaseExpression, key: str) -> bool:
 
 
 _MEMBER_ITERATORS = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children", "named_children", "buffers"})
+
+
+def drop_wraps_a_join_covers(recording: Recording, facts: Facts) -> None:
+    """One name wrapped twice: inside a branch (``if args.load_dir: model, opt, epoch =
+    load_session(model, ...)``, a model the analysis sees as another) and after that branch,
+    where the paths join. The wrap at the join runs on every path; the one in the branch
+    would run first and fix the options (``prepare_model`` returns an existing wrapper as it
+    is), so it goes."""
+    wraps = list(facts.model_wraps)
+    facts.model_wraps[:] = [
+        (key, anchor, where)
+        for key, anchor, where in wraps
+        if not any(k == key and a is not anchor and _joined_after(recording, anchor, a, w) for k, a, w in wraps)
+    ]
+
+
+def _joined_after(recording: Recording, anchor: cst.CSTNode, other: cst.CSTNode, where: str) -> bool:
+    """A wrap at ``other`` (``where``: before or after it) runs after the compound statement that
+    holds ``anchor``, in a block around it."""
+    child = recording.parent(anchor)
+    while child is not None and not isinstance(child, cst.FunctionDef):
+        block = recording.parent(child)
+        if isinstance(child, cst.BaseCompoundStatement) and isinstance(block, (cst.IndentedBlock, cst.Module)):
+            following = list(block.body)[list(block.body).index(child) :]
+            if any(s is other and (s is not child or where == "after") for s in following):
+                return True
+        child = block
+    return False
