@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider, QualifiedNameProvider
 
 from ddpify import standalone as embedding
-from ddpify.analysis import Analysis
+from ddpify.analysis import Analysis, star_imports
 from ddpify.analysis.budget import Exhausted
 from ddpify.convert import names, rewrites
 from ddpify.convert.facts import collect_facts
@@ -62,7 +62,7 @@ def convert_source(
     module = parse(source, filename)  # refuse broken input even when there is nothing to do
     if not trains_elsewhere and not names.may_have_training_code(source):  # no metadata pass for library code
         return ConversionResult(source, source)
-    wrapper = FastMetadata(module)
+    wrapper = FastMetadata(module, star_imports.resolver(filename))
     try:
         facts = collect_facts(
             wrapper,

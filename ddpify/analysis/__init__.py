@@ -124,7 +124,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     it re-exports from its own project, read ``depth`` imports deep."""
     import libcst as cst
 
-    from ddpify.analysis import loggers, project_files
+    from ddpify.analysis import loggers, project_files, star_imports
     from ddpify.analysis.callgraph import CallGraph
     from ddpify.analysis.collectives import module_collectives, module_opt_in_collectives
     from ddpify.analysis.console_logging import logging_facts
@@ -146,13 +146,13 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.output import argument_changers, writing_functions
     from ddpify.analysis.own_training import module_methods
     from ddpify.analysis.prefix import names_prefix
-    from ddpify.analysis.project import ON_IMPORT, Helper
+    from ddpify.analysis.project import ON_IMPORT, Helper, library_objects
     from ddpify.analysis.running_metrics import returned_metrics
     from ddpify.analysis.seeding import module_draws, seeding
     from ddpify.analysis.set_orders import set_ordering_functions
     from ddpify.tree.metadata import FastMetadata
 
-    analysis = Analysis(FastMetadata(module), path, depth)
+    analysis = Analysis(FastMetadata(module, star_imports.resolver(path)), path, depth)
     source, rank_tests = analysis.source, analysis.rank_tests
     silencing = analysis.output.print_overriding_functions()
     training = analysis.training_functions
@@ -288,7 +288,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     for klass in module.body:  # every class is read: building one that does none of these things is no unknown
         if isinstance(klass, cst.ClassDef):
             helpers.setdefault(f"{klass.name.value}.__init__", Helper())
-    for name in _library_objects(module, path):  # `cfg = CN()` of yacs, `logger = logging.getLogger(__name__)`
+    for name in library_objects(module, path):  # `cfg = CN()` of yacs, `logger = logging.getLogger(__name__)`
         helpers.setdefault(name, Helper(library_object=True, logging_logger=name in standard_loggers))
     for name in analysis.output.stdout_redirecting_classes():  # `with HiddenPrints(rank):`
         key = f"{name}.__init__"
@@ -311,27 +311,6 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             if found is not None:
                 helpers[item.bound] = found
     return helpers
-
-
-def _library_objects(module: cst.Module, path: str) -> list[str]:
-    """Module-level names bound to a call of what an import from outside the project names
-    (``from yacs.config import CfgNode as CN`` then ``cfg = CN()``)."""
-    import libcst as cst
-
-    from ddpify.analysis import project_files
-    from ddpify.tree.cstutil import code
-
-    imported = {item.bound: item for item in project_files.imports(module.code)}
-    found: list[str] = []
-    for statement in module.body:
-        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-        if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
-            continue
-        value = small.value
-        item = imported.get(code(value.func).split(".")[0]) if isinstance(value, cst.Call) else None
-        if item is not None and project_files.module_file(item.module, item.level, Path(path)) is None:
-            found.append(small.targets[0].target.value)
-    return found
 
 
 def launched_on_one_node(path: Path) -> bool:
@@ -437,14 +416,21 @@ def importer_analysis(file: Path, mtime_ns: int, depth: int = 0) -> Analysis | N
     """A project file read ``depth`` imports deep (0: on its own), once per version; never its
     own importers (a chain of them would read the whole project, recursively)."""
     del mtime_ns  # the cache key: a changed file is read again
+    return _read(file, depth, importers=False)
+
+
+def _read(file: Path, depth: int, *, importers: bool) -> Analysis | None:
+    """The analysis of another project file (None where it cannot be read or parsed)."""
     import libcst as cst
 
+    from ddpify.analysis import star_imports
     from ddpify.tree.metadata import FastMetadata
 
     try:
-        return Analysis(FastMetadata(cst.parse_module(file.read_text(encoding="utf-8"))), str(file), depth=depth, importers=False)
+        wrapper = FastMetadata(cst.parse_module(file.read_text(encoding="utf-8")), star_imports.resolver(str(file)))
     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
         return None
+    return Analysis(wrapper, str(file), depth=depth, importers=importers)
 
 
 def passed_at(file: Path, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
@@ -460,14 +446,10 @@ def passed_at(file: Path, callee: str, parameter: str, index: int) -> list[tuple
 @functools.lru_cache(maxsize=64)
 def _passed_at(file: Path, mtime_ns: int, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
     del mtime_ns  # the cache key: a changed file is read again
-    import libcst as cst
-
     from ddpify.tree.cstutil import code, is_simple_reference
-    from ddpify.tree.metadata import FastMetadata
 
-    try:
-        analysis = Analysis(FastMetadata(cst.parse_module(file.read_text(encoding="utf-8"))), str(file), depth=0)
-    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+    analysis = _read(file, 0, importers=True)
+    if analysis is None:
         return None
     found = []
     for call in analysis.source.calls_by_callee.get(callee, []):

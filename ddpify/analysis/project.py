@@ -468,3 +468,19 @@ def _module_helpers(file: Path, mtime_ns: int, size: int, depth: int, summarise:
     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
         return {}
     return summarise(module, str(file), depth - 1)
+
+
+def library_objects(module: cst.Module, path: str) -> list[str]:
+    """Module-level names bound to a call of what an import from outside the project names
+    (``from yacs.config import CfgNode as CN`` then ``cfg = CN()``)."""
+    imported = {item.bound: item for item in project_files.imports(module.code)}
+    found: list[str] = []
+    for statement in module.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
+            continue
+        value = small.value
+        item = imported.get(code(value.func).split(".")[0]) if isinstance(value, cst.Call) else None
+        if item is not None and project_files.module_file(item.module, item.level, Path(path)) is None:
+            found.append(small.targets[0].target.value)
+    return found

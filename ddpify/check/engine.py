@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
+from ddpify.analysis import star_imports
 from ddpify.check import noqa, scope
 from ddpify.check.file_info import FileInfo
 from ddpify.check.fixes import merged_guards, with_imports
@@ -94,7 +95,7 @@ def _check_once(source: str, path: str, active: Sequence[type[Rule]], require_dd
         check_syntax(source, path)  # still refuse broken files
         return scope.not_distributed(path, require_ddp), [], False
     module = _parse(source, path)
-    wrapper = FastMetadata(module)
+    wrapper = FastMetadata(module, star_imports.resolver(path))
     file = FileInfo(path, source, wrapper)
     if not scope.is_distributed_file(file):
         return scope.not_distributed(path, require_ddp), [], False

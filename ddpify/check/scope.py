@@ -70,7 +70,21 @@ def is_distributed_file(file: FileInfo) -> bool:
     (asked only when the imports do not tell, as that reads the imported project modules)."""
     from ddpify.analysis.distributed_code import calls_distributed_helpers
 
-    return is_distributed_script(file.module) or calls_distributed_helpers(file.analysis.source) or imported_by_ddp(file.path)
+    return (
+        is_distributed_script(file.module)
+        or calls_distributed_helpers(file.analysis.source)
+        or imported_by_ddp(file.path)
+        or ("import *" in file.source and _calls_distributed(file))
+    )
+
+
+def _calls_distributed(file: FileInfo) -> bool:
+    """A call of ``torch.distributed`` through a name a star import brings (``from utils import *``
+    of a module that does ``import torch.distributed as dist``)."""
+    import libcst as cst
+
+    source = file.analysis.source
+    return any(_is_distributed(q) for call in source.of_types(cst.Call) for q in source.qualified(call))
 
 
 def is_distributed_script(module: cst.Module) -> bool:

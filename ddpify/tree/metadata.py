@@ -13,7 +13,7 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvide
 
 from ddpify.tree import cstutil
 from ddpify.tree.positions import Positions
-from ddpify.tree.qualified_names import BindingProvider, Bindings, QualifiedNames
+from ddpify.tree.qualified_names import BindingProvider, Bindings, QualifiedNames, StarImports
 
 
 def run_visitor(wrapper: MetadataWrapper, visitor: cst.CSTVisitor) -> None:
@@ -47,10 +47,11 @@ class FastMetadata(MetadataWrapper):
     own providers (equal answers, tested), each computed on first request; any other provider
     is libcst's, run with read-only visits."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, star_imports: StarImports | None = None) -> None:
+        """``star_imports``: what a star import of a project module binds (see ``QualifiedNames``)."""
         super().__init__(module, unsafe_skip_copy=True)
         parents = cstutil.parents(module)
-        names = functools.cache(lambda: QualifiedNames(module, parents))
+        names = functools.cache(lambda: QualifiedNames(module, parents, star_imports))
         self._own: dict[type, Mapping[cst.CSTNode, object]] = {
             ParentNodeProvider: parents,
             PositionProvider: Lazy(lambda: Positions(module)),

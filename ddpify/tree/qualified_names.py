@@ -24,7 +24,7 @@ nowhere, this module to the comprehension's variable).
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -37,6 +37,9 @@ _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _SCOPES = (cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef, *_COMPREHENSIONS)
 _ImportNode = cst.Import | cst.ImportFrom
 _EMPTY: frozenset[QualifiedName] = frozenset()
+# The import statements a star import (module, relative level) brings in: ``import torch`` of
+# the project module it names (``ddpify.analysis.star_imports``).
+StarImports = Callable[[str, int], Sequence[str]]
 
 
 @dataclass(frozen=True)
@@ -80,8 +83,14 @@ class _Scope:
 class QualifiedNames(Mapping[cst.CSTNode, frozenset[QualifiedName]]):
     """``QualifiedNameProvider``'s mapping for one module; each answer computed when asked."""
 
-    def __init__(self, module: cst.Module, parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None,
+        star_imports: StarImports | None = None,
+    ) -> None:
         self._module = module
+        self._star_imports = star_imports
         self._flat, _ = cstutil.flatten(module)
         self._parents = parents if parents is not None else cstutil.parents(module)
         self._scope_of_node: dict[cst.CSTNode, _Scope] = {}
@@ -160,9 +169,28 @@ class QualifiedNames(Mapping[cst.CSTNode, frozenset[QualifiedName]]):
 
     def _bind_import(self, node: _ImportNode) -> None:
         if isinstance(node.names, cst.ImportStar):
+            self._bind_star(node)
             return
         scope = self._scope(node)
         visible = self._flat.ends[self._flat.position(node)]  # type: ignore[index]
+        self._bind_aliases(scope, node, visible)
+
+    def _bind_star(self, node: cst.ImportFrom) -> None:
+        """``from utils import *``: the imports ``star_imports`` says it brings in (``import torch``
+        of a project module), bound where the star import stands."""
+        if self._star_imports is None:
+            return
+        module = get_full_name_for_node(node.module) if node.module is not None else ""
+        scope = self._scope(node)
+        visible = self._flat.ends[self._flat.position(node)]  # type: ignore[index]
+        for text in self._star_imports(module or "", len(node.relative)):
+            statement = cst.parse_statement(text)
+            brought = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+            if isinstance(brought, (cst.Import, cst.ImportFrom)) and not isinstance(brought.names, cst.ImportStar):
+                self._bind_aliases(scope, brought, visible)
+
+    def _bind_aliases(self, scope: _Scope, node: _ImportNode, visible: int) -> None:
+        assert not isinstance(node.names, cst.ImportStar)
         for alias in node.names:
             bound = alias.asname.name if alias.asname is not None else alias.name
             if not isinstance(bound, (cst.Name, cst.Attribute)):
