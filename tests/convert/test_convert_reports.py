@@ -279,7 +279,7 @@ def test_model_handed_to_another_files_function_is_reported_once_per_function():
     assert "    check_accuracy(model)\n" in result.output
 
 
-def test_directory_named_after_the_clock_is_reported_where_it_is_created():
+def test_directory_named_after_the_clock_is_rank_zeros_on_every_rank():
     result = convert("""\
         import datetime
         import os
@@ -294,8 +294,26 @@ def test_directory_named_after_the_clock_is_reported_where_it_is_created():
             model = torch.nn.Linear(2, 1)
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     """)
+    assert 'RUN = ddpify.agreed("run-" + str(datetime.datetime.now()))' in result.output  # rank 0's time on every rank
+    assert not result.manual
+
+
+def test_a_clock_read_in_place_is_reported_where_the_directory_is_created():
+    """No assignment reads the clock once: each use would read it again, so it is reported."""
+    result = convert("""\
+        import datetime
+        import os
+        import torch
+
+        def main(args):
+            out = os.path.join(args.root, str(datetime.datetime.now()))
+            for trial in range(3):
+                os.makedirs(out + str(datetime.datetime.now()))
+            model = torch.nn.Linear(2, 1)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    """)
     assert [(m.line, m.why) for m in result.manual] == [
-        (9, "the name of out uses the clock (datetime.datetime.now()): ranks may create different directories")
+        (8, "the name of out + str(datetime.datetime.now()) uses the clock (datetime.datetime.now()): ranks may create different directories")
     ]
     assert result.manual[0].todo.startswith("compute it on rank 0 and broadcast it (torch.distributed.broadcast_object_list)")
 

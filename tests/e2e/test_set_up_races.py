@@ -41,3 +41,20 @@ def test_every_rank_takes_rank_zeros_answer_on_the_experiment_folder(tmp_path: P
     overwritten = run_script(converted, ["--exp", str(exp), "--ni"], cwd=tmp_path, timeout=120).assert_ok()
     overwritten.assert_only_rank0_saves()
     assert sorted(p.name for p in exp.iterdir()) == ["model.pt"]
+
+
+@pytest.mark.torchrun
+def test_a_clock_named_save_folder_is_rank_zeros_on_every_rank(tmp_path: Path) -> None:
+    """unseen20o's NRI crashed: each rank named its own ``logs/exp<now>`` folder, rank 0 saved the
+    best model into its folder and rank 1 reloaded from its own, empty one. Converted, the clock
+    is read once (rank 0's ``now`` on every rank): one folder, one checkpoint, read back by all."""
+    result = convert_source((DATA / "clock_named_save_folder.py").read_text())
+    assert "now = ddpify.agreed(datetime.datetime.now())" in result.output
+    assert not result.manual, result.manual
+    converted = tmp_path / "clock_ddp.py"
+    converted.write_text(result.output)
+    run = run_script(converted, cwd=tmp_path).assert_ok()
+    folders = list((tmp_path / "logs").iterdir())
+    assert len(folders) == 1 and (folders[0] / "model.pt").is_file(), folders
+    run.assert_only_rank0_saves()
+    run.assert_params_equal()

@@ -1,5 +1,5 @@
 """Paths each process names for itself: a directory named after the clock (ranks a second
-apart name different ones) and a temporary folder or file each rank creates on its own
+apart name different ones; rank 0's time is given to every rank where it is read once) and a temporary folder or file each rank creates on its own
 (``tempfile.mkdtemp()``, ``TemporaryDirectory()``, ``NamedTemporaryFile()``). Rank 0 now writes
 checkpoints and outputs alone, into *its* folder; another rank that reads the path back looks
 into its own, empty one.
@@ -16,10 +16,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ddpify.convert import names, rewrites_io
+from ddpify.convert import names, rewrites, rewrites_io
 from ddpify.convert.fact_types import Facts, NodeRewrite
+from ddpify.convert.planners.directories import asks_rank_zero
 from ddpify.convert.planners.rank_zero import on_rank_zero_only, same_scope_values, statement_line, variables
 from ddpify.convert.planners.read_back import ReadBack
+from ddpify.convert.planners.set_orders import once_on_every_rank
 from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
 from ddpify.tree.cstutil import code, of_types
@@ -38,23 +40,40 @@ def plan(recording: Recording, facts: Facts) -> None:
 def _report_clock_directories(recording: Recording, facts: Facts, calls: list[cst.Call]) -> None:
     """``out = Path("runs", time.strftime(...)); out.mkdir()``: every rank reads its own clock,
     so ranks a second apart create different directories (and later look for their files in
-    their own). Reported at the directory creation, once per name; the conversion cannot pick
-    one rank's name without a collective, which belongs where the name is computed."""
+    their own). Where the clock is read in an assignment every rank runs once (``now =
+    datetime.now()``), the value becomes ``ddpify.agreed(...)``, rank 0's time on every rank, and
+    every name built from it agrees; else reported at the directory creation, once per name."""
     reported: set[str] = set()
     for call in calls:
         path = _created_directory(recording, call)
+        inline = next((c for c in of_types(path, cst.Call) if recording.qualified(c) & names.CLOCK), None) if path is not None else None
+        if inline is not None:  # read again at each use: no one value to agree on
+            facts.manual.append(_clock_item(recording, call, code(path), inline))  # type: ignore[arg-type]
+            continue
         for variable in variables(recording, path) if path is not None else ():
             clock = _clock_call(recording, variable, recording.function_of(call), set())
             if clock is None or variable in reported:
                 continue
             reported.add(variable)
-            facts.manual.append(
-                ManualItem(
-                    recording.line(call),
-                    f"the name of {variable} uses the clock ({clock}): ranks may create different directories",
-                    "compute it on rank 0 and broadcast it (torch.distributed.broadcast_object_list), or derive it from a launcher/job id",
+            assign = next((a for a in recording.ancestors(clock) if isinstance(a, cst.Assign)), None)
+            if assign is not None and (assign.value in facts.node_rewrites or asks_rank_zero(recording, assign.value)):
+                continue
+            if assign is not None and facts.wraps_models() and once_on_every_rank(recording, assign):
+                facts.node_rewrites[assign.value] = NodeRewrite(
+                    rewrites.agreed,
+                    f"the name of {variable} uses the clock ({code(clock.func)}()): ddpify.agreed(...) gives every rank rank 0's "
+                    f"value of {code(assign.targets[0].target)}, so every rank names the same directory",
                 )
-            )
+                continue
+            facts.manual.append(_clock_item(recording, call, variable, clock))
+
+
+def _clock_item(recording: Recording, call: cst.Call, named: str, clock: cst.Call) -> ManualItem:
+    return ManualItem(
+        recording.line(call),
+        f"the name of {named} uses the clock ({code(clock.func)}()): ranks may create different directories",
+        "compute it on rank 0 and broadcast it (torch.distributed.broadcast_object_list), or derive it from a launcher/job id",
+    )
 
 
 def _created_directory(recording: Recording, call: cst.Call) -> cst.BaseExpression | None:
@@ -64,14 +83,14 @@ def _created_directory(recording: Recording, call: cst.Call) -> cst.BaseExpressi
     return call.func.value if isinstance(call.func, cst.Attribute) and call.func.attr.value == "mkdir" else None
 
 
-def _clock_call(recording: Recording, variable: str, function: cst.FunctionDef | None, seen: set[str]) -> str | None:
+def _clock_call(recording: Recording, variable: str, function: cst.FunctionDef | None, seen: set[str]) -> cst.Call | None:
     """The clock call (``time.strftime()``) that a value of ``variable`` is built from,
     directly or through other variables assigned in ``function`` or at module level."""
     seen.add(variable)
     for value in same_scope_values(recording, variable, function):
         for call in of_types(value, cst.Call):
             if recording.qualified(call) & names.CLOCK:
-                return f"{code(call.func)}()"
+                return call
         for name in variables(recording, value):
             if name not in seen and (clock := _clock_call(recording, name, function, seen)):
                 return clock
