@@ -78,6 +78,10 @@ MANUAL[(TE, 108, "DDP006")] = (TS, 151)   # save_checkpoint reached only under e
 fp(TE, (160,), "DDP012", "error-path message of the failing rank",
    "Engine.__exit__ logs this warning only in a process whose `with Engine()` block raised; each failing rank reporting "
    "its own exception is wanted (its traceback is printed per rank anyway)")
+# --- added at bf84a50 (split A)
+fp("ROMP/romp/train.py", (108,), "DDP022", "process group initialised by a project helper",
+   "the barrier runs only under self.distributed_training, the flag under which Base._build_model_ (base.py 48-53, "
+   "called from Trainer.__init__) calls torch.distributed.init_process_group; a single-process run never reaches it")
 # A finding on a line that a judgment lists (so the matcher would count it true) but that is false.
 FORCED_FP = {
 }
