@@ -24,7 +24,7 @@ from ddpify.tree.cstutil import code, is_simple_reference, keyword_value
 
 SAMPLERS = frozenset({"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"})
 # A test of how the run is launched (``args.distributed``, ``world_size > 1``, ``is_ddp``).
-_LAUNCH_TEST = re.compile(r"distrib|ddp|world|gpus|multi|nproc|replicas", re.I)
+_LAUNCH_TEST = re.compile(r"distrib|ddp|world|gpus|multi|nproc|replicas|is_initialized|is_available", re.I)
 BATCH_SAMPLERS = frozenset({"torch.utils.data.BatchSampler", "torch.utils.data.sampler.BatchSampler"})
 
 
@@ -155,29 +155,36 @@ class Samplers:
         DataLoader(ds, sampler=DistributedSampler(ds))`` -> ``(-1,)``."""
         found: set[int] = set()
         for ret in self.source.of_types_in(function, cst.Return):
-            if ret.value is None:
-                continue
-            if isinstance(ret.value, cst.Tuple):
-                found.update(i for i, e in enumerate(ret.value.elements) if self.is_sharded_loader(e.value))
-            elif self.is_sharded_loader(ret.value):
-                found.add(-1)
+            if ret.value is not None:
+                found.update(self._sharded_elements(ret.value))
         return tuple(sorted(found))
+
+    def _sharded_elements(self, value: cst.BaseExpression) -> set[int]:
+        if isinstance(value, cst.Tuple):
+            return {i for i, e in enumerate(value.elements) if self.is_sharded_loader(e.value)}
+        return {-1} if self.is_sharded_loader(value) else set()
 
     def padded_loaders(self, function: cst.FunctionDef) -> tuple[int, ...]:
         """The elements of ``returned_loaders`` whose sampler pads the data with repeated samples
-        up to a multiple of the world size: all of them, when every ``DistributedSampler`` the
-        function builds keeps ``drop_last`` at False and is built under tests of the launch only
-        (``if args.distributed:``). A sampler built under another test of what the caller passes
-        (``if shuffle:``) may never be the one a loader gets."""
-        for call in self.source.of_types_in(function, cst.Call):
-            if not (isinstance(call, cst.Call) and self.source.qualified(call) & SAMPLERS):
-                continue
-            drop_last = keyword_value(call, "drop_last")
-            if drop_last is not None and not _is_false(drop_last):
-                return ()  # True, or a parameter's: no padding, or not known
-            if any(not _LAUNCH_TEST.search(code(test)) for test in self._tests_around(call, function)):
-                return ()
-        return self.returned_loaders(function)
+        up to a multiple of the world size: those of each return for which every
+        ``DistributedSampler`` the function builds keeps ``drop_last`` at False and is built under
+        tests of the launch only (``if args.distributed:``, ``if dist.is_initialized():``) besides
+        the tests around that return itself (``if is_train: ... return train_loader, val_loader``).
+        A sampler built under another test of what the caller passes (``if shuffle:``) may never
+        be the one a loader gets."""
+        samplers = [
+            c for c in self.source.of_types_in(function, cst.Call) if isinstance(c, cst.Call) and self.source.qualified(c) & SAMPLERS
+        ]
+        if any((d := keyword_value(c, "drop_last")) is not None and not _is_false(d) for c in samplers):
+            return ()  # True, or a parameter's: no padding, or not known
+        found: set[int] = set()
+        for ret in self.source.of_types_in(function, cst.Return):
+            assert isinstance(ret, cst.Return)
+            shared = {id(test) for test in self._tests_around(ret, function)}
+            choosing = [t for c in samplers for t in self._tests_around(c, function) if id(t) not in shared]
+            if ret.value is not None and all(_LAUNCH_TEST.search(code(test)) for test in choosing):
+                found.update(self._sharded_elements(ret.value))
+        return tuple(sorted(found))
 
     def _tests_around(self, node: cst.CSTNode, function: cst.FunctionDef) -> list[cst.BaseExpression]:
         """The tests of the ``if`` statements and conditional expressions ``node`` runs under,

@@ -185,6 +185,23 @@ def make_sampler(dataset, is_distributed):
 def get_loader(dataset, args):
     return DataLoader(dataset, batch_size=8, sampler=make_sampler(dataset, args.distributed))
 """,
+    "a pair under a mode test, the sampler under dist.is_initialized()": """\
+import torch
+import torch.distributed as dist
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler, SequentialSampler
+
+
+def get_loader(dataset, args, is_train=True):
+    if is_train:
+        if dist.is_available() and dist.is_initialized():
+            val_sampler = DistributedSampler(dataset)
+        else:
+            val_sampler = SequentialSampler(dataset)
+        train_loader = DataLoader(dataset, batch_size=8)
+        val_loader = DataLoader(dataset, batch_sampler=BatchSampler(val_sampler, batch_size=8, drop_last=False))
+        return train_loader, val_loader
+    return DataLoader(dataset, batch_size=8)
+""",
 }
 _EVALUATION = """\
 import torch
@@ -208,6 +225,7 @@ _BINDS = {
     "one loader, under a launch test": "val_loader = get_loader(val_set, args)",
     "sampler and loader as a pair": "(train_sampler, train_loader), (_, val_loader) = get_loader(train_set, args), get_loader(val_set, args)",
     "a sampler factory": "val_loader = get_loader(val_set, args)",
+    "a pair under a mode test, the sampler under dist.is_initialized()": "train_loader, val_loader = get_loader(val_set, args, is_train=True)",
 }
 
 
