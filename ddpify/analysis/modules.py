@@ -134,8 +134,9 @@ def parameterless(qualified: str) -> bool:
 def unused_submodules(graph: CallGraph, klass: cst.ClassDef, root: str = "forward") -> tuple[str, ...]:
     """Submodules ``klass.__init__`` registers that neither ``forward`` (or the method ``root``)
     nor the methods it calls read (a read in ``__init__`` itself, ``nn.Sequential(self.a)``,
-    counts as a use). Empty when that method or ``__init__`` is not the class's own, or when it
-    reaches its submodules dynamically (``self.children()``, ``getattr(self, ...)``)."""
+    counts as a use). Empty when that method or ``__init__`` is not the class's own, when it
+    reaches its submodules dynamically (``self.children()``, ``getattr(self, ...)``), or when it
+    calls a method the class inherits (whose reads are its base class's)."""
     return _submodule_uses(graph, klass, root)[0]
 
 
@@ -180,7 +181,9 @@ def _submodule_uses(graph: CallGraph, klass: cst.ClassDef, root: str) -> tuple[t
             if isinstance(func, cst.Name) and func.value in ("getattr", "vars"):
                 return (), ()
             for callee, implicit in graph.callees(call):  # type: ignore[arg-type]
-                if implicit and source.enclosing_class(callee) is klass and callee not in reached:
+                if implicit and source.enclosing_class(callee) is not klass:
+                    return (), ()  # an inherited method (glow's LayerList.forward_) reads what this class registers
+                if implicit and callee not in reached:
                     reached.add(callee)
                     pending.append(callee)
     unused: list[str] = []
