@@ -134,9 +134,9 @@ def parameterless(qualified: str) -> bool:
 def unused_submodules(graph: CallGraph, klass: cst.ClassDef, root: str = "forward") -> tuple[str, ...]:
     """Submodules ``klass.__init__`` registers that neither ``forward`` (or the method ``root``)
     nor the methods it calls read (a read in ``__init__`` itself, ``nn.Sequential(self.a)``,
-    counts as a use). Empty when that method or ``__init__`` is not the class's own, when it
-    reaches its submodules dynamically (``self.children()``, ``getattr(self, ...)``), or when it
-    calls a method the class inherits (whose reads are its base class's)."""
+    counts as a use; so does a read in a method of a base class of this file they call). Empty
+    when that method or ``__init__`` is not the class's own, or when it reaches its submodules
+    dynamically (``self.children()``, ``getattr(self, ...)``)."""
     return _submodule_uses(graph, klass, root)[0]
 
 
@@ -181,11 +181,10 @@ def _submodule_uses(graph: CallGraph, klass: cst.ClassDef, root: str) -> tuple[t
             if isinstance(func, cst.Name) and func.value in ("getattr", "vars"):
                 return (), ()
             for callee, implicit in graph.callees(call):  # type: ignore[arg-type]
-                if implicit and source.enclosing_class(callee) is not klass:
-                    return (), ()  # an inherited method (glow's LayerList.forward_) reads what this class registers
-                if implicit and callee not in reached:
+                if implicit and callee not in reached:  # its own or inherited (glow's LayerList.forward_)
                     reached.add(callee)
                     pending.append(callee)
+    inherited = {read for m in reached if source.enclosing_class(m) is not klass for read in _self_reads(graph, m)}
     unused: list[str] = []
     indexed: list[str] = []
     for attribute, (stores, reads) in graph.attributes(klass).items():
@@ -195,11 +194,22 @@ def _submodule_uses(graph: CallGraph, klass: cst.ClassDef, root: str) -> tuple[t
         if not any(registers(graph, site) for site in sites):
             continue
         used = [node for node, m in reads if m in reached]
-        if not used and not any(m is init for _, m in reads):
+        if not used and attribute not in inherited and not any(m is init for _, m in reads):
             unused.append(attribute)
         elif any(_at_run_time_index(source, node) for node in used) and any(_module_list(graph, site) for site in sites):
             indexed.append(attribute)
     return tuple(unused), tuple(indexed)
+
+
+def _self_reads(graph: CallGraph, method: cst.FunctionDef) -> set[str]:
+    """The attributes a method reads off its ``self`` (``self.layers``)."""
+    params = [*method.params.posonly_params, *method.params.params]
+    own = params[0].name.value if params else None
+    return {
+        node.attr.value
+        for node in graph.own(method, cst.Attribute)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == own
+    }
 
 
 def _module_list(graph: CallGraph, site: cst.CSTNode | None) -> bool:
