@@ -379,6 +379,15 @@ class Project:
             return False
         return re.search(rf"^(async\s+)?def {re.escape(defined)}\s*\(", text, re.M) is not None
 
+    def home_of(self, dotted: str) -> Path | None:
+        """The project module that defines the callee ``dotted`` as this file names it (``utils.save``,
+        ``save`` of ``from utils import save`` or of ``from utils import *``), or None."""
+        head = dotted.split(".", 1)[0]
+        bound = self._bindings.get(head)
+        if bound is not None:
+            return bound[0] if bound[1] is None else project_files.defining_module(bound[0], bound[1])[0]
+        return next((f for f in self._star_files if head in module_helpers(f, self.depth, self._summarise)), None)
+
     def file_of(self, name: str) -> Path | None:
         """The project file that a name this file imports comes from (``DeepSVDD`` of ``from
         deepSVDD import DeepSVDD``), or None."""

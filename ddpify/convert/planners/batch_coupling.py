@@ -125,7 +125,7 @@ def _report_handed_batch_size(recording: Recording, facts: Facts) -> None:
                 continue
             direct = expression in arguments
             carried = "." in expression and root in arguments and _trains(helper, arguments, handed_models)
-            if not (direct or carried):
+            if not (direct or carried) or (carried and not direct and not _may_read(recording, helper, expression)):
                 continue
             reported.add((helper, expression))
             what = expression if direct else f"{root} (and with it {expression})"
@@ -139,6 +139,16 @@ def _report_handed_batch_size(recording: Recording, facts: Facts) -> None:
                     "or keep the per-process batch (ddpify --per-process-batch) and scale the learning rate",
                 )
             )
+
+
+def _may_read(recording: Recording, helper: str, expression: str) -> bool:
+    """The module that defines ``helper`` names the attribute (``batch_size`` of ``args.batch_size``),
+    or cannot be read: glow's ``save_session(model, optim, args)`` never reads it."""
+    home = recording.analysis.source.project.home_of(helper)
+    try:
+        return home is None or expression.rsplit(".", 1)[-1] in home.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return True
 
 
 def _trains(helper: str, arguments: list[str], handed: set[str]) -> bool:
