@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ddpify.analysis import reads
+from ddpify.analysis import loop_locals, reads
 from ddpify.analysis.batches import counts
 from ddpify.analysis.callers import CalleeKey, Callees, Callers, first_on_the_way
 from ddpify.analysis.dataflow import DataFlow, Role
@@ -211,7 +211,7 @@ class Divergence:
                 if isinstance(node, cst.Call):
                     found.append((self._call(node), [self._return_key(k) for k in self._callees.of_call(node)]))
                 else:
-                    key = self._comprehension_key(node) or self._loop_key(node) or self._key(code(node), scope)
+                    key = self._comprehension_key(node) or self._fresh_key(node, code(node)) or self._key(code(node), scope)
                     if key is not None:
                         found.append((None, [key]))
             self._atom_cache[(expression, scope)] = found
@@ -224,6 +224,7 @@ class Divergence:
         if qualified & CLOCK:
             return _Why("clock", f"{text} reads the clock, which differs between ranks")
         drawn = any(draws(q) for q in qualified) or isinstance(call.func, cst.Attribute) and call.func.attr.value in RANDOM_METHODS
+        drawn = drawn or bool((helper := self.source.project.helper(call)) and helper.draws)  # NRI's gumbel_softmax() of utils.py
         if drawn and self._during_training(call):
             return _Why("random", f"{text} draws random numbers while training runs, when each rank has its own seed")
         return None
@@ -308,15 +309,19 @@ class Divergence:
         comprehension = reads.binding_comprehension(self.source, node)
         return (comprehension, code(node)) if comprehension is not None else None
 
-    def _loop_key(self, node: cst.CSTNode) -> Key | None:
-        """``x`` in the body of ``for x, y in val_loader:`` is that loop's (``reads.binding_loop``)."""
-        loop = reads.binding_loop(self.source, node)
-        return (loop, code(node)) if loop is not None else None
-
     def _comprehensions(self) -> list[_Edge]:
-        """A comprehension's targets take (part of) what their ``for`` iterates; so do a loop's."""
+        """A comprehension's targets take (part of) what their ``for`` iterates; so do a loop's;
+        what a loop leaves in a name its passes bind afresh flows on to the code after it."""
         found: list[_Edge] = [((c, name), iterated, self._scope_of(c)) for c, name, iterated in reads.comprehension_bindings(self.source)]
-        return found + [((loop, name), iterated, self._scope_of(loop)) for loop, name, iterated in reads.loop_bindings(self.source)]
+        found += [((loop, name), iterated, self._scope_of(loop)) for loop, name, iterated in reads.loop_bindings(self.source)]
+        exits = [(loop, name, self._scope_of(loop), outer) for loop, name, outer in loop_locals.loop_exits(self.source)]
+        return found + [((outer, name) if outer else self._key(name, scope), (loop, name), scope) for loop, name, scope, outer in exits]
+
+    def _fresh_key(self, node: cst.CSTNode | None, name: str) -> Key | None:
+        """``(loop, name)`` at ``node`` in a loop whose passes bind ``name`` afresh (the ``x`` of
+        ``for x, y in val_loader:``, an ``out = model(x)`` there: ``ddpify.analysis.loop_locals``)."""
+        loop = loop_locals.local_loop(self.source, node, name) if node is not None and "." not in name else None
+        return (loop, name) if loop is not None else None
 
     def _scope_of(self, node: cst.CSTNode) -> Scope:
         return self.source.enclosing_function(node) or self.source.module
@@ -329,15 +334,15 @@ class Divergence:
         for function in self.source.of_types(cst.FunctionDef):
             assert isinstance(function, cst.FunctionDef)
             found[function] = parameter_names(function.params)
-        for target, _, scope in self._edges:
+        for target, _, scope, _ in self._edges:
             if isinstance(scope, cst.FunctionDef) and "." not in target:
                 found[scope].add(target)
         return found
 
     @functools.cached_property
-    def _edges(self) -> list[tuple[str, cst.BaseExpression, Scope]]:
-        """``(target, value, scope)``: ``target`` takes (part of) ``value``, evaluated in ``scope``."""
-        edges: list[tuple[str, cst.BaseExpression, Scope]] = []
+    def _edges(self) -> list[tuple[str, cst.BaseExpression, Scope, cst.CSTNode]]:
+        """``(target, value, scope, site)``: ``target`` takes (part of) ``value``, evaluated in ``scope``, at ``site``."""
+        edges: list[tuple[str, cst.BaseExpression, Scope, cst.CSTNode]] = []
         for node in self.source.of_types(cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.WithItem):
             scope = self._scope_of(node)
             pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]]
@@ -351,20 +356,20 @@ class Divergence:
                 assert isinstance(node, cst.WithItem)
                 pairs = [(node.asname.name, node.item)] if node.asname is not None else []
             for target, value in pairs:
-                edges.extend((name, value, scope) for name in targets(target))
+                edges.extend((name, value, scope, node) for name in targets(target))
         for name in MUTATORS:
             for call in self.source.calls_by_callee.get(name, []):
                 if isinstance(call.func, cst.Attribute) and is_simple_reference(call.func.value):
-                    edges.extend((code(call.func.value), arg.value, self._scope_of(call)) for arg in call.args)
+                    edges.extend((code(call.func.value), arg.value, self._scope_of(call), call) for arg in call.args)
         for call in self.source.calls_by_callee.get("shuffle", []):  # np.random.shuffle(order): in place
             if call.args and is_simple_reference(call.args[0].value) and any(draws(q) for q in self.source.qualified(call)):
-                edges.append((code(call.args[0].value), call, self._scope_of(call)))
+                edges.append((code(call.args[0].value), call, self._scope_of(call), call))
         for branch in self.source.of_types(cst.If):  # `if loss < best: bad = 0 else: bad += 1`: bad follows the test
             assert isinstance(branch, cst.If)
             for statement in self.source.of_types_in(branch, cst.Assign, cst.AugAssign):
                 if self.source.enclosing_function(statement) is self.source.enclosing_function(branch):
                     found = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]  # type: ignore[attr-defined]
-                    edges.extend((name, branch.test, self._scope_of(statement)) for t in found for name in targets(t))
+                    edges.extend((name, branch.test, self._scope_of(statement), statement) for t in found for name in targets(t))
         return edges
 
     @functools.cached_property
@@ -375,7 +380,8 @@ class Divergence:
         tainted: dict[Key, _Why] = {}
         # rank dependence is not followed here: a rank test is the context's (``Context.ranks``),
         # and ``why`` asks ``RankTests.depends_on_rank`` of the test itself, one assignment deep
-        edges = [(self._key(t, s), v, s) for t, v, s in self._edges] + self._comprehensions() + self._returns() + self._arguments()
+        own = [(self._fresh_key(n, t) or self._key(t, s), v, s) for t, v, s, n in self._edges]
+        edges = own + self._comprehensions() + self._returns() + self._arguments()
         readers: dict[Key, list[int]] = {}
         queue: list[Key] = []
 
@@ -470,7 +476,7 @@ class Divergence:
                     bound, scope = [t.target for t in statement.targets], self._scope_of(statement)
                 else:
                     continue
-                for key in (self._key(n, scope) for t in bound for n in targets(t)):
+                for key in (k for t in bound for n in targets(t) for k in (self._key(n, scope), self._fresh_key(statement, n))):
                     if key is not None:
                         yield key, why
                 if isinstance(node, cst.For):  # the loop's own items (``_loop_key``)
@@ -487,8 +493,7 @@ class Divergence:
                 for arg in call.args[:1]:
                     if is_simple_reference(arg.value):
                         key = self._key(code(arg.value), self._scope_of(call))
-                        if key is not None:
-                            found.append(key)
+                        found += [k for k in (key, self._fresh_key(call, code(arg.value))) if k is not None]
         return found
 
 

@@ -5,7 +5,6 @@ the targets of assignments and loops."""
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 
@@ -180,42 +179,12 @@ def comprehension_bindings(source: Source) -> Iterator[tuple[cst.CSTNode, str, c
                 yield comprehension, name, clause.iter
 
 
-def binding_loop(source: Source, node: cst.CSTNode) -> cst.For | None:
-    """The ``for`` loop whose target binds ``node``'s root name, with ``node`` in its body and
-    nothing else in that body assigning the name: there it is that loop's item (the ``x`` of
-    ``for x, y in val_loader`` is not the ``x`` of the training loop above). None otherwise."""
-    root = code(node).split(".", 1)[0]
-    for ancestor in source.ancestors(node):
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return None
-        if isinstance(ancestor, cst.For) and root in {n for t in loop_items(ancestor) for n in targets(t)}:
-            inside = ancestor.body is not None and any(a is ancestor.body for a in source.ancestors(node))
-            return ancestor if inside and root not in _assigned_in(source, ancestor.body) else None
-    return None
-
-
 def loop_bindings(source: Source) -> Iterator[tuple[cst.For, str, cst.BaseExpression]]:
     """(loop, name, what it iterates) for every name a ``for`` loop's items bind."""
     for loop in source.of_types(cst.For):
         assert isinstance(loop, cst.For)
         for name in {n for t in loop_items(loop) for n in targets(t)}:
             yield loop, name, loop.iter
-
-
-@functools.lru_cache(maxsize=1024)
-def _assigned_in(source: Source, block: cst.CSTNode) -> frozenset[str]:
-    """The root names statements in ``block`` assign (loop targets of inner loops included):
-    once per loop body, however many reads in it ask."""
-    found: set[str] = set()
-    for node in source.of_types_in(block, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr):
-        if isinstance(node, cst.Assign):
-            bound = [t.target for t in node.targets]
-        elif isinstance(node, cst.For):
-            bound = [node.target]
-        else:
-            bound = [node.target]  # type: ignore[attr-defined]
-        found.update(name.split(".", 1)[0] for t in bound for name in targets(t))
-    return frozenset(found)
 
 
 def argument_slots(call: cst.Call) -> Iterator[tuple[str, cst.Arg]]:

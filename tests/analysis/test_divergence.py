@@ -107,6 +107,32 @@ def _kinds(body: str) -> list[str | None]:
             "data",
         ),
         ("for x, y in train_loader:\n    correct = (model(x) == y).sum().item()\nif correct > best:\n    mark()", "data"),
+        # names each pass binds afresh are that loop's (NRI: both loops compute `out`, `loss` and refine
+        # their items in place): the validation loop's are the whole validation set's on every rank
+        (
+            "for x, y in train_loader:\n    x = x.float()\n    out = model(x)\n    loss = (out - y).pow(2).mean()\n    loss.backward()\n"
+            "losses = []\nfor x, y in val_loader:\n    x = x.float()\n    out = model(x)\n    loss = (out - y).pow(2).mean()\n"
+            "    losses.append(loss.item())\nif np.mean(losses) < best:\n    mark()",
+            None,
+        ),
+        (  # inside a `with` block, the same
+            "for x, y in train_loader:\n    out = model(x)\n    out.sum().backward()\nfor x, y in val_loader:\n"
+            "    with torch.no_grad():\n        out = model(x)\n    score = out.sum().item()\nif score > best:\n    mark()",
+            None,
+        ),
+        # what the last training pass left in such a name flows on past the loop
+        ("for x, y in train_loader:\n    loss = model(x).sum()\n    loss.backward()\nif loss.item() < best:\n    mark()", "data"),
+        (  # also out of an inner loop into the loop around it
+            "for step in range(3):\n    for x, y in train_loader:\n        part = model(x).sum()\n        part.backward()\n"
+            "    last = part.item()\n    if last < best:\n        mark()",
+            "data",
+        ),
+        # a name read before a pass binds it carries the earlier passes' values: not the loop's own
+        (
+            "total = 0.0\nfor x, y in train_loader:\n    total = total + model(x).sum().item()\nfor x, y in val_loader:\n"
+            "    total = total + 1\nif total > best:\n    mark()",
+            "data",
+        ),
         # np.random.shuffle(order) changes `order` in place
         ("train_epoch(model, optimizer)\norder = np.arange(10)\nnp.random.shuffle(order)\nif order[0] == 3:\n    mark()", "random"),
     ],
@@ -184,3 +210,29 @@ def test_uniform_answers_for_one_expression() -> None:
     flag, limit = (s.body[0].value for s in module.body[-2:])  # type: ignore[attr-defined]
     assert not analysis.context.uniform(flag)
     assert analysis.context.uniform(limit)
+
+
+def test_a_project_helper_that_draws_random_numbers_makes_a_validation_metric_per_rank(tmp_path, monkeypatch) -> None:
+    """NRI's validation runs ``gumbel_softmax()`` of its utils.py, which draws from torch's RNG:
+    once training runs each rank has its own stream, so the validation loss (and a best-model
+    decision on it) differs per rank, though every rank reads the whole validation set."""
+    from pathlib import Path
+
+    from ddpify.analysis import Analysis, star_imports
+    from ddpify.tree.metadata import FastMetadata
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "utils.py").write_text("import torch\n\n\ndef gumbel(logits):\n    return logits + torch.rand_like(logits)\n")
+    body = (
+        "for x, y in train_loader:\n    model(x).sum().backward()\nlosses = []\nfor x, y in val_loader:\n"
+        "    out = gumbel(model(x))\n    losses.append(out.sum().item())\nif np.mean(losses) < best:\n    mark()"
+    )
+    source = "from utils import gumbel\n" + PROLOGUE + "\n\ndef main(model, optimizer):\n    best = 0.0\n    for epoch in range(10):\n"
+    source += textwrap.indent(body, "        ")
+    path = Path(tmp_path / "train.py")
+    path.write_text(source)
+    monkeypatch.chdir(tmp_path)
+    analysis = Analysis(FastMetadata(cst.parse_module(source), star_imports.resolver(str(path))), str(path))
+    mark = [c for c in analysis.source.calls_by_callee["mark"] if isinstance(c.func, cst.Name)][0]
+    decision = analysis.context.divergent_condition(mark)
+    assert decision is not None and decision.kind == "random", decision
