@@ -473,7 +473,8 @@ if __name__ == "__main__":
         home = source.enclosing_function(node)
         if home is not None and not any(source.enclosing_function(s) is home for s, _ in source.assignments.get(func.value.value, [])):
             home = None  # the module's logger
-        for statement in source.of_types(cst.Assign):
+        binding = dict.fromkeys(s for s, _ in source.assignments.get(func.value.value, []) if isinstance(s, cst.Assign))
+        for statement in binding:  # the statements that bind the name, not every assignment of the file
             if len(statement.targets) != 1 or not isinstance(statement.value, cst.Call) or source.enclosing_function(statement) is not home:
                 continue
             target = statement.targets[0].target
