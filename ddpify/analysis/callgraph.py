@@ -29,7 +29,7 @@ class CallGraph:
         self._flat, _ = cstutil.flatten(source.module)
         self._bindings = source.wrapper.resolve(BindingProvider)
         self._callees: dict[cst.Call, tuple[tuple[cst.FunctionDef, int], ...]] = {}
-        self._callers: dict[cst.FunctionDef, list[tuple[cst.Call, int]]] = {}
+        self._callers: dict[str, dict[cst.FunctionDef, list[tuple[cst.Call, int]]]] = {}
         self._variables: dict[tuple[cst.CSTNode, str], tuple[list[cst.Name], list[cst.Name]]] = {}
         self._classes: dict[cst.ClassDef, dict[str, tuple[list, list]]] = {}
         self._instances: dict[cst.CSTNode, cst.ClassDef | None] = {}
@@ -135,15 +135,17 @@ class CallGraph:
 
     def callers(self, function: cst.FunctionDef) -> list[tuple[cst.Call, int]]:
         """The calls of this file that run ``function`` (constructions for ``__init__``)."""
-        found = self._callers.get(function)
-        if found is None:
-            name = function.name.value
-            klass = self.source.enclosing_class(function)
-            if name == "__init__" and klass is not None:
-                name = klass.name.value
-            candidates = self.source.calls_by_callee.get(name, [])
-            found = self._callers[function] = [(c, i) for c in candidates for f, i in self.callees(c) if f is function]
-        return found
+        name = function.name.value
+        klass = self.source.enclosing_class(function)
+        if name == "__init__" and klass is not None:
+            name = klass.name.value
+        index = self._callers.get(name)
+        if index is None:  # the calls of one name, read once for every function of that name
+            index = self._callers[name] = {}
+            for call in self.source.calls_by_callee.get(name, []):
+                for callee, implicit in self.callees(call):
+                    index.setdefault(callee, []).append((call, implicit))
+        return index.get(function, [])
 
     def parameter(self, call: cst.Call, function: cst.FunctionDef, implicit: int, arg: cst.Arg) -> cst.Param | None:
         """The parameter of ``function`` that ``arg`` of ``call`` fills (None for ``*args``)."""

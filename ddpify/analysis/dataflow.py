@@ -37,6 +37,7 @@ from ddpify.analysis.sources import RANDOM, BatchSource, Consumer, Kind, Role, U
 from ddpify.analysis.spellings import spelling
 from ddpify.analysis.values import ANY, Edge, Occurrence, Slot, Values, comprehension_keys, held_spelling
 from ddpify.tree import cstutil
+from ddpify.tree.spans import Spans
 
 __all__ = ["BatchSource", "Consumer", "DataFlow", "Kind", "Role", "Use"]
 
@@ -88,8 +89,7 @@ class DataFlow:
     def on_training_path(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` runs while batches are trained on: in a loop that trains (from the
         batch on), in a function such a loop hands a batch to, or in a loop around a backward."""
-        position = self.values.start(node)
-        return any(start <= position < end for start, end in self._training_spans)
+        return self.values.start(node) in self._training_spans
 
     def trains_during(self, source: BatchSource, node: cst.CSTNode) -> bool:
         """Whether ``node`` runs while ``source``'s batches are trained on: in one of its
@@ -99,15 +99,15 @@ class DataFlow:
         return any(start <= position < end for start, end in spans)
 
     @functools.cached_property
-    def _training_spans(self) -> list[tuple[int, int]]:
-        spans = [span for s in self.sources for c in s.consumers if c.use is Use.TRAINING for span in self._spans.get(c.node, [])]
+    def _training_spans(self) -> Spans:
+        spans = Spans(span for s in self.sources for c in s.consumers if c.use is Use.TRAINING for span in self._spans.get(c.node, []))
         for loop in self._training_loop_candidates():
-            spans.append((self.values.start(loop.body), self.values.end(loop.body)))
+            spans.add(self.values.start(loop.body), self.values.end(loop.body))
         for call in self.source.calls_by_callee.get("backward", []):  # update(agent, batch) called in such a loop
             function = self.source.enclosing_function(call)
             called_in_loops = function is not None and any(self._loops_around(c) for c, _ in self.values.callers(function))
             if called_in_loops and function is not None and not self._loops_around(call):
-                spans.append((self.values.start(function), self.values.end(function)))
+                spans.add(self.values.start(function), self.values.end(function))
         return spans
 
     # ------------------------------------------------------------------ sources
@@ -196,9 +196,9 @@ class DataFlow:
                 consumers = [self._single(c, (Edge("return", c),)) for c, _ in callers]
             else:
                 consumers = [self._classify(loop or call, statements, frozenset(), (call,), [loop or call], {}, None, reach)]
-            spans = [span for s in known for c in s.consumers for span in self._spans.get(c.node, [])]
+            spans = Spans(span for s in known for c in s.consumers for span in self._spans.get(c.node, []))
             sites = [c for c, _ in callers] or [call]
-            if all(any(a <= self.values.start(site) < b for a, b in spans) for site in sites):
+            if all(self.values.start(site) in spans for site in sites):
                 continue  # it reorders the batch another source gave (mixup: x[torch.randperm(n)])
             if any(c.use is not Use.UNKNOWN for c in consumers):  # else nothing shows it makes batches
                 found.append(self._source(Kind.RANDOM_INDEX, call, consumers, [], None))
@@ -209,13 +209,13 @@ class DataFlow:
         ``get_batch()`` of the file that a counting loop takes its batches from (data sliced by
         its parameters, returned: kind CUSTOM_ITERATOR)."""
         consumed = {c.node for s in known for c in s.consumers}
-        spans = [span for s in known for c in s.consumers for span in self._spans.get(c.node, [])]
+        spans = Spans(span for s in known for c in s.consumers for span in self._spans.get(c.node, []))
         known_nodes = [s.node for s in known]
         made_here: list[tuple[cst.CSTNode, Slot]] = []
         found: list[BatchSource] = []
         for loop in self._training_loop_candidates(spans):  # first what loops iterate, inner loops included
             start = self.values.start(loop)
-            if loop in consumed or any(a <= start < b for a, b in spans) or not isinstance(loop, cst.For) or counts(self.source, loop.iter):
+            if loop in consumed or start in spans or not isinstance(loop, cst.For) or counts(self.source, loop.iter):
                 continue
             if self.values.feeds_inner_loops(loop, inner=loader_inner):
                 continue  # `for dataset in tasks: loader = make_loader(dataset)`: its items are no batches
@@ -229,14 +229,10 @@ class DataFlow:
             made = "built by" if origin is not loop.iter else "iterated as"
             note = f"; it is {made} {cstutil.code(origin)[:60]} (line {self.source.line(origin)}), which this file does not show"
             found.append(self._source(Kind.UNKNOWN, origin, [consumer], [(Occurrence(loop.iter), None)], slot, note))
-            spans += self._spans.get(consumer.node, [])
+            spans.update(self._spans.get(consumer.node, []))
         for loop in self._training_loop_candidates(spans):  # then counting loops: a get_batch() they call
             start = self.values.start(loop)
-            if (
-                loop in consumed
-                or any(a <= start < b for a, b in spans)
-                or (isinstance(loop, cst.For) and not counts(self.source, loop.iter))
-            ):
+            if loop in consumed or start in spans or (isinstance(loop, cst.For) and not counts(self.source, loop.iter)):
                 continue
             taken = self._taken_by_next(loop, made_here)
             found += taken
@@ -290,10 +286,10 @@ class DataFlow:
                 return function
         return None
 
-    def _training_loop_candidates(self, explained: Sequence[tuple[int, int]] = ()) -> list[cst.For | cst.While]:
+    def _training_loop_candidates(self, explained: Spans | None = None) -> list[cst.For | cst.While]:
         """Loops around a ``backward()`` call, or a call of the function that holds it; not for
         one inside ``explained`` spans (a known source's loop: the epoch loop around it is none)."""
-        unexplained = lambda node: not any(a <= self.values.start(node) < b for a, b in explained)  # noqa: E731
+        unexplained = lambda node: explained is None or self.values.start(node) not in explained  # noqa: E731
 
         loops: list[cst.For | cst.While] = []
         for call in [c for c in self.source.calls_by_callee.get("backward", []) if unexplained(c)]:

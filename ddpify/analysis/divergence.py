@@ -1,11 +1,10 @@
 """Conditions the ranks may decide differently: the one definition of "rank-uniform".
 
-A collective (a barrier, DDP's all-reduce) hangs when some ranks reach it and others do not.
-Whether they all do depends on the conditions on the way: a condition is **uniform** when every
-rank computes the same value -- constants, arguments and configuration, loop counters over
-ranges, epoch and step counts, model parameters (DDP keeps them equal), metrics over data every
-rank sees whole, values reduced across ranks (``dist.all_reduce``, ``reduce_*()`` helpers). It
-is **divergent** when it reaches
+A collective (a barrier, DDP's all-reduce) hangs when some ranks reach it and others do not. Whether they all
+do depends on the conditions on the way: a condition is **uniform** when every rank computes the same value --
+constants, arguments and configuration, loop counters over ranges, epoch and step counts, model parameters (DDP
+keeps them equal), metrics over data every rank sees whole, values reduced across ranks (``dist.all_reduce``,
+``reduce_*()`` helpers). It is **divergent** when it reaches
 
 - the clock (``time.time()``, ``datetime.now()``: ranks start and run apart),
 - random numbers (``torch.randint``, ``random.random()``, ``np.random.*``: ddpify seeds each
@@ -14,14 +13,13 @@ is **divergent** when it reaches
 - per-rank data: the batches of a training loader (sharded: each rank sees its own part) and
   everything computed from them (the loss, a running accuracy, ``loss.item() < best``).
 
-Values are followed through assignments (also ``self.`` attributes and module variables, and
-every assignment under an ``if`` follows its test: ``bad += 1`` in the ``else`` of ``if loss <
-best:``), the returns of this file's functions and their parameters, flow-insensitively (a variable once
-assigned a divergent value is divergent everywhere in its scope), until nothing changes. The
-enclosing decisions of a statement are its ``if`` / ``elif`` / ``while`` tests, conditional
-expressions, ``and`` / ``or``, the loops that run it (a per-rank number of times), the early
-exits above it (``if loss > x: continue``), ``except`` handlers (only the ranks that raise run
-them), and the same at every call site of its function, transitively.
+Values are followed through assignments (also ``self.`` attributes and module variables, and every assignment
+under an ``if`` follows its test: ``bad += 1`` in the ``else`` of ``if loss < best:``), the returns of this
+file's functions and their parameters, flow-insensitively (a variable once assigned a divergent value is
+divergent everywhere in its scope), until nothing changes. The enclosing decisions of a statement are its
+``if`` / ``elif`` / ``while`` tests, conditional expressions, ``and`` / ``or``, the loops that run it (a
+per-rank number of times), the early exits above it (``if loss > x: continue``), ``except`` handlers (only the
+ranks that raise run them), and the same at every call site of its function, transitively.
 """
 
 from __future__ import annotations
@@ -86,6 +84,7 @@ class Divergence:
         self.rank_tests = rank_tests
         self._dataflow = dataflow
         self._decisions: dict[cst.CSTNode, Divergent | None] = {}
+        self._exits_before: dict[cst.CSTNode, dict[cst.CSTNode, Divergent | None]] = {}
         self._atom_cache: dict[tuple[cst.CSTNode, Scope], list[tuple[_Why | None, list[Key]]]] = {}
         self._reduced_values: set[cst.CSTNode] = set()  # averaged over the ranks by the conversion
 
@@ -95,6 +94,7 @@ class Divergence:
         self.__dict__.pop("tainted", None)
         self.__dict__.pop("_decision_at_entry", None)
         self._decisions.clear()
+        self._exits_before.clear()
 
     # ---------------------------------------------------------------- the answers
     def why(self, expression: cst.BaseExpression) -> _Why | None:
@@ -168,7 +168,7 @@ class Divergence:
                 found = Divergent(parent, why.kind, f"it loops a per-rank number of times: {why.reason}", self.source.line(parent))
         elif isinstance(parent, cst.ExceptHandler) and child is parent.body:
             found = Divergent(parent, "exception", "only the ranks where the try block raises run it", self.source.line(parent))
-        elif isinstance(parent, (cst.IndentedBlock, cst.Module)) and child in parent.body:
+        elif isinstance(parent, (cst.IndentedBlock, cst.Module)):
             found = self._early_exit(parent, child)
         self._decisions[child] = found
         return found
@@ -179,15 +179,15 @@ class Divergence:
 
     def _early_exit(self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> Divergent | None:
         """``if loss.item() > limit: continue`` above ``child``: the ranks that leave skip it."""
-        found: Divergent | None = None
-        for statement in block.body:
-            if statement is child:
-                break
-            if isinstance(statement, cst.If) and (
-                exits(statement.body) or isinstance(statement.orelse, cst.Else) and exits(statement.orelse.body)
-            ):
-                found = self._test(statement.test) or found
-        return found
+        if block not in self._exits_before:  # one pass for all the block's statements (a module of 600 classes)
+            found, last = self._exits_before.setdefault(block, {}), None
+            for statement in block.body:
+                found[statement] = last
+                if isinstance(statement, cst.If) and (
+                    exits(statement.body) or isinstance(statement.orelse, cst.Else) and exits(statement.orelse.body)
+                ):
+                    last = self._test(statement.test) or last
+        return self._exits_before[block].get(child)
 
     # ---------------------------------------------------------------- values
     def _expression(self, expression: cst.BaseExpression, scope: Scope, tainted: dict[Key, _Why]) -> _Why | None:

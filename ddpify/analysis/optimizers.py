@@ -122,8 +122,7 @@ class Optimizers:
             values = [v for _, v in self.source.assignments.get(func.value, [])]
             return bool(values) and all(v is not None and self._chosen_class(v, follow=False) for v in values)
         if isinstance(func, cst.Attribute) and follow:  # self.opt.optimizer, set as opt.optimizer = OPTIMIZERS[...]
-            suffix = "." + func.attr.value
-            values = [v for key, pairs in self.source.assignments.items() if key.endswith(suffix) for _, v in pairs]
+            values = [v for _, v in self.source.attribute_assignments(func.attr.value)]
             return bool(values) and all(v is not None and self._chosen_class(v, follow=False) for v in values)
         return False
 

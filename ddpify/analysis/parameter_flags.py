@@ -12,6 +12,11 @@ import libcst as cst
 from ddpify.analysis.ranks import Ranks
 from ddpify.analysis.source import Source
 
+# Parameters a flag is followed through, each handed on by a call of the next: deeper chains
+# are generated code (a ring of 200 ``run`` methods each passing its parameter on to every
+# other ``.run(``), and following them blew Python's stack; there the parameter is no flag.
+HANDED_ON = 12
+
 
 def passed_flag(
     source: Source,
@@ -26,7 +31,7 @@ def passed_flag(
     if not isinstance(name, cst.Name):
         return None
     key = ("parameter", name.value, source.enclosing_function(name))
-    if key in busy:
+    if key in busy or sum(isinstance(k, tuple) and k[0] == "parameter" for k in busy) >= HANDED_ON:
         return None
     busy.add(key)
     try:

@@ -137,7 +137,17 @@ class Samplers:
         helper = self.source.project.helper(call)
         if helper is not None:
             return helper.returns_sampler
-        return any(self.returns_sampler(function) for function in self.source.functions_called(call))
+        func = call.func
+        callee = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        if callee not in self._sampler_returners:
+            return False  # asked per call: 600 same-named methods would each be read per call
+        return any(function in self._sampler_returners[callee] for function in self.source.functions_called(call))
+
+    @functools.cached_property
+    def _sampler_returners(self) -> dict[str, frozenset[cst.FunctionDef]]:
+        """The file's functions that return a distributed sampler, by name (read once)."""
+        found = {name: frozenset(f for f in functions if self.returns_sampler(f)) for name, functions in self.source.functions.items()}
+        return {name: functions for name, functions in found.items() if functions}
 
     def returns_sampler(self, function: cst.FunctionDef) -> bool:
         """``function`` returns a distributed sampler built in its return statement on some path."""

@@ -7,6 +7,7 @@ the linter's rules, which both build it from the same wrapper, see the same fact
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -42,7 +43,6 @@ class Source:
         self.budget = Budget.for_nodes(len(self._parents))
         self._call_sites: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._methods: dict[cst.FunctionDef, bool] = {}
-        self._around: dict[cst.FunctionDef, frozenset[cst.FunctionDef]] = {}
         self._mentions: dict[tuple[str, bool], tuple[list[cst.Name], dict[str, list[cst.Name]]]] = {}
         self._built_from: dict[str, str | None] = {}  # receiver -> the one class it is built from
 
@@ -136,14 +136,28 @@ class Source:
         found = self._call_sites.get(function)
         if found is None:
             method = self.is_method(function)
-            found = [
-                call
-                for call in self.calls_by_callee.get(function.name.value, [])
-                if isinstance(call.func, cst.Attribute if method else cst.Name)
-                and function not in self._functions_around(call)
-                and (method or function in self.functions_called(call))
-            ]
+            calls, starts = self._calls_by_kind.get((function.name.value, method), ((), ()))
+            span = self._positions[function]
+            # the calls inside ``function`` (its own recursion) are one run of the source order
+            first = bisect.bisect_left(starts, (span.start.line, span.start.column))
+            after = bisect.bisect_right(starts, (span.end.line, span.end.column))
+            found = [*calls[:first], *calls[after:]]
+            if not method:
+                found = [call for call in found if function in self.functions_called(call)]
             self._call_sites[function] = found
+        return found
+
+    @functools.cached_property
+    def _calls_by_kind(self) -> dict[tuple[str, bool], tuple[list[cst.Call], list[tuple[int, int]]]]:
+        """``calls_by_callee`` split into plain-name calls (False) and attribute calls (True),
+        each with its calls' start positions (source order: a preorder walk never goes back)."""
+        found: dict[tuple[str, bool], tuple[list[cst.Call], list[tuple[int, int]]]] = {}
+        for name, calls in self.calls_by_callee.items():
+            for call in calls:
+                kind = found.setdefault((name, isinstance(call.func, cst.Attribute)), ([], []))
+                start = self._positions[call].start
+                kind[0].append(call)
+                kind[1].append((start.line, start.column))
         return found
 
     def never_runs(self, function: cst.FunctionDef) -> bool:
@@ -161,6 +175,18 @@ class Source:
             if any(len(c.args) > 1 and not isinstance(c.args[1].value, cst.SimpleString) for c in self.calls_by_callee.get("getattr", [])):
                 return False
         return not self.project.may_be_called_elsewhere(function.name.value)
+
+    def defined_in(self, klass: cst.ClassDef | None, name: str) -> list[cst.FunctionDef]:
+        """The functions named ``name`` whose innermost class is ``klass`` (None: in no class)."""
+        return self._by_class.get((klass, name), [])
+
+    @functools.cached_property
+    def _by_class(self) -> dict[tuple[cst.ClassDef | None, str], list[cst.FunctionDef]]:
+        found: dict[tuple[cst.ClassDef | None, str], list[cst.FunctionDef]] = {}
+        for name, functions in self.functions.items():
+            for function in functions:
+                found.setdefault((self.enclosing_class(function), name), []).append(function)
+        return found
 
     @functools.cached_property
     def _plain_functions(self) -> dict[tuple[cst.FunctionDef | None, str], list[cst.FunctionDef]]:
@@ -201,17 +227,6 @@ class Source:
         if found is None:
             scope = next((a for a in self.ancestors(function) if isinstance(a, (cst.ClassDef, cst.FunctionDef))), None)
             found = self._methods[function] = isinstance(scope, cst.ClassDef)
-        return found
-
-    def _functions_around(self, node: cst.CSTNode) -> frozenset[cst.FunctionDef]:
-        """The functions ``node`` lies in, innermost to outermost, computed once per function
-        (``call_sites`` asks it for every call of every same-named method)."""
-        function = self.enclosing_function(node)
-        if function is None:
-            return frozenset()
-        found = self._around.get(function)
-        if found is None:
-            found = self._around[function] = self._functions_around(function) | {function}
         return found
 
     @functools.cached_property
@@ -290,6 +305,19 @@ class Source:
                 _bind(found, node, node.target, None)
             elif isinstance(node, cst.For):
                 _bind(found, node, node.target, None)
+        return found
+
+    def attribute_assignments(self, attribute: str) -> list[tuple[cst.CSTNode, cst.BaseExpression | None]]:
+        """The bindings of every dotted reference ending in ``.attribute`` (``self.opt.optimizer``,
+        ``opt.optimizer``), from an index read once."""
+        return self._by_attribute.get(attribute, [])
+
+    @functools.cached_property
+    def _by_attribute(self) -> dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]]:
+        found: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = {}
+        for key, pairs in self.assignments.items():
+            if "." in key:
+                found.setdefault(key.rsplit(".", 1)[1], []).extend(pairs)
         return found
 
     @functools.cached_property

@@ -128,13 +128,13 @@ def _named_functions(source: Source, function: cst.FunctionDef) -> Iterator[cst.
     members = {id(a.attr) for a in attributes}
     for name in source.of_types_in(function.body, cst.Name):
         if id(name) not in members:
-            yield from (f for f in source.functions.get(name.value, []) if source.enclosing_class(f) is None)
+            yield from source.defined_in(None, name.value)
     owner = source.enclosing_class(function)
     if owner is None:
         return
     for attribute in attributes:
         if isinstance(attribute.value, cst.Name) and attribute.value.value == "self":
-            yield from (f for f in source.functions.get(attribute.attr.value, []) if source.enclosing_class(f) is owner)
+            yield from source.defined_in(owner, attribute.attr.value)
 
 
 def module_level_reduces(rule: Rule) -> bool:

@@ -165,3 +165,20 @@ def test_a_rule_following_returned_metrics_to_callers_is_linear() -> None:
     # per line 1.47x when every method followed every call of its name, 1.25x since.
     small, large = own_work(24), own_work(192)
     assert large <= 1.35 * small, f"DDP036's work per line grew from {small:.0f} to {large:.0f}"
+
+
+def test_a_flag_handed_on_around_a_ring_of_methods_ends_shallow() -> None:
+    """``module_runs``: every ``run`` hands its parameter to ``self.run(...)``, which by name is
+    every class's ``run``, so following where that parameter is a rank flag went one call
+    deeper per class: 200 classes overflowed Python's stack and the conversion refused the
+    file. The hops are bounded (``parameter_flags.HANDED_ON``): 64 classes convert within a
+    stack of 350 frames, which the unbounded walk overflowed."""
+    source = program("module_runs", 64)
+    convert_source(program("module_runs", 2))  # the lazy imports are not the analysis
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(350)
+    try:
+        result = convert_source(source)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert result.output != source

@@ -240,13 +240,22 @@ def _name_readers(recording: Recording) -> Callable[[cst.Call], tuple[int, ...]]
     source = recording.analysis.source
     own = name_readers(source, [f for functions in source.functions.values() for f in functions])
 
+    by_method: dict[str, tuple[int, ...]] = {}  # ``x.run(...)``: every method named run, read once
+
+    def agreed(call: cst.Call) -> tuple[int, ...]:
+        found = [set(own.get(f, ())) for f in source.functions_called(call)]
+        return tuple(sorted(set.intersection(*found))) if found else ()
+
     def positions(call: cst.Call) -> tuple[int, ...]:
         helper = source.project_call(call)
         if helper is not None:
             return helper.reads_names
-        callees = source.functions_called(call)
-        found = [set(own.get(f, ())) for f in callees]
-        return tuple(sorted(set.intersection(*found))) if found else ()
+        if isinstance(call.func, cst.Attribute):
+            name = call.func.attr.value
+            if name not in by_method:
+                by_method[name] = agreed(call)
+            return by_method[name]
+        return agreed(call)
 
     return positions
 
