@@ -46,6 +46,10 @@ LIBRARY_SEEDERS = frozenset(
         "accelerate.utils.set_seed",
         "mmengine.runner.set_random_seed",
         "mmcv.runner.set_random_seed",
+        "mmdet.apis.set_random_seed",
+        "monai.utils.set_determinism",
+        "monai.utils.misc.set_determinism",
+        "detectron2.utils.env.seed_all_rng",
     }
 )
 ALL_RNGS = frozenset({"torch", "numpy", "random"})
@@ -55,8 +59,9 @@ _TORCH_DRAWS = re.compile(r"^torch\.(rand|randn|randint|randperm|normal|bernoull
 # What consumes torch's RNG after seeding without naming it: in-place random fills, dropout,
 # random augmentation, masks and collators, and DataLoader workers (seeded from it). Weight
 # initialisers of ``torch.nn.init`` are not: the same initial model on every rank is what DDP wants.
+# MONAI's ``Rand*`` transforms (``RandFlipd``) are seeded from what ``set_determinism`` sets.
 _TORCH_CONSUMERS = re.compile(
-    r"^(normal_|uniform_|random_|bernoulli_|exponential_|dropout\w*|Dropout\w*|Random\w+|RandAugment|AutoAugment|"
+    r"^(normal_|uniform_|random_|bernoulli_|exponential_|dropout\w*|Dropout\w*|Random\w+|Rand[A-Z]\w*|AutoAugment|"
     r"TrivialAugment\w*|AugMix|\w*[Mm]ixup\w*|\w*[Cc]ut[Mm]ix\w*|\w*[Aa]ugment\w*|\w*[Cc]ollator|\w*transforms?|"
     r"create_transform|make_transforms?|build_transforms?)$"
 )
@@ -186,10 +191,40 @@ def _read_from(source: Source, function: cst.FunctionDef, value: cst.BaseExpress
     """What a seed value reads, through a local name the function assigns once
     (``random_seed = getattr(opts, "common.seed", 0)``)."""
     if isinstance(value, cst.Name):
-        bound = [v for s, v in source.assignments.get(value.value, []) if source.enclosing_function(s) is function]
-        if len(bound) == 1 and bound[0] is not None:
-            return bound[0]
+        bound = [(s, v) for s, v in source.assignments.get(value.value, []) if source.enclosing_function(s) is function]
+        parameters = {p.name.value for p in function.params.params}
+        if value.value in parameters and all(_fills_default(source, s, value.value) for s, _ in bound):
+            return value  # `if seed is None: seed = random.getrandbits(32)`: the caller's seed where it gives one
+        if len(bound) == 1 and bound[0][1] is not None:
+            return bound[0][1]
     return value
+
+
+def default_seed(source: Source, function: cst.FunctionDef, how: Seeding) -> cst.BaseExpression | None:
+    """The seed ``function`` uses where a call leaves its seed parameter out: the default, or
+    what ``if seed is None: seed = ...`` puts there (slimmable's ``set_random_seed()`` seeding with
+    ``getattr(FLAGS, 'random_seed', 0)``). None: a call must give it, or it is not one value."""
+    if how.attribute:
+        return None
+    param = next((p for p in function.params.params if p.name.value == how.name), None)
+    if param is None or param.default is None:
+        return None
+    if not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+        return param.default
+    filled = [v for s, v in source.assignments.get(how.name, []) if source.enclosing_function(s) is function]
+    return filled[0] if len(filled) == 1 else None
+
+
+def _fills_default(source: Source, statement: cst.CSTNode, name: str) -> bool:
+    """``statement`` binds ``name`` only where it is None (``if seed is None:``, ``if not seed:``)."""
+    child = statement
+    for ancestor in source.ancestors(statement):
+        if isinstance(ancestor, cst.If):
+            return code(ancestor.test) in (f"{name} is None", f"not {name}") and child is ancestor.body
+        if isinstance(ancestor, cst.FunctionDef):
+            return False
+        child = ancestor
+    return False
 
 
 def _reference(value: cst.BaseExpression) -> str | None:

@@ -49,12 +49,18 @@ DATA_PARALLEL_NAMES = (
 
 def is_data_parallel(rule: Rule, module: cst.Module) -> bool:
     """Whether the script trains data-parallel: it names DistributedDataParallel, FSDP,
-    ``init_process_group``, a DistributedSampler or ddpify.runtime. Scripts that only use
+    ``init_process_group``, a DistributedSampler or ddpify.runtime, or calls a project helper
+    that joins the process group or wraps a model in DDP. Scripts that only use
     ``torch.distributed.rpc`` (parameter servers) or tensor parallelism are not DDP scripts."""
     for node in of_types(module, cst.Name, cst.Attribute):
         for name in rule.qualified(node):
             if name in DATA_PARALLEL_NAMES or name.startswith(("torch.distributed.fsdp", "ddpify.runtime")):
                 return True
+    source = rule.file.analysis.source
+    for call in source.of_types(cst.Call):  # rq-vae's `dist_utils.dataparallel_and_sync(distenv, model)`
+        helper = source.project_call(call)
+        if helper is not None and (helper.joins_group or helper.wraps_ddp):
+            return True
     return False
 
 

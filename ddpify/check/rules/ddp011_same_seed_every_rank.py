@@ -6,7 +6,7 @@ import re
 import libcst as cst
 
 from ddpify.analysis.context import Process
-from ddpify.analysis.seeding import ALL_RNGS, LIBRARY_SEEDERS, Seeding, seeding
+from ddpify.analysis.seeding import ALL_RNGS, LIBRARY_SEEDERS, Seeding, default_seed, seeding
 from ddpify.check.rule import Invalid, Rule, short
 from ddpify.check.script import is_data_parallel
 from ddpify.check.seeds import family, seeds
@@ -58,8 +58,10 @@ class SameSeedEveryRank(Rule):
         "by such loaders draws its augmentation there, whatever the main process was seeded with. Draws of a project "
         "call that only some ranks run (a logger built on local rank 0) are that rank's own. A helper of the project's own modules that seeds the RNGs with its argument "
         "(`utils.fix_random_seeds(args.seed)`, or `set_seed(args)` seeding with `args.seed`) is a "
-        "seed call like `torch.manual_seed`, and so are the libraries' seed-everything helpers (`transformers.set_seed`, "
-        "`torch_geometric.seed_everything`); one that adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. Nothing seeding torch at all is the same seed on every rank: torch's default generator starts from one fixed seed in every process, so a training step that draws from it (`torch.randint` timesteps, `torch.randn_like` noise in a function or loop that calls `backward()`) draws the same numbers on every rank, and a DataLoader seeds its workers from it (worker k of every rank gets the same seed: a training loader with workers, and no `generator=` of its own, over a dataset whose code draws random numbers is reported); reported there when nothing that runs with the file (the file, the project files it imports, those that import it up to the entry script) calls anything that may seed torch (`manual_seed`, a `set_seed` or `seed_everything` helper). A seed in the process that calls `mp.spawn` (also "
+        "seed call like `torch.manual_seed`, also where it fills a seed in when none is given (`if seed is None: seed = "
+        "...`): a call that leaves the seed out (`set_random_seed()`) seeds with what it fills in; so are the libraries' "
+        "seed-everything helpers (`transformers.set_seed`, `torch_geometric.seed_everything`, MONAI's "
+        "`set_determinism(seed=...)`, whose `Rand*` transforms take that seed up); one that adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. Nothing seeding torch at all is the same seed on every rank: torch's default generator starts from one fixed seed in every process, so a training step that draws from it (`torch.randint` timesteps, `torch.randn_like` noise in a function or loop that calls `backward()`) draws the same numbers on every rank, and a DataLoader seeds its workers from it (worker k of every rank gets the same seed: a training loader with workers, and no `generator=` of its own, over a dataset whose code draws random numbers is reported); reported there when nothing that runs with the file (the file, the project files it imports, those that import it up to the entry script) calls anything that may seed torch (`manual_seed`, a `set_seed` or `seed_everything` helper). A seed in the process that calls `mp.spawn` (also "
         "through a launch helper of the project) is not this rule's: the spawned workers start "
         "fresh interpreters and never see it, which DDP034 reports."
     )
@@ -72,6 +74,8 @@ class SameSeedEveryRank(Rule):
         "models are built relative to the seed decides whether `seed + rank` is right."
     )
     false_positives = (
+        "A seed set for a one-time split of the data (`random.seed(s)` then `random.shuffle(samples)` carving a "
+        "held-out set), which every rank must draw alike, when the script also draws from that RNG later. "
         "Randomness consumed only in a module the script does not import itself (a dataset class "
         "another project module builds for it). A function or class of the project's modules that "
         "the script calls or builds counts with what it draws (a model class with dropout layers, "
@@ -239,6 +243,26 @@ for batch in loader:
         ),
         Invalid(
             """\
+import random
+
+import torch
+import torch.distributed as dist
+
+
+def set_random_seed(seed=None):
+    if seed is None:
+        seed = 1234
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+dist.init_process_group("nccl")
+set_random_seed()  # seeds with the 1234 it fills in, on every rank
+loader = torch.utils.data.DataLoader(dataset, num_workers=8)
+"""
+        ),
+        Invalid(
+            """\
 import torch
 import torch.distributed as dist
 
@@ -280,7 +304,7 @@ for step in range(100):
         self._active = is_data_parallel(self, node)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self._active or not node.args or any(a.star for a in node.args):
+        if not self._active or any(a.star for a in node.args):
             return
         found = self._seeded(node)
         if found is None:
@@ -353,10 +377,11 @@ for step in range(100):
         """The seed a call sets and the RNGs it seeds: a seeding function, or a helper of the
         project's own modules that seeds with its argument (``utils.fix_random_seeds(args.seed)``)."""
         if self.qualified(node) & names.SEED_FUNCTIONS:
-            seeded = family(self, node)
+            seeded = family(self, node) if node.args else None  # `np.random.seed()`: from the OS, per process
             return (node.args[0].value, frozenset({seeded})) if seeded is not None else None
-        if self.qualified(node) & LIBRARY_SEEDERS:  # `transformers.set_seed(args.seed)`
-            return (node.args[0].value, ALL_RNGS) if node.args[0].keyword is None else None
+        if self.qualified(node) & LIBRARY_SEEDERS:  # `transformers.set_seed(args.seed)`, `set_determinism(seed=s)`
+            first = node.args[0] if node.args else None
+            return (first.value, ALL_RNGS) if first is not None and (first.keyword is None or first.keyword.value == "seed") else None
         local = self._local_helper(node)
         helper = self.file.analysis.source.project.helper(node) if local is None else None
         how = local[1] if local is not None else helper.seeds if helper is not None else None
@@ -368,7 +393,9 @@ for step in range(100):
                     return arg.value, how.families
                 if is_simple_reference(arg.value):  # `set_seed(args)` seeds with `args.seed`
                     return cst.parse_expression(code(arg.value) + how.attribute), how.families
-        return None
+                return None
+        default = default_seed(self.file.analysis.source, local[0], how) if local is not None else None
+        return (default, how.families) if default is not None else None  # `set_random_seed()`: its default
 
     def _local_helper(self, call: cst.Call) -> tuple[cst.FunctionDef, Seeding] | None:
         """``set_seed(cfg.SOLVER.SEED)`` of a module-level function of this file that seeds the
@@ -385,8 +412,13 @@ for step in range(100):
         """A seeding helper and nothing else: simple statements that seed an RNG or set a flag
         (``torch.backends.cudnn.deterministic = True``, ``os.environ["PYTHONHASHSEED"] = ...``).
         A ``main(args)`` that seeds among everything else is no helper: its seed calls are."""
-        body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+        body: list[cst.BaseStatement | cst.BaseSmallStatement] = (
+            list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+        )
         for statement in body:
+            if isinstance(statement, cst.If) and statement.orelse is None and code(statement.test).endswith(" is None"):
+                body += statement.body.body  # `if seed is None: seed = ...`: a default filled in
+                continue
             if not isinstance(statement, cst.SimpleStatementLine):
                 return False
             for small in statement.body:
