@@ -1,15 +1,14 @@
-"""What one batch does once it is taken: does a value computed from it reach ``.backward()``
-(training), is it used under ``torch.no_grad()`` / ``torch.inference_mode()`` or after
-``model.eval()`` (evaluation), is it used as an index into data, returned or yielded?
+"""What one batch does once it is taken: does a value computed from it reach ``.backward()`` (training), is it
+used under ``torch.no_grad()`` / ``torch.inference_mode()`` or after ``model.eval()`` (evaluation), is it used
+as an index into data, returned or yielded?
 
-The answer comes from one walk over the statements that follow the batch (a loop body, or a
-function body from the batch on), marking every name assigned from a marked value, and
-entering the file's own functions that receive a marked value (each function once per set of
-marked parameters; their own loops over other data are runs of their own, not entered).
-Branches whose test a known key decides (``if phase == "train":`` for the ``"train"`` loader)
-are skipped. Also here: the APIs that make and pass on batches (``DataLoader``, ``tqdm``,
-``enumerate``), shared by the data-flow module. A batch handed to a function or method of
-the project's own modules that trains (``steps.disc_step(real, z)``) reaches a training step.
+The answer comes from one walk over the statements that follow the batch (a loop body, or a function body from
+the batch on), marking every name assigned from a marked value, and entering the file's own functions that
+receive a marked value (each function once per set of marked parameters; their own loops over other data are
+runs of their own, not entered). Branches whose test a known key decides (``if phase == "train":`` for the
+``"train"`` loader) are skipped. Also here: the APIs that make, pass on and take batches (``DataLoader``,
+``tqdm``, ``enumerate``, ``next``), shared by the data-flow module. A batch handed to a function or method of the
+project's own modules that trains (``steps.disc_step(real, z)``) reaches a training step.
 """
 
 from __future__ import annotations
@@ -414,6 +413,16 @@ def loader_step(source: Source, node: cst.CSTNode) -> cst.BaseExpression | None:
         call = source.parent(parent)
         if isinstance(call, cst.Call) and source.qualified(call.func) & WRAPPERS:
             return call
+    return None
+
+
+def next_taken(source: Source, call: cst.Call) -> cst.BaseExpression | None:
+    """The iterator ``call`` takes one item from: ``next(it)``, ``it.__next__()``."""
+    if call.args and "builtins.next" in source.qualified(call.func):
+        return call.args[0].value
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "__next__" and not call.args:
+        return func.value
     return None
 
 

@@ -28,6 +28,7 @@ from ddpify.analysis.batches import (
     iterated_parameter,
     loader_inner,
     loader_step,
+    next_taken,
 )
 from ddpify.analysis.handouts import handing_out, project_object_handing_out
 from ddpify.analysis.loops import drawn_for_a_split
@@ -255,9 +256,10 @@ class DataFlow:
         loader this file does not show (a parameter, an attribute set from one): kind UNKNOWN."""
         found: list[BatchSource] = []
         for call in self.source.of_types_in(loop.body, cst.Call):
-            if not call.args or "builtins.next" not in self.source.qualified(call.func):
+            taken = next_taken(self.source, call)
+            if taken is None:
                 continue
-            origins = self.values.origins(call.args[0].value, inner=loader_inner)
+            origins = self.values.origins(taken, inner=loader_inner)
             if len(origins) != 1 or origins[0].known or (origins[0].node, origins[0].slot) in made_here:
                 continue
             consumer = self._single(call, ())
@@ -321,8 +323,8 @@ class DataFlow:
             found: Consumer | None = None
             if isinstance(parent, cst.For) and parent.iter is occurrence.node:
                 found = self._loop(parent, occurrence, slot)
-            elif isinstance(parent, cst.Arg) and isinstance(call := self.source.parent(parent), cst.Call):
-                if "builtins.next" in self.source.qualified(call.func):
+            elif isinstance(parent, (cst.Arg, cst.Attribute)) and isinstance(call := self.source.parent(parent), cst.Call):
+                if next_taken(self.source, call) is occurrence.node:  # next(it), it.__next__()
                     found = self._single(call, occurrence.trail)
             more = [found] if found is not None else []
             if found is not None and found.use is Use.UNKNOWN and isinstance(found.node, cst.Call) and depth < 3:

@@ -163,6 +163,8 @@ class Facts:
     kept_attributes: set[cst.CSTNode] = field(default_factory=set)
     # random index draws that select training batches: call -> the generator to give them
     rank_generators: dict[cst.Call, cst.BaseExpression] = field(default_factory=dict)
+    # every random index draw of training batches that each rank now makes from its own stream
+    rank_draws: set[cst.Call] = field(default_factory=set)
     # scopes that bind each plain-name model (`model` in main()): the same name bound in
     # another function (`model = parser.add_argument_group(...)`) is not the model
     model_scopes: dict[str, set[cst.CSTNode]] = field(default_factory=dict)
@@ -226,6 +228,22 @@ class Facts:
     def wraps_models(self) -> bool:
         """Whether the conversion wraps some model (after a statement, or inside a container)."""
         return bool(self.model_wraps or self.container_wraps)
+
+    def starts_rank_streams(self) -> bool:
+        """Whether training batches reach the runtime that switches the seeded RNGs to seed + rank
+        (``ddpify.switch_to_rank_seeds``): a sharded training loader (or a project helper's),
+        batches cut at run time, or a trainer module converted alongside that shards its own."""
+        return bool(
+            any(f.role in ("train", "decided") for f in self.loaders.values())
+            or self.helper_loaders
+            or self.trained_elsewhere
+            or self.cut_batches
+        )
+
+    def shards_training(self) -> bool:
+        """Whether each rank trains on its own data: as above, or random index draws each rank
+        makes from its own stream (the global streams stay alike: evaluation draws agree)."""
+        return self.starts_rank_streams() or bool(self.rank_draws)
 
     # ---- passed from one planner to later ones; the transformer reads neither
     # every variable that holds a loader, in the order found (a key may repeat)

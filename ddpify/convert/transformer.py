@@ -181,7 +181,7 @@ class ConvertTransformer(cst.CSTTransformer):
             if updated_node.orelse is None:
                 return cst.RemoveFromParent()
             return updated_node.with_changes(body=updated_node.body.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])]))
-        return updated_node
+        return self._main_process_only(original_node, updated_node)  # type: ignore[return-value]
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
@@ -393,13 +393,7 @@ class ConvertTransformer(cst.CSTTransformer):
     def _seed(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if not qualified & names.SEED_FUNCTIONS or not updated.args:
             return None
-        sharded = (
-            any(f.role in ("train", "decided") for f in self.facts.loaders.values())
-            or self.facts.helper_loaders
-            or self.facts.trained_elsewhere
-            or self.facts.trains_in_modules
-            or self.facts.cut_batches
-        )
+        sharded = self.facts.starts_rank_streams() or self.facts.trains_in_modules
         then = (
             "then seed + rank once training starts"
             if sharded

@@ -127,6 +127,7 @@ PLANNERS: tuple[Planner, ...] = (
     random_data.plan,  # random_split generator; unseeded synthetic datasets
     set_orders.plan,  # list(set(words)): rank 0's order on every rank (string hashes are per process)
     listed_names.plan,  # run_dir = f"exp{len(os.listdir(root)) + 1}": rank 0's name on every rank
+    listed_names.plan_probes,  # while os.path.exists(d): run += 1 ...: rank 0's answers on every rank
     set_orders.plan_elsewhere,  # the project's code orders sets: one string-hash seed on every rank
     device_args.plan,  # --device options: the rank's own GPU
     device_args.plan_handed_in,  # a device parameter of a file whose models are DDP models: the rank's own GPU

@@ -6,7 +6,12 @@ kdstudy_distill crashed so). The value becomes ``ddpify.agreed(...)``: rank 0's 
 rank, asked before any rank creates it (every rank reaches the call); one process keeps its own.
 
 Only a listing reduced to one value counts (``len``, ``max``, ``min``, ``sorted(...)[-1]``): a
-list of data files (``files = sorted(glob.glob("data/*.png"))``) is the same on every rank."""
+list of data files (``files = sorted(glob.glob("data/*.png"))``) is the same on every rank.
+
+The same name found by probing (``while os.path.exists(d): run += 1; d = f"out/{title}-{run}"``,
+unseen20p's RelativisticGAN; ``for i in count(): if not os.path.isdir(d): break``): a rank that
+probes after another created its folder takes the next one (two run folders, rank 1's empty).
+The test becomes ``ddpify.agreed(...)``: rank 0 probes and every rank loops on its answers."""
 
 from __future__ import annotations
 
@@ -14,7 +19,8 @@ import libcst as cst
 
 from ddpify.convert import rewrites
 from ddpify.convert.fact_types import Facts, NodeRewrite
-from ddpify.convert.planners.directories import asks_rank_zero
+from ddpify.convert.planners.directories import asks_rank_zero, tests_existence
+from ddpify.convert.planners.rank_zero import on_rank_zero_only
 from ddpify.convert.planners.set_orders import once_on_every_rank
 from ddpify.convert.record import Recording
 from ddpify.tree.cstutil import code
@@ -41,6 +47,35 @@ def plan(recording: Recording, facts: Facts) -> None:
             f"{target} is named from what the folder holds ({code(call)[:50]}): ddpify.agreed(...) gives every rank rank 0's name, "
             "asked before any rank creates it (a rank that lists the folder after rank 0 made its run folder would name another)",
         )
+
+
+def plan_probes(recording: Recording, facts: Facts) -> None:
+    """``ddpify.agreed(...)`` around the existence test of each probe loop every rank runs alike."""
+    context = recording.analysis.context
+    for probe in recording.analysis.source.of_types(cst.While, cst.If):
+        assert isinstance(probe, (cst.While, cst.If))
+        if isinstance(probe, cst.If) and not _breaks_a_loop(recording, probe):
+            continue
+        if not tests_existence(recording, probe.test) or asks_rank_zero(recording, probe.test) or probe.test in facts.node_rewrites:
+            continue
+        if on_rank_zero_only(recording, facts, probe) or not context.every_rank(probe):
+            continue
+        what = f"`{code(probe.test)}` probes for a free name: ddpify.agreed(...) gives every rank rank 0's answers, so all take one name"
+        facts.node_rewrites[probe.test] = NodeRewrite(rewrites.agreed, what)
+
+
+def _breaks_a_loop(recording: Recording, test: cst.If) -> bool:
+    """``if not os.path.isdir(d): break`` directly in a loop's body, with no ``else``."""
+    body = test.body.body if isinstance(test.body, cst.IndentedBlock) else []
+    block = recording.parent(test)
+    return (
+        test.orelse is None
+        and len(body) == 1
+        and isinstance(body[0], cst.SimpleStatementLine)
+        and isinstance(body[0].body[0], cst.Break)
+        and block is not None
+        and isinstance(recording.parent(block), (cst.For, cst.While))
+    )
 
 
 def _reduced(recording: Recording, listing: cst.Call) -> bool:

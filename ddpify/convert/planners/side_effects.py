@@ -129,7 +129,8 @@ def _plan_write(recording: Recording, facts: Facts, call: cst.Call, label: str, 
     line = recording.line(call)
     if statement is None:
         return  # a write in a loop header, a condition, ...: nothing to move
-    if not is_call_statement(statement, call):
+    statement = _one_line_if(recording, statement, call) or statement
+    if not is_call_statement(statement, call) and not isinstance(statement, cst.If):
         facts.manual.append(
             ManualItem(
                 line,
@@ -162,6 +163,17 @@ def _plan_write(recording: Recording, facts: Facts, call: cst.Call, label: str, 
         )
     else:
         _written_alone(facts, statement, label, written_path(recording, call))
+
+
+def _one_line_if(recording: Recording, statement: cst.CSTNode, call: cst.Call) -> cst.If | None:
+    """``if os.path.exists(prev): os.remove(prev)`` on one line, with no ``else``: the whole
+    ``if`` is the write, guarded as one statement."""
+    parent = recording.parent(statement)
+    single = isinstance(statement, cst.SimpleStatementSuite) and len(statement.body) == 1
+    if not single or not isinstance(parent, cst.If) or parent.orelse is not None or parent.body is not statement:
+        return None
+    small = statement.body[0]
+    return parent if isinstance(small, cst.Expr) and small.value is call else None
 
 
 def _report_removal_under_reads(recording: Recording, facts: Facts, call: cst.Call, label: str, reads: ReadBack) -> bool:

@@ -132,6 +132,7 @@ def _random_draw(recording: Recording, facts: Facts, dataflow: DataFlow, source:
             )
         )
         return
+    facts.rank_draws.add(call)
     if recording.qualified(call.func) & _TORCH_DRAWS:
         facts.rank_generators[call] = generator
     else:

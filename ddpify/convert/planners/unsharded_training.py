@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpify.analysis.batches import next_taken
 from ddpify.analysis.sources import Kind, Role
 from ddpify.convert.fact_types import Facts, item
 from ddpify.convert.record import Recording
@@ -24,14 +25,7 @@ def report(recording: Recording, facts: Facts) -> None:
     backward = recording.first_backward
     if backward is None or not facts.wraps_models() or facts.already_converted or facts.data_from_caller:
         return
-    sharded = (
-        any(f.role in ("train", "decided") for f in facts.loaders.values())
-        or facts.helper_loaders
-        or facts.rank_generators
-        or facts.trained_elsewhere
-        or facts.cut_batches
-    )
-    if sharded or any(any(said in m.why for said in _ALREADY_SAID) for m in facts.manual):
+    if facts.shards_training() or any(any(said in m.why for said in _ALREADY_SAID) for m in facts.manual):
         return
     training = [s.evidence for s in recording.analysis.dataflow.sources if s.role is Role.TRAIN and s.kind in _DATA]
     where = training[0] if training else _taken_next_to(recording, backward)
@@ -60,7 +54,7 @@ def _taken_next_to(recording: Recording, backward: cst.Call) -> str | None:
         return None
     for call in source.of_types_in(loop.body, cst.Call):
         assert isinstance(call, cst.Call)
-        if "builtins.next" in source.qualified(call.func) and call.args:
+        if next_taken(source, call) is not None:
             return f"its batches are taken by {code(call)} at line {source.line(call)}, from code this file does not show"
     return None
 
