@@ -6,9 +6,9 @@ The answer comes from one walk over the statements that follow the batch (a loop
 the batch on), marking every name assigned from a marked value, and entering the file's own functions that
 receive a marked value (each function once per set of marked parameters; their own loops over other data are
 runs of their own, not entered). Branches whose test a known key decides (``if phase == "train":`` for the
-``"train"`` loader) are skipped. Also here: the APIs that make, pass on and take batches (``DataLoader``,
-``tqdm``, ``enumerate``, ``next``), shared by the data-flow module. A batch handed to a function or method of the
-project's own modules that trains (``steps.disc_step(real, z)``) reaches a training step.
+``"train"`` loader) are skipped; the calls that make, pass on and take batches are in ``batch_calls``. A batch
+handed to a function or method of the project's own modules that trains (``steps.disc_step(real, z)``) reaches a
+training step.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ddpify.analysis.batch_calls import counts, loader_inner
 from ddpify.analysis.callgraph import literal
 from ddpify.analysis.source import Source
 from ddpify.analysis.values import Values
@@ -33,20 +34,6 @@ NO_GRAD = frozenset(
         "torch.autograd.grad_mode.inference_mode",
     }
 )
-# The calls that make a loader.
-DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader", "ddpify.runtime.distributed_loader"})
-TQDM = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "tqdm.tqdm.tqdm", "tqdm.rich.tqdm"})
-# Calls that hand out the batches of the iterable they are given.
-WRAPPERS = TQDM | {
-    "builtins.enumerate",
-    "builtins.iter",
-    "builtins.zip",
-    "itertools.islice",
-    "itertools.cycle",
-    "itertools.chain",
-    "ddpify.runtime.shard",
-    "ddpify.runtime.unsharded",
-}
 SET_GRAD = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"})
 Constants = Mapping[str, str | int]
 
@@ -282,6 +269,8 @@ class _Walk:
                 self.yields = self.yields or self.reads(value.value)
             elif self.seeds and (into := _collected_into(value)) is not None and self.reads(value):
                 self.taint(into)  # `inputs.append(data[i])` for each drawn index: the batch, built up
+            elif (into := _copied_into(value)) is not None and self.reads(value):
+                self.taint(into)  # `x.copy_(images)`: the batch, in a buffer made before the loop
 
     def expression(self, expression: cst.BaseExpression) -> None:
         values = self.batches.values
@@ -385,52 +374,18 @@ def _collected_into(value: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
-_COUNTERS = frozenset({"builtins.range", "itertools.count", "tqdm.trange", "tqdm.auto.trange", "tqdm.notebook.trange", "tqdm.std.trange"})
-
-
-def counts(source: Source, iterable: cst.BaseExpression, *, follow: bool = True) -> bool:
-    """``range(n)``, ``enumerate(range(n))``, a literal: a loop that counts, not one over data;
-    also a plain name bound only to such a value (``pbar = tqdm(range(args.iter))``, ``with
-    trange(n) as pbar``)."""
-    while isinstance(iterable, cst.Call) and (inner := loader_inner(source, iterable)) is not None:
-        iterable = inner
-    if isinstance(iterable, cst.Name) and follow:  # also `with trange(n) as pbar: for step in pbar:`
-        values = [v for _, v in source.assignments.get(iterable.value, [])] + [
-            item.item
-            for item in source.of_types(cst.WithItem)
-            if item.asname is not None and cstutil.code(item.asname.name) == iterable.value
-        ]
-        return bool(values) and all(v is not None and counts(source, v, follow=False) for v in values)
-    if isinstance(iterable, cst.Call):
-        return bool(source.qualified(iterable.func) & _COUNTERS)
-    return isinstance(iterable, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.SimpleString, cst.Integer))
-
-
-def loader_step(source: Source, node: cst.CSTNode) -> cst.BaseExpression | None:
-    """``enumerate(loader)``, ``tqdm(loader)``, ``iter(loader)``: the same batches."""
-    parent = source.parent(node)
-    if isinstance(parent, cst.Arg) and parent.value is node and parent.keyword is None:
-        call = source.parent(parent)
-        if isinstance(call, cst.Call) and source.qualified(call.func) & WRAPPERS:
-            return call
-    return None
-
-
-def next_taken(source: Source, call: cst.Call) -> cst.BaseExpression | None:
-    """The iterator ``call`` takes one item from: ``next(it)``, ``it.__next__()``."""
-    if call.args and "builtins.next" in source.qualified(call.func):
-        return call.args[0].value
-    func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "__next__" and not call.args:
-        return func.value
-    return None
-
-
-def loader_inner(source: Source, node: cst.CSTNode) -> cst.BaseExpression | None:
-    """The iterable inside ``enumerate(loader)``, ``tqdm(loader)``..."""
-    if isinstance(node, cst.Call) and node.args and source.qualified(node.func) & WRAPPERS:
-        return node.args[0].value
-    return None
+def _copied_into(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` of ``x.copy_(b)``, ``x.data.copy_(b)``, ``x.resize_as_(b).copy_(b)``: a buffer the
+    argument is copied into in place (the old DCGAN style)."""
+    func = value.func if isinstance(value, cst.Call) else None
+    if not isinstance(func, cst.Attribute) or func.attr.value not in ("copy_", "resize_as_", "set_"):
+        return None
+    receiver = func.value
+    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value.startswith("resize"):
+        receiver = receiver.func.value
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+        receiver = receiver.value
+    return receiver if cstutil.is_simple_reference(receiver) else None
 
 
 def static_truth(test: cst.BaseExpression, constants: Constants) -> bool | None:

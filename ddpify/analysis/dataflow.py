@@ -19,17 +19,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from ddpify.analysis.batches import (
-    DATALOADERS,
-    Batches,
-    Constants,
-    Reach,
-    counts,
-    iterated_parameter,
-    loader_inner,
-    loader_step,
-    next_taken,
-)
+from ddpify.analysis.batch_calls import DATALOADERS, counts, loader_inner, loader_step, next_taken
+from ddpify.analysis.batches import Batches, Constants, Reach, iterated_parameter
 from ddpify.analysis.handouts import handing_out, project_object_handing_out
 from ddpify.analysis.loops import drawn_for_a_split
 from ddpify.analysis.role_hints import name_hint

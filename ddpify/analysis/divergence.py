@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis import loop_locals, reads
-from ddpify.analysis.batches import counts
+from ddpify.analysis.batch_calls import counts
 from ddpify.analysis.callers import CalleeKey, Callees, Callers, first_on_the_way
 from ddpify.analysis.dataflow import DataFlow, Role
 from ddpify.analysis.fixpoint import Fixpoint

@@ -18,7 +18,7 @@ import re
 
 import libcst as cst
 
-from ddpify.analysis.batches import DATALOADERS
+from ddpify.analysis.batch_calls import DATALOADERS
 from ddpify.analysis.source import Source
 from ddpify.tree.cstutil import code, is_simple_reference, keyword_value
 

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from ddpify.analysis.batches import loader_inner
+from ddpify.analysis.batch_calls import loader_inner
 from ddpify.analysis.samplers import SAMPLERS, Samplers
 from ddpify.check.rule import Invalid, Rule
 from ddpify.convert import names

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.analysis.batches import loader_step
+from ddpify.analysis.batch_calls import loader_step
 from ddpify.analysis.dataflow import Role
 from ddpify.analysis.keyed_results import keyed_by_batch
 from ddpify.analysis.ranks import LEAD, REST

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from ddpify.analysis.batches import counts, loader_inner
+from ddpify.analysis.batch_calls import counts, loader_inner
 from ddpify.analysis.callgraph import binding_site
 from ddpify.analysis.dataflow import BatchSource, Kind, Role, Use
 from ddpify.analysis.values import Origin

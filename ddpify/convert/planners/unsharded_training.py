@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.analysis.batches import next_taken
+from ddpify.analysis.batch_calls import next_taken
 from ddpify.analysis.sources import Kind, Role
 from ddpify.convert.fact_types import Facts, item
 from ddpify.convert.record import Recording
