@@ -152,13 +152,17 @@ ENVIRONMENT = {
 }
 # Names (the last component of a reference or callee), the last resort.
 NAMED_NUMBERS = (
-    (re.compile(r"^_*(get_)?(\w+_)?(node|machine|group)_?(rank|id)$", re.I), Term.NODE_RANK),
-    (re.compile(r"^_*(get_)?(\w+_)?local_?rank(_id)?$|^_*(get_)?local_process_index$|^_*(get_)?local_ordinal$", re.I), Term.LOCAL_RANK),
+    # also the one-letter abbreviations (Versatile-Diffusion's ``GRANK, LRANK, NRANK = sync.get_rank("all")``)
+    (re.compile(r"^_*(get_)?(\w+_)?(node|machine|group)_?(rank|id)$|^_*n_?rank$", re.I), Term.NODE_RANK),
+    (
+        re.compile(r"^_*(get_)?(\w+_)?local_?rank(_id)?$|^_*(get_)?local_process_index$|^_*(get_)?local_ordinal$|^_*l_?rank$", re.I),
+        Term.LOCAL_RANK,
+    ),
     (re.compile(r"^_*(get_)?(\w+_)?world_?size$|^num_processes$|^n_?procs$|^num_replicas$", re.I), Term.WORLD_SIZE),
     # `rank`, `global_rank`, `ddp_rank`; not `lora_rank` or `low_rank` (a matrix rank)
     (
         re.compile(
-            r"^_*(get_)?((global|ddp|dist|distributed|world|process|proc|my|cur|current|this|mpi|hvd|worker|gpu)_?)?rank(_id)?$|"
+            r"^_*(get_)?((global|ddp|dist|distributed|world|process|proc|my|cur|current|this|mpi|hvd|worker|gpu|g)_?)?rank(_id)?$|"
             r"^_*(get_)?process_index$|^_*(get_)?ordinal$",
             re.I,
         ),
