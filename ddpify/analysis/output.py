@@ -262,15 +262,20 @@ def _writes(call: cst.Call) -> bool:
     name = cstutil.callee_name(call)
     if name != "open":
         return name in _WRITE_CALLEES
+    mode = open_mode(call)
+    return mode is not None and (not isinstance(mode, str) or any(flag in mode for flag in "wax+"))
+
+
+def open_mode(call: cst.Call) -> str | cst.BaseExpression | None:
+    """The mode of ``open(path, mode)`` / ``path.open(mode)``: its text when a literal, else the
+    expression; None when none is given (reading)."""
     position = 0 if isinstance(call.func, cst.Attribute) else 1  # path.open("w") / open(path, "w")
     mode = cstutil.keyword_value(call, "mode")
     positional = [a.value for a in call.args if a.keyword is None and not a.star]
     if mode is None and len(positional) > position:
         mode = positional[position]
-    if mode is None:
-        return False
     text = mode.evaluated_value if isinstance(mode, cst.SimpleString) else None
-    return not isinstance(text, str) or any(flag in text for flag in "wax+")
+    return text if isinstance(text, str) else mode
 
 
 # Methods that change the object they are called on: what a helper does to an argument the
