@@ -24,7 +24,7 @@ CAT = {"DDP001": "missing-set-epoch", "DDP002": "shuffle-with-sampler", "DDP003"
        "DDP032": "other:local-rank-as-global-rank", "DDP033": "other:global-rank-as-device",
        "DDP034": "seed-in-parent", "DDP031": "other:workers-per-cpu-count",
        "DDP035": "other:sampler-seed-per-rank",
-       "DDP036": "unreduced-metric",
+       "DDP036": "unreduced-metric", "DDP037": "other:write-every-rank",
        "DDP023": "other:module-of-unwrapped", "DDP019": "other:params-changed-after-wrap"}
 UNJUDGED = {"DDP021": "performance advice outside the checklist; not judged"}
 DDP030_REASON = ("no destroy_process_group: the group is torn down at process exit; not a DDP problem in these "
@@ -82,6 +82,11 @@ fp(TE, (160,), "DDP012", "error-path message of the failing rank",
 fp("ROMP/romp/train.py", (108,), "DDP022", "process group initialised by a project helper",
    "the barrier runs only under self.distributed_training, the flag under which Base._build_model_ (base.py 48-53, "
    "called from Trainer.__init__) calls torch.distributed.init_process_group; a single-process run never reaches it")
+# --- added at eaa5380 (split A)
+fp(VB, (331,), "DDP037", "folder already made by rank 0",
+   "args.output_dir is the parent of savePath, which rank 0 creates with os.makedirs right after the group forms "
+   "(294-296); every rank reaches this exists/makedirs pair only after LoadDatasets and tbLogger, so the folder exists "
+   "and no rank calls makedirs")
 # A finding on a line that a judgment lists (so the matcher would count it true) but that is false.
 FORCED_FP = {
 }

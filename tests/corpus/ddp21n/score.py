@@ -24,7 +24,7 @@ CAT = {"DDP001": "missing-set-epoch", "DDP002": "shuffle-with-sampler", "DDP003"
        "DDP032": "other:local-rank-as-global-rank", "DDP033": "other:global-rank-as-device",
        "DDP034": "seed-in-parent", "DDP031": "other:workers-per-cpu-count",
        "DDP035": "other:sampler-seed-per-rank",
-       "DDP036": "unreduced-metric",
+       "DDP036": "unreduced-metric", "DDP037": "other:write-every-rank",
        "DDP023": "other:module-of-unwrapped", "DDP019": "other:params-changed-after-wrap"}
 UNJUDGED = {"DDP021": "performance advice outside the checklist; not judged"}
 DDP030_REASON = ("no destroy_process_group: the group is torn down at process exit; not a DDP problem in these "
