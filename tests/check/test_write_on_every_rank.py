@@ -20,6 +20,8 @@ _HEAD = "import os\nimport shutil\nimport torch.distributed as dist\nfrom os imp
         ("makedirs(out)", True),
         ("os.makedirs(out, exist_ok=False)", True),
         ("os.rename(tmp, out)", True),
+        ("shutil.copytree('src', os.path.join(out, 'code'))", True),
+        ("shutil.copytree('src', out, dirs_exist_ok=True)", False),
         ("os.makedirs(out, exist_ok=True)", False),
         ("log = open(os.path.join(out, 'log.txt'), 'r+')", False),
         ("shutil.rmtree(out, ignore_errors=True)", False),

@@ -7,10 +7,11 @@ from ddpify.check.rule import Invalid, Rule, short
 from ddpify.check.script import is_data_parallel
 from ddpify.check.writes import per_rank_path
 from ddpify.convert import names
-from ddpify.convert.writes import REMOVED_PATH
+from ddpify.convert.writes import REMOVED_PATH, WRITERS
 from ddpify.tree.cstutil import is_name, keyword_value, of_types
 
 _TEMPORARY = names.TEMP_DIRECTORIES | names.TEMP_FILES
+_COPIES = frozenset(writer for writer in WRITERS if writer.startswith("shutil.copy"))
 
 
 class WriteOnEveryRank(Rule):
@@ -24,7 +25,8 @@ class WriteOnEveryRank(Rule):
         "once: `open(p, 'w')` (also `'a'`, `'x'`) truncates or interleaves what the other ranks write "
         "(VoiceCraft's `args.pkl`, a log every rank opens), `os.mkdir(d)` / `os.makedirs(d)` without "
         "`exist_ok=True` fails with FileExistsError on every rank but the first (the `if not os.path.exists(d): "
-        "os.mkdir(d)` idiom races too), and `os.remove`, `shutil.rmtree`, `shutil.move`, `os.rename` fail with "
+        "os.mkdir(d)` idiom races too), `shutil.copytree` (without `dirs_exist_ok=True`) and `shutil.copyfile` copy onto one "
+        "path at once, and `os.remove`, `shutil.rmtree`, `shutil.move`, `os.rename` fail with "
         "FileNotFoundError on every rank but the first, or pull a folder from under a rank that is still "
         "creating it. Checkpoints are DDP005's. Not reported: code under a rank test (here or at every call "
         "site, also through the project's rank helpers), in the process that calls `mp.spawn`, a path that names "
@@ -133,6 +135,11 @@ if not args.resume:
             if exist_ok is not None and not is_name(exist_ok, "False"):
                 return None
             return "all but the first rank to create the folder fail with FileExistsError; use os.makedirs(..., exist_ok=True)"
+        if qualified & _COPIES:
+            exist_ok = keyword_value(call, "dirs_exist_ok")
+            if exist_ok is not None and not is_name(exist_ok, "False"):
+                return None
+            return "the ranks copy onto one path at once (copytree: all but the first fail with FileExistsError); copy on rank 0"
         if not qualified & REMOVED_PATH.keys() or self._tolerated(call):
             return None
         return "all but the first rank fail with FileNotFoundError, or remove what another rank just made; do it on rank 0"
