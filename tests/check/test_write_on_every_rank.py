@@ -1,4 +1,4 @@
-"""DDP037 (write-on-every-rank): set-up and logging code that writes, creates or removes
+"""DDP037 (write-on-every-rank, opt-in: see its known false positives): set-up and logging code that writes, creates or removes
 one path on every rank at once, in several spellings; quiet where only one rank runs it (a rank
 test here or at every call, the ``mp.spawn`` parent), where the path is per rank or per process,
 or where the call tolerates the others (``exist_ok=True``, ``ignore_errors=True``, a ``try``)."""

@@ -16,7 +16,11 @@ _COPIES = frozenset(writer for writer in WRITERS if writer.startswith("shutil.co
 
 class WriteOnEveryRank(Rule):
     code = "DDP037"
-    default = True
+    default = False
+    opt_in = (
+        "Measured by an independent judge on unseen DDP repositories (ddp21n/l/m at eaa5380): right on 3 of 4 findings "
+        "in the files ddpify is tuned on and on 1 of 3 in the held-out files, under the 0.9 precision a default rule needs."
+    )
     name = "write-on-every-rank"
     message = "a file is written, created or removed on every rank at once"
     severity = "warning"
@@ -40,7 +44,8 @@ class WriteOnEveryRank(Rule):
         "create folders with `exist_ok=True`, remove on rank 0 after a barrier."
     )
     false_positives = (
-        "A file each rank appends one line to on purpose; a path "
+        "`if not os.path.exists(d): os.makedirs(d)` of a folder rank 0 created earlier, before code that makes the other "
+        "ranks arrive late (a race only in principle); a file each rank appends one line to on purpose; a path "
         "made per rank in another module; code that only one rank reaches for a reason the linter cannot see "
         "(a launcher that starts the script once per node)."
     )
