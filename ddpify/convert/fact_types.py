@@ -229,21 +229,18 @@ class Facts:
         """Whether the conversion wraps some model (after a statement, or inside a container)."""
         return bool(self.model_wraps or self.container_wraps)
 
-    def starts_rank_streams(self) -> bool:
-        """Whether training batches reach the runtime that switches the seeded RNGs to seed + rank
-        (``ddpify.switch_to_rank_seeds``): a sharded training loader (or a project helper's),
-        batches cut at run time, or a trainer module converted alongside that shards its own."""
+    def shards_training(self) -> bool:
+        """Whether each rank trains on its own data: a sharded training loader (or a project
+        helper's), random index draws each rank makes from its own stream, batches cut at run
+        time, or a trainer module converted alongside that shards its own. Where one starts, the
+        runtime switches the seeded RNGs to seed + rank (``ddpify.switch_to_rank_seeds``)."""
         return bool(
             any(f.role in ("train", "decided") for f in self.loaders.values())
             or self.helper_loaders
+            or self.rank_draws
             or self.trained_elsewhere
             or self.cut_batches
         )
-
-    def shards_training(self) -> bool:
-        """Whether each rank trains on its own data: as above, or random index draws each rank
-        makes from its own stream (the global streams stay alike: evaluation draws agree)."""
-        return self.starts_rank_streams() or bool(self.rank_draws)
 
     # ---- passed from one planner to later ones; the transformer reads neither
     # every variable that holds a loader, in the order found (a key may repeat)

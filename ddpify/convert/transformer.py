@@ -393,7 +393,7 @@ class ConvertTransformer(cst.CSTTransformer):
     def _seed(self, original: cst.Call, updated: cst.Call, qualified: set[str]) -> cst.BaseExpression | None:
         if not qualified & names.SEED_FUNCTIONS or not updated.args:
             return None
-        sharded = self.facts.starts_rank_streams() or self.facts.trains_in_modules
+        sharded = self.facts.shards_training() or self.facts.trains_in_modules
         then = (
             "then seed + rank once training starts"
             if sharded

@@ -57,7 +57,8 @@ def switch_to_rank_seeds() -> None:
     """Re-seed every recorded RNG with ``value + rank`` on ranks > 0, once, when training data
     starts flowing. Rank 0 continues its stream rather than replaying the one used for init.
 
-    Called by ``EpochDataLoader`` on its first iteration. Does nothing with a single process
+    Called by ``EpochDataLoader`` on its first iteration, by the per-rank batch cuts and by the
+    first per-rank training draw (``rank_generator``, ``rank_random``). Does nothing with a single process
     (plain ``python`` runs must reproduce the original script bit for bit) or if already done.
     """
     global _switched
@@ -101,30 +102,35 @@ def main_process_first() -> Iterator[None]:
             barrier_at("ddpify.main_process_first", site)
 
 
-_generators: dict[str, Any] = {}
+_generators: dict[tuple[str, bool], Any] = {}
 
 
-def rank_generator(device: Any = None) -> Any:
+def rank_generator(device: Any = None, *, when_training: bool = False) -> Any:
     """A ``torch.Generator`` of this rank's own, for random draws that pick training batches
     (``torch.randint(n, (batch,), generator=ddpify.rank_generator())``): with one generator
     shared by every rank, all ranks would draw the same batches. Seeded once with the base
     seed (the last ``ddpify.seed(torch.manual_seed, s)``, else ``torch.initial_seed()``) + rank,
-    so runs repeat; the same object on every call. ``None`` with one process: the draw then
-    uses the default generator, exactly like the original script."""
+    so runs repeat; the same object on every call. Training batches now flow, so the seeded
+    RNGs switch to seed + rank, as at a sharded loader's first batch (noise and dropout differ
+    per rank too). With ``when_training``, while gradients are off (a draw that also picks
+    evaluation batches), a generator seeded alike on every rank instead: those evaluation draws
+    agree across ranks. ``None`` with one process: the draw then uses the default generator,
+    exactly like the original script."""
     if world_size() <= 1:
         return None
-
     where = str(torch.device(device)) if device is not None else "cpu"
-    found = _generators.get(where)
+    training = not when_training or torch.is_grad_enabled()
+    found = _generators.get((where, training))
     if found is None:
         base = next((value for fn, value in _rng_records.records if fn is torch.manual_seed), None)
-        found = torch.Generator(device=where)
-        found.manual_seed(_rank_seed(base if base is not None else torch.initial_seed(), rank()))
-        _generators[where] = found
+        found = _generators[(where, training)] = torch.Generator(device=where)
+        found.manual_seed(_rank_seed(base if base is not None else torch.initial_seed(), rank() if training else 0))
+    if training:
+        switch_to_rank_seeds()
     return found
 
 
-_streams: dict[str, Any] = {}
+_streams: dict[tuple[str, bool], Any] = {}
 
 
 def rank_random(module: Any, *, when_training: bool = False) -> Any:
@@ -132,15 +138,18 @@ def rank_random(module: Any, *, when_training: bool = False) -> Any:
     that pick training batches (``ddpify.rank_random(np.random).choice(n, batch)``): every rank
     would otherwise draw the same indices. A ``numpy.random.RandomState`` / ``random.Random``
     seeded once with the module's base seed (the last ``ddpify.seed(np.random.seed, s)``, else
-    the seed every rank started from) + rank: the same object on every call. ``module`` itself
-    with one process (the original draws, bit for bit), and with ``when_training`` while
-    gradients are off (evaluation then draws the same batches on every rank)."""
-    if world_size() <= 1 or when_training and not torch.is_grad_enabled():
+    the seed every rank started from) + rank: the same object on every call; the seeded RNGs
+    then switch to seed + rank, as for ``rank_generator``. With ``when_training``, while
+    gradients are off, a stream seeded alike on every rank (those evaluation draws agree).
+    ``module`` itself with one process (the original draws, bit for bit)."""
+    if world_size() <= 1:
         return module
-    name = module.__name__
-    found = _streams.get(name)
+    name, training = module.__name__, not when_training or torch.is_grad_enabled()
+    found = _streams.get((name, training))
     if found is None:
         base = next((value for fn, value in _rng_records.records if fn == module.seed), None)
-        value = _rank_seed(base if base is not None else torch.initial_seed(), rank())
-        found = _streams[name] = module.RandomState(value) if name == "numpy.random" else module.Random(value)
+        value = _rank_seed(base if base is not None else torch.initial_seed(), rank() if training else 0)
+        found = _streams[(name, training)] = module.RandomState(value) if name == "numpy.random" else module.Random(value)
+    if training:
+        switch_to_rank_seeds()
     return found

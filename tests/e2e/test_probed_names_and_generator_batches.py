@@ -3,7 +3,8 @@ folder named by probing for the first free one (``while os.path.exists(d): run +
 drawn by an infinite generator and taken with ``generator.__next__()``, and the previous
 checkpoint removed by a one-line ``if os.path.exists(p): os.remove(p)``. Converted: every rank
 takes rank 0's answers while probing (``ddpify.agreed``: one folder per run, the next run the
-next folder), each rank draws its own batches (``ddpify.rank_random``), and rank 0 alone removes."""
+next folder), each rank draws its own batches (``ddpify.rank_random``) and, from the first of them,
+its own noise from torch's stream (seed + rank), and rank 0 alone removes."""
 
 from __future__ import annotations
 
@@ -38,7 +39,9 @@ def test_one_probed_folder_per_run_per_rank_batches_and_one_removal(tmp_path: Pa
     assert sorted(p.name for p in folder.glob("epoch_*.pt")) == ["epoch_2.pt"]
     drawn = [(folder / f"drawn_{rank}.txt").read_text().split("\n") for rank in (0, 1)]
     assert len(drawn[0]) == len(drawn[1]) > 10
-    assert all(a != b for a, b in zip(drawn[0][:-1], drawn[1][:-1], strict=True)), "the ranks drew the same batches"
+    pairs = list(zip(drawn[0][:-1], drawn[1][:-1], strict=True))
+    assert all(a.split(" noise ")[0] != b.split(" noise ")[0] for a, b in pairs), "the ranks drew the same batches"
+    assert all(a.split(" noise ")[1] != b.split(" noise ")[1] for a, b in pairs), "the ranks drew the same noise"
 
     run_script(converted, cwd=tmp_path, timeout=120).assert_ok()
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["exp-0", "exp-1"]

@@ -72,9 +72,35 @@ def test_each_rank_draws_its_own_numpy_and_random_batches_from_the_base_seed(as_
     assert numpy_draws[0] != numpy_draws[1] and random_draws[0] != random_draws[1]
 
 
-def test_when_training_evaluation_draws_from_the_shared_module(as_rank) -> None:  # type: ignore[no-untyped-def]
+def test_when_training_evaluation_draws_agree_across_ranks(as_rank) -> None:  # type: ignore[no-untyped-def]
+    """While gradients are off, ``when_training`` gives a stream (a generator) seeded alike on
+    every rank: the evaluation draws agree, the training draws differ."""
+    ddpify.seed(np.random.seed, 21)
+    ddpify.seed(torch.manual_seed, 7)
+    evaluation, training = [], []
+    for rank in (0, 1):
+        as_rank(rank, 2)
+        _seed._streams.clear()  # a fresh process per rank
+        _seed._generators.clear()
+        with torch.no_grad():
+            stream = ddpify.rank_random(np.random, when_training=True)
+            generator = ddpify.rank_generator(when_training=True)
+            evaluation.append((stream.choice(10**6, 8).tolist(), torch.randint(10**6, (8,), generator=generator).tolist()))
+        training.append(ddpify.rank_random(np.random, when_training=True).choice(10**6, 8).tolist())
+    assert evaluation[0] == evaluation[1]
+    assert training[0] != training[1]
+
+
+def test_the_first_training_draw_switches_the_seeded_rngs_to_seed_plus_rank(as_rank) -> None:  # type: ignore[no-untyped-def]
+    """As a sharded loader's first batch does: the noise a training step draws from torch's
+    own stream (a GAN's latent) differs per rank once batches are drawn per rank."""
     as_rank(1, 2)
-    _seed._streams.clear()
+    ddpify.seed(torch.manual_seed, 5)
+    alike = torch.rand(3)
+    ddpify.seed(torch.manual_seed, 5)
     with torch.no_grad():
-        assert ddpify.rank_random(np.random, when_training=True) is np.random
-    assert ddpify.rank_random(np.random, when_training=True) is not np.random
+        ddpify.rank_generator(when_training=True)  # an evaluation draw: no switch
+    assert torch.equal(torch.rand(3), alike)
+    ddpify.seed(torch.manual_seed, 5)
+    ddpify.rank_generator()
+    assert torch.equal(torch.rand(3), torch.rand(3, generator=torch.Generator().manual_seed(5 + 1)))

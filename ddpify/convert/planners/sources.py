@@ -214,10 +214,7 @@ def _generator(recording: Recording, dataflow: DataFlow, source: BatchSource, ca
     shared = _shared_with_evaluation(dataflow, source)
     if isinstance(shared, str) or not shared:
         return shared or snippets.expression("rank_generator", rt=RT)
-    torch = call.func.value if isinstance(call.func, cst.Attribute) else None
-    if torch is None or "torch" not in recording.qualified(torch):
-        return "torch is not imported under a name this file can use"
-    return snippets.expression("rank_generator_when_training", rt=RT, torch=code(torch))
+    return snippets.expression("rank_generator_when_training", rt=RT)
 
 
 def _stream(recording: Recording, dataflow: DataFlow, source: BatchSource, call: cst.Call) -> cst.BaseExpression | str | None:

@@ -2,7 +2,7 @@
 first free name, batches drawn by an infinite generator with ``numpy.random.choice`` and taken
 with ``generator.__next__()``, and checkpoint rotation with a one-line ``if exists: remove``.
 Each rank probing for itself took its own folder (rank 1's empty), every rank drew the very same
-batches, and the removal raced (FileNotFoundError on the slower rank)."""
+batches (and the same noise), and the removal raced (FileNotFoundError on the slower rank)."""
 import os
 
 import numpy as np
@@ -35,8 +35,9 @@ drawn = open(os.path.join(base_dir, f"drawn_{os.environ.get('RANK', '0')}.txt"),
 for epoch in range(3):
     for step in range(4):
         index, x, y = batches.__next__()
-        drawn.write(" ".join(map(str, index.tolist())) + "\n")
-        loss = nn.functional.mse_loss(model(x), y)
+        noise = torch.randn(8, 4)  # a GAN's latent: torch's own stream
+        drawn.write(" ".join(map(str, index.tolist())) + f" noise {noise.sum().item():.6f}\n")
+        loss = nn.functional.mse_loss(model(x + 0.01 * noise), y)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

@@ -1,8 +1,9 @@
 """Word2Vec-tutorial-style batches: random_batch() draws indices with numpy (unseeded) and builds
 the batch by appending one sample per index; evaluate() draws with Python's random.sample under
-no_grad. Converted and run on 2 ranks, each rank must draw its own training indices while both
-draw the same evaluation samples; the draws go to stderr, which the conversion leaves on every
-rank."""
+no_grad. Converted and run on 2 ranks, each rank must draw its own training indices; from the
+first such draw the seeded streams are seed + rank, so evaluate()'s own draws differ too (as
+after a sharded loader's first batch); the draws go to stderr, which the conversion leaves on
+every rank."""
 import random
 import sys
 
