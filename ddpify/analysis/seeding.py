@@ -211,8 +211,8 @@ def default_seed(source: Source, function: cst.FunctionDef, how: Seeding) -> cst
         return None
     if not (isinstance(param.default, cst.Name) and param.default.value == "None"):
         return param.default
-    filled = [v for s, v in source.assignments.get(how.name, []) if source.enclosing_function(s) is function]
-    return filled[0] if len(filled) == 1 else None
+    bound = [(s, v) for s, v in source.assignments.get(how.name, []) if source.enclosing_function(s) is function]
+    return bound[0][1] if len(bound) == 1 and _fills_default(source, bound[0][0], how.name) else None
 
 
 def _fills_default(source: Source, statement: cst.CSTNode, name: str) -> bool:
