@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from . import _rng_records
-from ._guard import call_site
+from ._guard import call_site, note
 from ._process_group import barrier_at, is_distributed, is_main_process, rank, world_size
 from ._rng_records import SeedFn
 
@@ -69,6 +69,7 @@ def switch_to_rank_seeds() -> None:
         for fn, value in _rng_records.records:
             fn(_rank_seed(value, offset))
     _switched = True
+    note("rank-seeds", site=call_site(1))  # verify judges the noise per rank from here on, loader or not
 
 
 _first_depth = 0  # main_process_first blocks this process is inside now

@@ -108,8 +108,9 @@ def params(records: Records) -> Row:
 def rng(records: Records) -> Row:
     """Where the script draws randomness between two steps of one epoch (dropout, augmentation),
     the RNG states must differ between ranks, or every rank applies the same noise to its own
-    shard. Not judged where no training loader splits the data (a full-graph step on every rank:
-    the same noise is what one process computes, and what the converter keeps)."""
+    shard. Not judged where neither a training loader splits the data nor a per-rank draw picks
+    the batches (``rank-seeds``: the runtime switched to seed + rank): a full-graph step on every
+    rank, where the same noise is what one process computes, and what the converter keeps."""
     steps = {rank: {s["n"]: s for s in records.main_steps(rank)} for rank in records.ranks}
     if not records.ranks or not steps[records.ranks[0]]:
         return Row("rng", NA, "no optimizer step")
@@ -128,12 +129,12 @@ def rng(records: Records) -> Row:
             identical[kind] = identical.get(kind, 0) + (same and records.world > 1)
     if not drawn:
         return Row("rng", NA, "the global RNGs (torch, numpy, random) draw nothing between training steps")
-    if not records.training_passes():
+    if not records.training_passes() and not any(records.every("rank-seeds").values()):
         return Row(
             "rng",
             NA,
-            "no training loader splits the data: every rank may compute the one-process step, where the same draws "
-            "on every rank are right (ddpify.seed keeps one stream when no sharded loader starts training)",
+            "no training loader splits the data and no batch is drawn per rank: every rank may compute the one-process "
+            "step, where the same draws on every rank are right (ddpify.seed keeps one stream until batches differ per rank)",
         )
     main = records.main_optimizer(records.ranks[0])
     which = f" (steps of {main})" if main else ""  # the training steps, when several optimizers step

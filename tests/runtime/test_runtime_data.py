@@ -4,6 +4,7 @@ view simulated with launcher variables (loaders need rank()/world_size(), not a 
 from __future__ import annotations
 
 import random
+import sys
 import warnings
 
 import pytest
@@ -312,6 +313,8 @@ def test_shard_a_container_of_loaders_by_role(as_rank, monkeypatch):
     as_rank(1, 2)
     loaders = ddpify.shard({"train": train, "val": val, "classes": 10})
     assert loaders["classes"] == 10 and loaders["val"]._plain is val
+    # not left to chance: a wrapper of an earlier test in this worker, not yet collected, trains
+    monkeypatch.setattr(_data, "training_now", lambda: False)
     whole = sorted(i for batch in as_lists(loaders["train"]) for i in batch)
     assert whole == sorted(range(len(DATA))), "a pass that does not train reads the whole set"
     monkeypatch.setattr(_data, "training_now", lambda: True)
@@ -436,6 +439,20 @@ def test_switch_to_rank_seeds_offsets_by_rank_once(as_rank):
     assert calls == [2**32 - 1, 0]  # (value + rank) % 2**32, applied once
     expected = torch.Generator().manual_seed(43)
     assert torch.equal(torch.rand(3), torch.rand(3, generator=expected))
+
+
+def test_the_switch_tells_verify_where_per_rank_noise_starts(as_rank, monkeypatch):
+    """``ddpify verify`` judges the per-rank noise from the switch on, loader or not."""
+    import types
+
+    notes = []
+    fake = types.SimpleNamespace(note=lambda kind, data: notes.append((kind, data)))
+    monkeypatch.setitem(sys.modules, "ddpify.verify.recorder", fake)
+    as_rank(1, 2)
+    ddpify.switch_to_rank_seeds()
+    ddpify.switch_to_rank_seeds()
+    assert [kind for kind, _ in notes] == ["rank-seeds"]  # once
+    assert notes[0][1]["site"].startswith("test_runtime_data.py:")
 
 
 def test_first_loader_iteration_switches_seeds(as_rank):

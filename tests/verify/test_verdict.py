@@ -183,6 +183,17 @@ def test_the_same_draws_without_a_training_loader_are_the_one_process_step() -> 
     assert row.status == NA and "no training loader splits the data" in row.evidence
 
 
+def test_draws_are_judged_once_batches_are_drawn_per_rank_without_a_loader() -> None:
+    """unseen20p's relgan_iter: batches drawn per rank by ``ddpify.rank_random`` (no loader), after
+    which the runtime switches the seeded RNGs to seed + rank (``rank-seeds``): the noise between
+    steps must then differ per rank, and is judged as with a sharded loader."""
+    switched = {"e": "rank-seeds", "site": "t.py:7"}
+    row = judge_model.rng(records(r0=[switched, step(1, "a"), step(2, "b")], r1=[switched, step(1, "c"), step(2, "d")]))
+    assert row.status == PASS, row
+    row = judge_model.rng(records(r0=[switched, step(1, "a"), step(2, "b")], r1=[switched, step(1, "a"), step(2, "b")]))
+    assert row.status == FAIL, row
+
+
 def test_model_init_that_differs_before_the_broadcast_is_a_note_generated_data_a_failure() -> None:
     wrap = {"e": "wrap", "id": 0, "model": "Net", "site": "t.py:9"}
     row = judge_model.init(records(r0=[{**wrap, "before": "x"}], r1=[{**wrap, "before": "y"}]))
