@@ -168,11 +168,7 @@ class DataFlow:
         """``ix = torch.randint(...)`` that selects data (``data[ix]``): one source per call,
         consumed where its batch is used (where ``get_batch()`` is called when it is returned)."""
         found: list[BatchSource] = []
-        calls = [
-            c
-            for name in ("randint", "randperm", "choice", "permutation", "sample", "choices", "randrange")
-            for c in self.source.calls_by_callee.get(name, [])
-        ]
+        calls = [c for name in sorted({q.rsplit(".", 1)[1] for q in RANDOM}) for c in self.source.calls_by_callee.get(name, [])]
         for call in sorted(calls, key=self.values.start):
             if not self.source.qualified(call.func) & RANDOM:
                 continue

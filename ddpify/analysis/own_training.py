@@ -146,7 +146,7 @@ def called_through_wrapper(
         node = bypass.node
         if bypass.through_module or "." in bypass.method or bypass.method == "forward" or not isinstance(node, cst.Call):
             return (), False
-        if functions.count(function) > 1 or function in forwarding:
+        if function in forwarding or (functions.count(function) > 1 and not _backward_follows(graph.source, node, bypasses)):
             return (), False  # two DDP forwards before one backward: unused parameters become ambiguous
         if klass is not None:
             method = graph.method(klass, bypass.method)
@@ -165,6 +165,25 @@ def called_through_wrapper(
             whole = False
         calls.append(node)
     return tuple(calls), whole
+
+
+def _backward_follows(source: Source, call: cst.Call, bypasses: list[Bypass]) -> bool:
+    """``loss = vae.loss(x)`` then ``loss.backward()`` later in the same block, before any other
+    of the model's calls: one forward, one backward (an inner encoder-only loop and the joint
+    step after it each call the method once per backward)."""
+    statement = source.statement_of(call)
+    block = source.parent(statement) if statement is not None else None
+    if statement is None or not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        return False
+    others = {b.node for b in bypasses} - {call}
+    body = list(block.body)
+    for line in body[body.index(statement) :]:
+        nodes = source.of_types_in(line, cst.Call)
+        if any(n in others for n in nodes):
+            return False
+        if any(callee_name(n) == "backward" for n in nodes):
+            return True
+    return False
 
 
 def trains_itself(source: Source, method: cst.FunctionDef) -> bool:

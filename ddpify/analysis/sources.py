@@ -17,6 +17,7 @@ RANDOM = frozenset(
         "numpy.random.randint",
         "numpy.random.choice",
         "numpy.random.permutation",
+        "numpy.random.random_integers",  # deprecated, inclusive bounds; older scripts still draw with it
         "random.sample",
         "random.choices",
         "random.randint",

@@ -23,7 +23,7 @@ __all__ = ["install"]
 
 MAX_DRAWS_PER_SITE = 20
 # Draws that pick indices: numpy.random's and random's functions and their streams' methods.
-_NUMPY = ("choice", "randint", "permutation")
+_NUMPY = ("choice", "randint", "permutation", "random_integers")
 _RANDOM = ("sample", "choices", "randrange", "randint")
 
 

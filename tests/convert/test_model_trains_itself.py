@@ -232,6 +232,41 @@ def test_two_own_methods_in_one_step_stay_reported() -> None:
     assert [m for m in result.manual if "outside its forward" in m.why], result.manual
 
 
+_AGENT_STEPS = {
+    # an inner loop, then the joint step: each call has its own backward (vae_lagging's burn-in)
+    "inner_loop_then_step": (
+        "for _ in range(2):\n            optimizer.zero_grad()\n            model.evaluate(x, y).backward()\n            optimizer.step()\n"
+        "        optimizer.zero_grad()\n        loss = model.evaluate(x, y)\n        loss.backward()\n        optimizer.step()",
+        True,
+    ),
+    # two branches, one call each
+    "one_per_branch": (
+        "if epoch % 2:\n            loss = model.evaluate(x, y)\n            loss.backward()\n"
+        "        else:\n            loss = 2 * model.evaluate(x, y)\n            loss.backward()\n        optimizer.step()",
+        True,
+    ),
+    # the second call before the first one's backward: two forwards, one backward
+    "two_before_one_backward": (
+        "first = model.evaluate(x, y)\n        second = model.evaluate(x, y)\n        (first + second).backward()\n        optimizer.step()",
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_AGENT_STEPS))
+def test_an_own_method_called_twice_runs_through_the_wrapper_when_each_call_has_its_backward(name: str) -> None:
+    """unseen20q's vae_lagging: ``vae.loss(x)`` in an inner encoder-only loop and again in the
+    joint step after it. Each call's backward comes before the next call: one forward, one
+    backward, as DDP needs. Two calls before one backward stay reported."""
+    step, through = _AGENT_STEPS[name]
+    build = "model = Agent()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)"
+    result = convert_source(_script((_AGENT, build, step)))
+    text = result.output
+    assert (text.count("ddpify.through_ddp(model).evaluate(") == 2) is through, text
+    assert bool([m for m in result.manual if "outside its forward" in m.why]) is not through, result.manual
+    assert convert_source(text).output == text
+
+
 def test_a_method_of_a_project_module_class(tmp_path: Path) -> None:
     """The model's class lives in a sibling module (``import flows as fnn``): its own methods
     are known from that module (``Helper.module_methods``); not proven to run the whole model

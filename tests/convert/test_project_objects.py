@@ -86,10 +86,14 @@ def test_a_method_that_syncs_or_loads_stays_on_every_rank(tmp_path: Path, call: 
 
 
 @pytest.mark.parametrize("exit_call", ["exit(3)", "sys.exit(3)", "quit()"])
-def test_an_exit_on_the_clock_inside_the_training_loop_is_reported(tmp_path: Path, exit_call: str) -> None:
+def test_an_exit_on_the_clock_inside_the_training_loop_is_rank_zeros_decision(tmp_path: Path, exit_call: str) -> None:
+    """Each rank reads its own clock: one that exits alone leaves the others in the next
+    all-reduce. Every rank takes rank 0's decision (``ddpify.agreed``), so all exit together."""
     inside = f"if time.time() - t0 > 600:\n            import sys\n\n            {exit_call}"
     result = _convert(tmp_path, inside=inside)
-    assert any("ends the process (exit)" in m.why and "time.time()" in m.why for m in result.manual), result.manual
+    assert "if ddpify.agreed(time.time() - t0 > 600):" in result.output
+    assert any("ends the process on all ranks together" in c.what and "time.time() reads the clock" in c.what for c in result.changes)
+    assert not any("time.time()" in m.why for m in result.manual), result.manual
 
 
 def test_an_exit_after_training_is_no_divergence(tmp_path: Path) -> None:

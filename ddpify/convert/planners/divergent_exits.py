@@ -13,8 +13,8 @@ from dataclasses import replace
 import libcst as cst
 
 from ddpify.analysis import Analysis
-from ddpify.convert import collectives
-from ddpify.convert.fact_types import Facts
+from ddpify.convert import collectives, rewrites
+from ddpify.convert.fact_types import Facts, NodeRewrite
 from ddpify.convert.planners.file_writes import recording_statement
 from ddpify.convert.record import Recording
 
@@ -40,7 +40,8 @@ def report(recording: Recording, facts: Facts) -> None:
         why = divergence.count_why(loop)
         if why is not None and why.kind != "rank":
             found = collectives.Divergent(test, why.kind, why.reason, recording.line(test))
-            _add(recording, facts, reported, loop, found, "loop")
+            if held or not (isinstance(loop, cst.While) and _agree(recording, facts, loop, found, "loop")):
+                _add(recording, facts, reported, loop, found, "loop")
     exits = [c for c in shared.source.of_types(cst.Call) if shared.source.qualified(c.func) & _EXITS]
     for node in [*shared.source.of_types(cst.Break, cst.Continue, cst.Return), *exits]:
         inner = _training_loop(recording, shared, node)
@@ -50,7 +51,10 @@ def report(recording: Recording, facts: Facts) -> None:
         divergent = shared.context.divergent_condition(statement)
         if divergent is None or divergent.kind == "rank" or not _inside(recording, divergent.node, inner):
             continue
-        _add(recording, facts, reported, recording_statement(recording, divergent.node), divergent, _KINDS.get(type(node), "exit"))
+        kind = _KINDS.get(type(node), "exit")
+        decided = recording_statement(recording, divergent.node)
+        if held or kind == "continue" or not _agree(recording, facts, decided, divergent, kind):
+            _add(recording, facts, reported, decided, divergent, kind)
     if held:
         wrap = ", ".join(f"{h.key} (line {h.items[0].line})" if h.items else h.key for h in facts.held_models)
         for index in range(before, len(facts.manual)):
@@ -63,6 +67,32 @@ def _add(recording: Recording, facts: Facts, reported: set[int], where: cst.CSTN
     if line not in reported:
         reported.add(line)
         facts.manual.append(collectives.exit_item(line, found, kind))
+
+
+def _agree(recording: Recording, facts: Facts, decided: cst.CSTNode, divergent: collectives.Divergent, kind: str) -> bool:
+    """``if ddpify.agreed(burn_pre_loss - burn_cur_loss < 0): break``: every rank takes rank 0's
+    decision, so all leave (or run) the loop together, whichever way rank 0 decides; right for a
+    stop on a per-rank metric, a time budget or a draw. Written where the ``if`` / ``while`` itself
+    is reached alike by every rank (each then asks once) and its test is the decision. Not for a
+    ``continue`` before the backward (a NaN skip: rank 0's answer would let another rank's NaN
+    into the average) nor an ``except`` handler: those are reported."""
+    test = getattr(decided, "test", None)
+    if divergent.kind not in ("data", "clock", "random") or test is not divergent.node or not isinstance(decided, (cst.If, cst.While)):
+        return False
+    if recording.analysis.context.divergent_condition(decided) is not None or test in facts.node_rewrites:
+        return False
+    verb = _VERBS.get(kind, "ends the process")
+    reduce = "; to decide on every rank's data, reduce the value first (torch.distributed.all_reduce)" if divergent.kind == "data" else ""
+    facts.node_rewrites[test] = NodeRewrite(
+        rewrites.agreed,
+        f"{collectives.decision(divergent)} → ddpify.agreed(...), rank 0's decision on every rank: the training loop {verb} "
+        f"on all ranks together ({divergent.reason}; a rank that left alone would leave the others waiting in the "
+        f"gradient all-reduce){reduce}",
+    )
+    return True
+
+
+_VERBS = {"loop": "runs", "break": "stops", "return": "returns"}
 
 
 def _training_loop(recording: Recording, shared: Analysis, node: cst.CSTNode) -> cst.CSTNode | None:

@@ -20,7 +20,7 @@ from ddpify.analysis.loggers import WHOLE
 from ddpify.convert import names, rewrites_io
 from ddpify.convert.fact_types import Facts, NodeRewrite
 from ddpify.convert.planners.calls import runs_companion_code
-from ddpify.convert.planners.rank_zero import already_guarded
+from ddpify.convert.planners.rank_zero import already_guarded, replaces_a_stream
 from ddpify.convert.record import Recording
 from ddpify.tree.cstutil import code, is_simple_reference
 
@@ -55,6 +55,7 @@ def plan_file_writer_classes(recording: Recording, facts: Facts) -> None:
             and helper.writes_files
             and not already_guarded(recording, call)
             and not runs_companion_code(recording, facts, call)
+            and not replaces_a_stream(recording, facts, call)
         ):
             facts.rank_zero_clients.add(call)
 

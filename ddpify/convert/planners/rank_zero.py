@@ -214,3 +214,22 @@ def same_scope_values(recording: Recording, variable: str, function: cst.Functio
     """The values assigned to ``variable`` in ``function`` or at module level: what a name read
     in ``function`` may hold (a value bound in another function is another variable)."""
     return [v for v in recording.values_of(variable) if recording.function_of(v) in (function, None)]
+
+
+STREAMS = frozenset({"sys.stdout", "sys.stderr"})
+
+
+def replaces_a_stream(recording: Recording, facts: Facts, call: cst.Call) -> bool:
+    """``sys.stdout = Logger(path)`` (a tee into a log file) or ``sys.stdout = open(path, 'w')``:
+    a no-op stand-in there would be the other ranks' process-wide stream, which libraries read
+    (``sys.stdout.encoding``: sympy's import, loaded by torch, fails on it). The assignment goes
+    under ``if ddpify.is_main_process():`` instead; the other ranks keep their real stream (and
+    their prints are rank 0's already)."""
+    assign = recording.parent(call)
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not recording.qualified(assign.targets[0].target) & STREAMS:
+        return False
+    statement = recording.parent(assign)
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    facts.main_process_only[statement] = f"{code(assign.targets[0].target)} = {code(call.func)}(...)"
+    return True

@@ -28,6 +28,7 @@ from ddpify.convert.planners.rank_zero import (
     must_run_everywhere,
     on_rank_zero_only,
     ordered_first,
+    replaces_a_stream,
     statement_of,
     write_label,
 )
@@ -74,7 +75,9 @@ def _plan_opens(recording: Recording, facts: Facts, opens: list[cst.Call]) -> se
             writers = [label for c in of_types(block.body, cst.Call) if (label := write_label(recording, c)) in DATA_WRITERS]
             facts.main_process_only[block] = f"{writers[0]} into a file" if writers else "log file written"
             _written_alone(facts, block, writers[0] if writers else "open(..., 'w')", written_path(recording, call))
-        else:  # a kept handle, a checkpoint's file, or a block that also computes: every rank runs it, rank 0 writes
+        elif not replaces_a_stream(
+            recording, facts, call
+        ):  # a kept handle, a checkpoint's file, or a block that also computes: every rank runs it, rank 0 writes
             facts.rank_zero_opens.add(call)
             if isinstance(block, cst.With) and not _saves_checkpoint(recording, block):
                 _written_alone(facts, block, "open(..., 'w')", written_path(recording, call))
