@@ -13,14 +13,15 @@
 # latest.tar - the FILE NAMES carry this process's val loss; --load_optimal_on_plateau: after an LR change the best
 # file is found by globbing p_out and parsing the val losses out of the names, then RELOADED (model + optimizer) and
 # the tensorboard writer reopened with purge_step; SummaryWriter under <repo>/logs/tensorboard/...
-# Data: setup() writes 24 train / 12 val .npz clips (data: 243 float samples, labels: 10 multi-hot) in
+# (--n / --samples_in are left at their defaults 9 / 59049: torchrun rejects a script argument `--n` as an ambiguous
+# abbreviation of its own options.) Data: setup() writes 24 train / 12 val .npz clips (data: 59049 float samples, labels: 10 multi-hot) in
 # dataset/processed/{train,val}. torch.load of the checkpoints needs weights_only=False (they hold a PosixPath):
 # CORPUS_TORCH_LOAD_FULL=1 (as torch < 2.6 loaded).
-# Run: --mode train --device cuda:0 --model samplecnn --n 4 --samples_in 243 --module_filters 16 16 16 32 32 32
+# Run: --mode train --device cuda:0 --model samplecnn --module_filters 8 8 8 16 16 16 16 16 16 32 32
 #      --n_class 10 --batch_size 4 --lr 0.5 --max_epoch 5 --plateau_patience 0 --early_stop_patience 2 --load_optimal_on_plateau
 #      --n_workers 0 --tensorboard_interval 2 --tensorboard_exp_name corpus --p_out ./out
 NAME=mir_samplecnn REPO=MIR_sample_cnn SCRIPT=main.py
-ARGS=(--mode train --device cuda:0 --model samplecnn --n 4 --samples_in 243 --module_filters 16 16 16 32 32 32
+ARGS=(--mode train --device cuda:0 --model samplecnn --module_filters 8 8 8 16 16 16 16 16 16 32 32
       --n_class 10 --batch_size 4 --lr 0.5 --max_epoch 5 --plateau_patience 0 --early_stop_patience 2 --load_optimal_on_plateau
       --n_workers 0 --tensorboard_interval 2 --tensorboard_exp_name corpus --p_out ./out)
 EXTRA_SHIM=/work/corpus-unseen20r/_deps
@@ -33,7 +34,7 @@ r = np.random.RandomState(7)
 for split, n in (("train", 24), ("val", 12)):
     d = "dataset/processed/%s" % split; os.makedirs(d, exist_ok=True)
     for i in range(n):
-        np.savez(os.path.join(d, "clip-%d-seg-1-of-1.npz" % i), data=r.randn(243).astype(np.float32) * 0.1,
+        np.savez(os.path.join(d, "clip-%d-seg-1-of-1.npz" % i), data=r.randn(59049).astype(np.float32) * 0.1,
                  labels=(r.rand(10) < 0.3).astype(np.int64))
 PY
 }
