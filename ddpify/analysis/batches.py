@@ -8,7 +8,8 @@ receive a marked value (each function once per set of marked parameters; their o
 runs of their own, not entered). Branches whose test a known key decides (``if phase == "train":`` for the
 ``"train"`` loader) are skipped; the calls that make, pass on and take batches are in ``batch_calls``. A batch
 handed to a function or method of the project's own modules that trains (``steps.disc_step(real, z)``) reaches a
-training step.
+training step. A name the batch reaches only under ``torch.no_grad()`` holds no autograd graph: a ``.backward()`` of
+that name (the flow is followed by name, not by binding) differentiates another value, not this batch's.
 """
 
 from __future__ import annotations
@@ -199,6 +200,8 @@ class _Walk:
     functions: list[cst.FunctionDef] = field(default_factory=list)
     hits: int = 0
     dotted: bool = False
+    gradless: set[str] = field(default_factory=set)  # marked only by assignments under no_grad
+    graded: set[str] = field(default_factory=set)  # marked by an assignment with gradients on
 
     def result(self) -> Reach:
         return Reach(self.backward, self.indexes, self.returns, self.no_grad, tuple(dict.fromkeys(self.functions)), self.yields)
@@ -253,8 +256,10 @@ class _Walk:
         if isinstance(node, cst.Assign):
             self.expression(node.value)
             if self.reads(node.value):
+                before = set(self.tainted)
                 for target in node.targets:
                     self.taint(target.target)
+                self.gradless_assignment(node, self.tainted - before)
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and node.value is not None:
             self.expression(node.value)
             if self.reads(node.value):
@@ -278,6 +283,8 @@ class _Walk:
             marked = [arg for arg in call.args if self.reads(arg.value)]
             if self.backward is None and _is_backward(call) and not values.callees(call):
                 receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+                if receiver is not None and cstutil.code(receiver) in self.gradless:
+                    receiver = None  # a name the batch reached only under no_grad: no graph to differentiate
                 if marked or (receiver is not None and self.reads(receiver)):
                     self.backward = call
             elif self.backward is None and marked and not values.callees(call) and _project_step(self.batches.source, call):
@@ -350,6 +357,26 @@ class _Walk:
     def _mentions(self, expression: cst.CSTNode, names: frozenset[str]) -> bool:
         """Whether ``expression`` reads one of ``names`` itself (not a value derived from them)."""
         return any(n.value in names for n in cstutil.of_types(expression, cst.Name))
+
+    def gradless_assignment(self, node: cst.Assign, names: set[str]) -> None:
+        """``loss, nll = test(model, val_batches)`` inside ``with torch.no_grad():``: what the
+        batch gives ``loss`` there has no autograd graph, so a ``loss.backward()`` elsewhere
+        differentiates another value bound to the same name (the training step's). Names the
+        batch reaches with gradients on stay marked for backward."""
+        if self.batches.no_grad_around(node, self.constants) is not None or self._gradless_method(node.value):
+            self.gradless |= {n for n in names if n not in self.graded}
+        else:
+            self.graded |= {cstutil.code(t.target) for t in node.targets if cstutil.is_simple_reference(t.target)}
+            self.gradless -= self.graded
+
+    def _gradless_method(self, value: cst.BaseExpression) -> bool:
+        """``loss = loss.mean(dim=-1)`` of a gradless ``loss``: a method of that value given
+        only constants adds no parameter, so no graph either."""
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            if any(cstutil.of_types(a.value, cst.Name) for a in value.args):
+                return False
+            value = value.func.value
+        return isinstance(value, cst.Name) and value.value in self.gradless
 
     def taint(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):

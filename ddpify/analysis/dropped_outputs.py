@@ -6,8 +6,11 @@ read, ``self.probe(x)`` as a statement, a distillation teacher called only under
 gradient in that step, so DDP waits for them unless ``find_unused_parameters=True``.
 
 A value is dropped when no read of its name follows the assignment in the method (a read later
-in the same loop body, or after the loop, uses it; a read earlier in the loop body belongs to
-the next iteration, which the last iteration never has). Several outputs of one call count
+in the same loop body, or after the loop, uses it). A read earlier in the loop body belongs to
+the next iteration, which the last iteration never has: the last of a list of layers then
+produces nothing used; one submodule called in every iteration (``embedding =
+self.embedding(word)`` fed back into the next step) produces values the earlier iterations
+use, so its parameters get their gradient. Several outputs of one call count
 only for submodules of the project's own classes: a ``torch.nn`` module that returns a tuple
 (``out, (h, c) = self.lstm(x)``, attention weights) computes them all from the same parameters."""
 
@@ -59,10 +62,22 @@ def dropped_outputs(graph: CallGraph, klass: cst.ClassDef, root: str = "forward"
             if several and not submodules[attribute]:
                 continue  # a torch.nn module's outputs all come from its parameters
             end = max((order[id(n)] for n in graph.source.of_types_in(small, cst.Name) if id(n) in order), default=-1)
+            start = end if last else _loop_start(graph, small, forward, order)
             for output in outputs:
-                if output == "_" or not any(i > end for i in loads.get(output, [])):
+                if output == "_" or not any(i > end or start < i < end for i in loads.get(output, [])):
                     found.append(f"the {output} output of {what}" if several else f"the output of {what}")
     return tuple(dict.fromkeys([*found, *teachers]))
+
+
+def _loop_start(graph: CallGraph, statement: cst.CSTNode, forward: cst.FunctionDef, order: dict[int, int]) -> int:
+    """The position of the first name in the innermost loop of ``forward`` around ``statement``
+    (reads from there on are the next iteration's), or past the end when it is in no loop."""
+    for ancestor in graph.source.ancestors(statement):
+        if ancestor is forward:
+            break
+        if isinstance(ancestor, (cst.For, cst.While)):
+            return min((order[id(n)] for n in graph.source.of_types_in(ancestor, cst.Name) if id(n) in order), default=len(order))
+    return len(order)
 
 
 def _called_without_gradients(graph: CallGraph, klass: cst.ClassDef, forward: cst.FunctionDef) -> list[str]:

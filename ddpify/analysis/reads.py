@@ -28,8 +28,8 @@ NOT_DRAWS = frozenset(
 # the value a call returns is the same on every rank whatever its arguments
 COLLECTIVES = frozenset({"all_reduce", "all_gather", "all_gather_object", "broadcast", "broadcast_object_list", "all_gather_into_tensor"})
 REDUCING_HELPER = re.compile(r"reduce|gather|broadcast|sync|all_mean|across", re.I)
-# ddpify's runtime functions whose value is rank 0's on every rank (a converted decision)
-AGREED = frozenset({"ddpify.runtime.agreed"})
+# ddpify's runtime functions whose value is the same on every rank (a converted decision)
+AGREED = frozenset({"ddpify.runtime.agreed", "ddpify.runtime.any_rank", "ddpify.runtime.all_ranks"})
 # `losses.append(loss.item())`: the receiver takes the argument
 MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "appendleft", "push", "put", "add_", "copy_"})
 SHAPE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "device", "is_cuda"})

@@ -297,6 +297,18 @@ def agreed(test: cst.CSTNode) -> cst.CSTNode:
     return snippets.expression("agreed", rt=RT, test=code(test))
 
 
+def any_rank(test: cst.CSTNode) -> cst.CSTNode:
+    """``bad >= patience`` → ``ddpify.any_rank(bad >= patience)``: true on every rank once true on one."""
+    assert isinstance(test, cst.BaseExpression)
+    return snippets.expression("any_rank", rt=RT, test=code(test))
+
+
+def all_ranks(test: cst.CSTNode) -> cst.CSTNode:
+    """``time.time() - t0 < budget`` → ``ddpify.all_ranks(...)``: true on every rank while true on all."""
+    assert isinstance(test, cst.BaseExpression)
+    return snippets.expression("all_ranks", rt=RT, test=code(test))
+
+
 def rank_zero_factory(call: cst.Call) -> cst.Call:
     """``SummaryWriter(...)`` → ``ddpify.rank_zero(SummaryWriter)(...)``."""
     return call.with_changes(func=snippets.expression("rank_zero", rt=RT, factory=code(call.func)))

@@ -13,7 +13,7 @@ from ._data import EpochDataLoader, distributed_loader, set_epoch, shard, unshar
 from ._env import Env, detect_env
 from ._io import NullObject, load, print, rank_zero, save
 from ._logging import rank_zero_logging
-from ._metrics import mean_over_ranks
+from ._metrics import all_ranks, any_rank, mean_over_ranks
 from ._model import load_state_dict, prepare_model, prepare_trained, sync_gradients, through_ddp, unwrap, wrapped
 from ._per_process import agreed, device_from, shared_mkdtemp, shared_temporary_directory
 from ._process_group import (
@@ -51,6 +51,8 @@ __all__ = [
     "barrier",
     "agreed",
     "mean_over_ranks",
+    "any_rank",
+    "all_ranks",
     "distributed_loader",
     "EpochDataLoader",
     "set_epoch",

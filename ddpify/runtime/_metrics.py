@@ -1,4 +1,5 @@
-"""Values every rank must agree on: a metric each rank computed from its own shard, averaged."""
+"""Values every rank must agree on: a metric each rank computed from its own shard, averaged; a
+decision each rank took on its own data, made one for all."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import torch.distributed as dist
 
 from ._process_group import is_distributed, world_size
 
-__all__ = ["mean_over_ranks"]
+__all__ = ["mean_over_ranks", "any_rank", "all_ranks"]
 
 
 def mean_over_ranks(value: Any) -> Any:
@@ -32,3 +33,23 @@ def mean_over_ranks(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
         return total.to(device=value.device, dtype=value.dtype)
     return total.item()
+
+
+def any_rank(value: Any) -> bool:
+    """Whether ``value`` is true on any rank, the same answer on every rank.
+
+    ``if ddpify.any_rank(bad >= patience): break``: a rank that left a training loop alone would
+    leave the others waiting in the next gradient all-reduce; with this every rank leaves as soon
+    as one would (a NaN loss, a time budget spent, a shard's early stop). Every rank must call it
+    the same number of times. One process: ``bool(value)``. Reduced on the CPU (gloo)."""
+    if not is_distributed():
+        return bool(value)
+    flag = torch.tensor(1 if value else 0, dtype=torch.int32)
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+    return bool(flag.item())
+
+
+def all_ranks(value: Any) -> bool:
+    """Whether ``value`` is true on every rank, the same answer on every rank:
+    ``while ddpify.all_ranks(time.time() - start < budget):`` runs while every rank would."""
+    return not any_rank(not value)

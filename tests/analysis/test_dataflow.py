@@ -771,3 +771,58 @@ def test_a_function_holding_backward_called_in_a_loop_is_on_the_training_path() 
     assert analysis.dataflow.on_training_path(calls["agent.evaluate(obs)"])
     models = analysis.models.models
     assert [(b.method, b.line) for m in models for b in m.bypasses] == [("evaluate", 4)]
+
+
+_EVALUATED_INTO_A_TRAINING_NAME = """
+import numpy as np
+import torch
+
+
+def test(model, batches):
+    total = 0.0
+    for i in np.random.permutation(len(batches)):
+        total += model.loss(batches[i]).sum().item()
+    return total / len(batches)
+
+
+for epoch in range(3):
+    for batch in train_batches:
+        loss = model.loss(batch)
+        loss = loss.mean(dim=-1)
+        loss.backward()
+        optimizer.step()
+    with torch.no_grad():
+        {evaluation}
+"""
+
+
+@pytest.mark.parametrize(
+    ("evaluation", "role"),
+    [
+        # unseen20q's vae_lagging: the validation loss lands in ``loss``, the name the next
+        # epoch's training step rebinds and differentiates; under no_grad it has no graph
+        ("loss = test(model, val_batches)", Role.EVAL),
+        ("loss, acc = test(model, val_batches), 0.0", Role.EVAL),
+    ],
+)
+def test_a_value_computed_under_no_grad_never_reaches_a_backward_of_its_name(evaluation: str, role: Role) -> None:
+    source = only(_EVALUATED_INTO_A_TRAINING_NAME.format(evaluation=evaluation), Kind.RANDOM_INDEX)
+    assert source.role is role, source.consumers
+
+
+def test_a_batch_prepared_under_no_grad_still_trains() -> None:
+    """``with torch.no_grad(): xb = augment(data[ix])`` then ``model(xb).backward()``: the
+    prepared batch has no graph, the model's output does."""
+    text = """
+        import numpy as np
+        import torch
+        for step in range(100):
+            idx = np.random.choice(len(X), 32)
+            with torch.no_grad():
+                xb = X[idx] * 2
+            loss = model(xb)
+            loss = loss.mean()
+            loss.backward()
+    """
+    source = only(text, Kind.RANDOM_INDEX)
+    assert source.role is Role.TRAIN, source.consumers

@@ -4,7 +4,7 @@ wrap gets ``find_unused_parameters=True``. So does a distillation teacher the fo
 without gradients (under ``no_grad`` or ``set_grad_enabled(False)``, or detached). Spellings: a head's output assigned and never read,
 a submodule called as a statement, ``_`` for one output of a project-class block, one stream of
 a loop over a module list kept after the loop. Not dropped: outputs read later (also later in
-the same loop body), and the extra outputs of a ``torch.nn`` module (an LSTM's hidden state is
+the same loop body, or by the next iteration when one submodule runs in every iteration), and the extra outputs of a ``torch.nn`` module (an LSTM's hidden state is
 computed from the same parameters as its output)."""
 
 from __future__ import annotations
@@ -55,6 +55,11 @@ _DROPPED = {
     "a submodule called as a statement": (_AUX, "        h = self.body(x)\n        self.aux_head(h)\n        return self.head(h)"),
     "one output of a block as _": (_BLOCK, "        h, _ = self.block(x, x)\n        return self.head(h)"),
     "one stream after a loop": (_LAYERS, "        v, h = x, x\n        for layer in self.layers:\n            v, h = layer(v, h)\n        return self.head(h)"),
+    # the last layer's v is read by the next iteration only, which never comes: still dropped
+    "one stream read back at the top of the loop": (
+        _LAYERS,
+        "        v, h = x, x\n        for layer in self.layers:\n            h = h + v\n            v, h = layer(v, h)\n        return self.head(h)",
+    ),
 }
 _TEACHER = _BODY + "\n        self.teacher = nn.Linear(8, 8)"
 _DROPPED.update(
@@ -76,6 +81,16 @@ _KEPT = {
     "read later in the loop body": (
         _LAYERS,
         "        v, h = x, x\n        for layer in self.layers:\n            v, h = layer(v, h)\n            h = h + v\n        return self.head(h)",
+    ),
+    # unseen20q's sat_caption: the same submodule every step, its output fed into the next step
+    # (greedy decoding); only the last step's is unread, and its parameters have the others'
+    "one submodule's output fed back into the next step": (
+        _BODY,
+        "        h, out = x, x\n        for t in range(3):\n            h = torch.tanh(h + out)\n            out = self.body(h)\n        return self.head(h)",
+    ),
+    "a while loop's carried value": (
+        _BODY,
+        "        h, n = x, 0\n        while n < 3:\n            z = h * 2\n            h = self.body(z)\n            n += 1\n        return self.head(z)",
     ),
     "an LSTM's hidden state": (
         "        self.lstm = nn.LSTM(8, 8, batch_first=True)",

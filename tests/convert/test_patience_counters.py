@@ -1,7 +1,7 @@
 """Issue 20, class 8: early stopping on a patience counter (``if total < best: bad = 0 else:
 bad += 1`` then ``if bad >= patience: break``) decided from each rank's own shard: the counter
-follows the test it is assigned under, so the ``break`` becomes rank 0's decision on every rank
-(ranks that left the loop early alone would leave the others waiting in the all-reduce). A
+follows the test it is assigned under, so every rank stops once one would (``ddpify.any_rank``;
+a rank that left the loop alone would leave the others waiting in the all-reduce). A
 counter under a test every rank decides alike (``epoch % 2``) stays as written."""
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ for epoch in range(50):
 
 @pytest.mark.parametrize(("test", "reported"), [("total < best", True), ("epoch % 2 == 0", False)])
 def test_a_patience_counter_follows_the_test_it_is_counted_under(test: str, reported: bool) -> None:
-    """Counted under a test of each rank's own shard total, the stop is rank 0's decision on
-    every rank (``ddpify.agreed``); counted under the epoch number, it stays as written."""
+    """Counted under a test of each rank's own shard total, every rank stops once one would
+    (``ddpify.any_rank``); counted under the epoch number, it stays as written."""
     result = convert_source(_SCRIPT.format(test=test))
-    assert ("if ddpify.agreed(bad >= patience):" in result.output) is reported, result.output
+    assert ("if ddpify.any_rank(bad >= patience):" in result.output) is reported, result.output
     assert not any("bad >= patience" in m.why for m in result.manual), result.manual

@@ -1,10 +1,12 @@
 """Training loops the ranks may leave, or run, a different number of times. Once the model is
 wrapped, every backward all-reduces gradients with all ranks: a rank that breaks out of the
 loop, returns, or skips a step's backward while the others go on leaves them waiting in the
-all-reduce. Reported when the decision reads values the ranks may see differently
+all-reduce. Where the decision reads values the ranks may see differently
 (``ddpify.analysis.divergence``): cleanRL's ``if approx_kl > args.target_kl: break`` over each
-rank's own minibatches, a ``while time.time() - start < budget:`` loop, ``if loss.isnan():
-continue`` before the backward, GAN_stability's ``if time.time() - t0 > restart: exit(3)``."""
+rank's own minibatches, a ``while time.time() - start < budget:`` loop, GAN_stability's ``if
+time.time() - t0 > restart: exit(3)``, every rank leaves once one would (``ddpify.any_rank``,
+``ddpify.all_ranks``); ``if loss.isnan(): continue`` before the backward, and a decision the
+ranks do not all reach, are reported."""
 
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ def report(recording: Recording, facts: Facts) -> None:
         why = divergence.count_why(loop)
         if why is not None and why.kind != "rank":
             found = collectives.Divergent(test, why.kind, why.reason, recording.line(test))
-            if held or not (isinstance(loop, cst.While) and _agree(recording, facts, loop, found, "loop")):
+            if held or not (isinstance(loop, cst.While) and _taken_together(recording, facts, loop, found, "loop")):
                 _add(recording, facts, reported, loop, found, "loop")
     exits = [c for c in shared.source.of_types(cst.Call) if shared.source.qualified(c.func) & _EXITS]
     for node in [*shared.source.of_types(cst.Break, cst.Continue, cst.Return), *exits]:
@@ -53,7 +55,7 @@ def report(recording: Recording, facts: Facts) -> None:
             continue
         kind = _KINDS.get(type(node), "exit")
         decided = recording_statement(recording, divergent.node)
-        if held or kind == "continue" or not _agree(recording, facts, decided, divergent, kind):
+        if held or kind == "continue" or not _taken_together(recording, facts, decided, divergent, kind):
             _add(recording, facts, reported, decided, divergent, kind)
     if held:
         wrap = ", ".join(f"{h.key} (line {h.items[0].line})" if h.items else h.key for h in facts.held_models)
@@ -69,30 +71,39 @@ def _add(recording: Recording, facts: Facts, reported: set[int], where: cst.CSTN
         facts.manual.append(collectives.exit_item(line, found, kind))
 
 
-def _agree(recording: Recording, facts: Facts, decided: cst.CSTNode, divergent: collectives.Divergent, kind: str) -> bool:
-    """``if ddpify.agreed(burn_pre_loss - burn_cur_loss < 0): break``: every rank takes rank 0's
-    decision, so all leave (or run) the loop together, whichever way rank 0 decides; right for a
-    stop on a per-rank metric, a time budget or a draw. Written where the ``if`` / ``while`` itself
-    is reached alike by every rank (each then asks once) and its test is the decision. Not for a
-    ``continue`` before the backward (a NaN skip: rank 0's answer would let another rank's NaN
-    into the average) nor an ``except`` handler: those are reported."""
+def _taken_together(recording: Recording, facts: Facts, decided: cst.CSTNode, divergent: collectives.Divergent, kind: str) -> bool:
+    """``if ddpify.any_rank(bad >= patience): break``, ``while ddpify.all_ranks(time.time() - t0 <
+    budget):``: every rank leaves the loop as soon as one rank would (a NaN loss, a spent
+    budget, a shard's early stop), so all leave together whichever way each decides. Written
+    where every rank reaches the ``if`` / ``while`` alike (each then asks once) and its test is
+    the decision. Not for a ``continue`` (the others would go on into a backward that rank skips)
+    nor an ``except`` handler: those are reported."""
     test = getattr(decided, "test", None)
     if divergent.kind not in ("data", "clock", "random") or test is not divergent.node or not isinstance(decided, (cst.If, cst.While)):
         return False
     if recording.analysis.context.divergent_condition(decided) is not None or test in facts.node_rewrites:
         return False
-    verb = _VERBS.get(kind, "ends the process")
-    reduce = "; to decide on every rank's data, reduce the value first (torch.distributed.all_reduce)" if divergent.kind == "data" else ""
+    stays = kind == "loop"  # the loop runs while the test holds: on while it holds on every rank
+    helper = "all_ranks" if stays else "any_rank"
+    verb = (
+        "runs while it holds on every rank"
+        if stays
+        else f"{_VERBS.get(kind, 'ends the process')} on all ranks as soon as one rank's test says so"
+    )
+    reduce = (
+        "; to decide on every rank's data together, reduce the value first (torch.distributed.all_reduce)"
+        if divergent.kind == "data"
+        else ""
+    )
     facts.node_rewrites[test] = NodeRewrite(
-        rewrites.agreed,
-        f"{collectives.decision(divergent)} → ddpify.agreed(...), rank 0's decision on every rank: the training loop {verb} "
-        f"on all ranks together ({divergent.reason}; a rank that left alone would leave the others waiting in the "
-        f"gradient all-reduce){reduce}",
+        rewrites.all_ranks if stays else rewrites.any_rank,
+        f"{collectives.decision(divergent)} → ddpify.{helper}(...): the training loop {verb} ({divergent.reason}; a rank that "
+        f"left alone would leave the others waiting in the gradient all-reduce){reduce}",
     )
     return True
 
 
-_VERBS = {"loop": "runs", "break": "stops", "return": "returns"}
+_VERBS = {"break": "stops", "return": "returns"}
 
 
 def _training_loop(recording: Recording, shared: Analysis, node: cst.CSTNode) -> cst.CSTNode | None:

@@ -5,8 +5,11 @@ the next free run folder. Each rank lists the folder at its own moment; once ran
 kdstudy_distill crashed so). The value becomes ``ddpify.agreed(...)``: rank 0's name on every
 rank, asked before any rank creates it (every rank reaches the call); one process keeps its own.
 
-Only a listing reduced to one value counts (``len``, ``max``, ``min``, ``sorted(...)[-1]``): a
-list of data files (``files = sorted(glob.glob("data/*.png"))``) is the same on every rank.
+Only a listing reduced to one value counts (``len``, ``max``, ``min``, ``sorted(...)[-1]``), there
+or through the name it is kept in (``versions = glob.glob("runs/version_*")`` then
+``f"version_{len(versions)}"``; ``ids = [int(p[8:]) for p in os.listdir(root)]`` then
+``max(ids) + 1``): the listing itself is then rank 0's. A list of data files (``files =
+sorted(glob.glob("data/*.png"))``) only iterated is the same on every rank.
 
 The same name found by probing (``while os.path.exists(d): run += 1; d = f"out/{title}-{run}"``,
 unseen20p's RelativisticGAN; ``for i in count(): if not os.path.isdir(d): break``): a rank that
@@ -23,7 +26,7 @@ from ddpify.convert.planners.directories import asks_rank_zero, tests_existence
 from ddpify.convert.planners.rank_zero import on_rank_zero_only
 from ddpify.convert.planners.set_orders import once_on_every_rank
 from ddpify.convert.record import Recording
-from ddpify.tree.cstutil import code
+from ddpify.tree.cstutil import code, of_types
 
 _LISTINGS = frozenset({"os.listdir", "os.scandir", "glob.glob", "glob.iglob"})
 _REDUCERS = frozenset({"builtins.len", "builtins.max", "builtins.min"})
@@ -34,7 +37,7 @@ def plan(recording: Recording, facts: Facts) -> None:
     if not facts.wraps_models():
         return
     for call in recording.analysis.source.of_types(cst.Call):
-        if not recording.qualified(call.func) & _LISTINGS or not _reduced(recording, call):
+        if not recording.qualified(call.func) & _LISTINGS or not (_reduced(recording, call) or _kept_then_reduced(recording, call)):
             continue
         assign = next((a for a in recording.ancestors(call) if isinstance(a, cst.Assign)), None)
         if assign is None or assign.value in facts.node_rewrites or asks_rank_zero(recording, assign.value):
@@ -42,9 +45,11 @@ def plan(recording: Recording, facts: Facts) -> None:
         if not once_on_every_rank(recording, assign):
             continue
         target = code(assign.targets[0].target)
+        reduced = _reduced(recording, call)
+        what = "is named from what the folder holds" if reduced else "lists the folder a name is counted from"
         facts.node_rewrites[assign.value] = NodeRewrite(
             rewrites.agreed,
-            f"{target} is named from what the folder holds ({code(call)[:50]}): ddpify.agreed(...) gives every rank rank 0's name, "
+            f"{target} {what} ({code(call)[:50]}): ddpify.agreed(...) gives every rank rank 0's {'name' if reduced else 'listing'}, "
             "asked before any rank creates it (a rank that lists the folder after rank 0 made its run folder would name another)",
         )
 
@@ -76,6 +81,37 @@ def _breaks_a_loop(recording: Recording, test: cst.If) -> bool:
         and block is not None
         and isinstance(recording.parent(block), (cst.For, cst.While))
     )
+
+
+def _kept_then_reduced(recording: Recording, listing: cst.Call) -> bool:
+    """``versions = glob.glob(p)`` / ``sorted(...)`` / a comprehension over the listing, kept in
+    a name that a later assignment of the same scope reduces to one value (``len(versions)``,
+    ``max(ids)``, ``max(int(v[8:]) for v in versions)``, ``sorted(ids)[-1]``)."""
+    node: cst.CSTNode = listing
+    while isinstance(parent := recording.parent(node), (cst.Arg, cst.Call, cst.CompFor, cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+        if isinstance(parent, cst.Call) and not recording.qualified(parent.func) & _KEEPERS:
+            return False
+        node = parent
+    if not isinstance(parent, cst.Assign) or parent.value is not node or not isinstance(parent.targets[0].target, cst.Name):
+        return False
+    name = parent.targets[0].target.value
+    scope = recording.function_of(parent) or recording.module
+    for call in recording.analysis.source.of_types_in(scope, cst.Call):
+        if call.args and recording.qualified(call.func) & (_REDUCERS | {"builtins.sorted"}) and _reads(call.args[0].value, name):
+            if recording.qualified(call.func) & _REDUCERS or isinstance(recording.parent(call), cst.Subscript):
+                return any(isinstance(a, cst.Assign) for a in recording.ancestors(call))
+    return False
+
+
+def _reads(expression: cst.BaseExpression, name: str) -> bool:
+    """``versions``, or a comprehension over it."""
+    if isinstance(expression, cst.Name):
+        return expression.value == name
+    comps = [c for c in of_types(expression, cst.CompFor) if isinstance(c.iter, cst.Name) and c.iter.value == name]
+    return isinstance(expression, (cst.GeneratorExp, cst.ListComp)) and bool(comps)
+
+
+_KEEPERS = frozenset({"builtins.sorted", "builtins.list", "builtins.tuple"})
 
 
 def _reduced(recording: Recording, listing: cst.Call) -> bool:

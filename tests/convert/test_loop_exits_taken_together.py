@@ -1,9 +1,10 @@
 """Issue 20, class 8: a training loop the ranks may leave, or run, a different number of times
-(a stop on each rank's own loss, a time budget, a draw). Converted, every rank takes rank 0's
-decision (``ddpify.agreed(test)``): all ranks leave together whichever way rank 0 decides, where
-a rank that left alone would leave the others waiting in the next gradient all-reduce. Written
-where every rank reaches the ``if`` / ``while`` alike; a ``continue`` before the backward (a NaN
-skip) and a decision under another per-rank decision stay reported."""
+(a stop on each rank's own loss, a time budget, a draw). Converted, every rank leaves as soon as
+one rank would (``ddpify.any_rank(test)`` for a ``break`` / ``return`` / exit,
+``ddpify.all_ranks(test)`` for a ``while`` test): all ranks leave together, where a rank that
+left alone would leave the others waiting in the next gradient all-reduce. Written where every
+rank reaches the ``if`` / ``while`` alike; a ``continue`` before the backward (a NaN skip) and a
+decision under another per-rank decision stay reported."""
 
 from __future__ import annotations
 
@@ -39,47 +40,47 @@ if __name__ == "__main__":
 """
 
 AGREED = {
-    "break_on_own_loss": ("        if running < target:\n            break", "if ddpify.agreed(running < target):", "stops"),
-    "return_on_budget": ("        if time.time() - start > budget:\n            return model", "if ddpify.agreed(time.time() - start > budget):", "returns"),
+    "break_on_own_loss": ("        if running < target:\n            break", "if ddpify.any_rank(running < target):", "stops"),
+    "return_on_budget": ("        if time.time() - start > budget:\n            return model", "if ddpify.any_rank(time.time() - start > budget):", "returns"),
     "elif_break": (
         "        if epoch > 100:\n            break\n        elif running < target:\n            break",
-        "elif ddpify.agreed(running < target):",
+        "elif ddpify.any_rank(running < target):",
         "stops",
     ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(AGREED))
-def test_a_per_rank_stop_becomes_rank_zeros_decision(name: str) -> None:
+def test_a_per_rank_stop_stops_every_rank_once_one_would(name: str) -> None:
     after, expected, verb = AGREED[name]
     result = convert_source(_SCRIPT.format(after=after))
     assert expected in result.output, result.output
-    assert any("ddpify.agreed(...)" in c.what and f"the training loop {verb} on all ranks together" in c.what for c in result.changes), result.changes
+    assert any(f"ddpify.any_rank(...): the training loop {verb} on all ranks as soon as one" in c.what for c in result.changes), result.changes
     assert not any("may decide differently" in m.why for m in result.manual), result.manual
-    assert convert_source(result.output).output == result.output  # agreed: the same on every rank
+    assert convert_source(result.output).output == result.output  # any_rank: the same on every rank
 
 
-def test_a_loop_run_while_a_per_rank_loss_is_high_asks_rank_zero_each_time() -> None:
+def test_a_loop_run_while_a_per_rank_loss_is_high_runs_while_it_is_on_every_rank() -> None:
     script = _SCRIPT.replace("    for epoch in range(10):\n        running = 0.0\n", "    running, epoch = 1.0, 0\n    while running > target:\n        running = 0.0\n")
     result = convert_source(script.format(after="        epoch += 1"))
-    assert "while ddpify.agreed(running > target):" in result.output, result.output
+    assert "while ddpify.all_ranks(running > target):" in result.output, result.output
 
 
 def test_a_stop_under_another_per_rank_decision_stays_reported() -> None:
-    """Only the ranks that pass the outer test would ask: rank 0's answer cannot reach them all."""
+    """Only the ranks that pass the outer test would ask: the others would not join the reduction."""
     result = convert_source(_SCRIPT.format(after="        if time.time() - start > budget:\n            if running < target:\n                break"))
-    assert "ddpify.agreed(running < target)" not in result.output, result.output
+    assert "ddpify.any_rank(running < target)" not in result.output, result.output
     assert any("stops early (break)" in m.why for m in result.manual), result.manual
 
 
 def test_a_nan_skip_before_the_backward_stays_reported() -> None:
-    """``if torch.isnan(loss): continue``: rank 0's answer would let another rank's NaN into the average."""
+    """``if torch.isnan(loss): continue``: the ranks that go on would run a backward the others skip."""
     script = _SCRIPT.replace("            loss.backward()\n", "            if torch.isnan(loss):\n                continue\n            loss.backward()\n")
     result = convert_source(script.format(after=""))
-    assert "ddpify.agreed" not in result.output, result.output
+    assert "any_rank" not in result.output, result.output
     assert any("skips the rest of a step (continue)" in m.why for m in result.manual), result.manual
 
 
 def test_an_epoch_count_stop_stays_as_written() -> None:
     result = convert_source(_SCRIPT.format(after="        if epoch == 3:\n            break"))
-    assert "ddpify.agreed" not in result.output and "if epoch == 3:" in result.output
+    assert "any_rank" not in result.output and "if epoch == 3:" in result.output
