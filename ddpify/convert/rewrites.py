@@ -199,6 +199,12 @@ def through_ddp(call: cst.CSTNode) -> cst.CSTNode:
     return call.with_changes(func=call.func.with_changes(value=snippets.expression("through_ddp", rt=RT, model=code(owner))))
 
 
+def unwrapped_callee(model: cst.CSTNode) -> cst.CSTNode:
+    """``gen`` of ``gen(x)`` → ``ddpify.unwrap(gen)``: the forward runs on the plain module."""
+    assert isinstance(model, cst.BaseExpression)
+    return unwrapped(model)
+
+
 def unwrapped_state_dict(call: cst.Call) -> cst.Call:
     """``model.state_dict()`` → ``ddpify.unwrap(model).state_dict()``: no ``module.`` keys."""
     func = call.func

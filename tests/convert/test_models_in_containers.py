@@ -119,7 +119,7 @@ def test_moves_after_the_optimizers_come_before_the_wrap(tmp_path: Path) -> None
         "    for x in loader:\n        nets['generator'](x).mean().backward()\n        optims['generator'].step()\n"
     )
     result = _convert(tmp_path, text)
-    assert "        net.to(args.device)\n    ddpify.prepare_trained(nets, optims)\n" in result.output
+    assert "        net.to(ddpify.device_from(args.device))\n    ddpify.prepare_trained(nets, optims)\n" in result.output
     assert "prepare_model(net)" not in result.output
 
 

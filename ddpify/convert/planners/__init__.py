@@ -71,6 +71,7 @@ from ddpify.convert.planners import (
     progress,
     project_writers,
     random_data,
+    rank_zero_forwards,
     rank_zero_values,
     reduced_metrics,
     reloads,
@@ -137,6 +138,7 @@ PLANNERS: tuple[Planner, ...] = (
     loop_shapes.plan,  # set_epoch taken back from batch loops and loaders that may not exist there
     file_writes.plan,  # open(p, "wb+") / "a+" / "r+", Path.write_text: one rank writes
     rank_zero_values.plan,  # values read off rank-0 objects (writer.log_dir) on every rank
+    rank_zero_forwards.plan,  # a DDP model's forward in code only rank 0 runs (`if writer:`): the plain module
     own_methods.report,  # the model's own members out of reach in another file's function
     interactive.report,  # input() on ranks without a terminal
     batch_coupling.report,  # the split batch size in another file's code; summed losses

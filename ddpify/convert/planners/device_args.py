@@ -10,7 +10,9 @@ under a launcher a CUDA device (or GPU index) there is the rank's own GPU, ``cud
 does. A string built from the option (``f"cuda:{args.gpu}"``) is wrapped whole.
 
 An option read is ``<holder>.<dest>`` where ``dest`` is an option this file declares with a
-device-like name (``--device``, ``--gpu``, ``--gpu_id``...) and the holder was assigned
+device-like name (``--device``, ``--gpu``, ``--gpu_id``...), or, in a file whose models are DDP
+models, a device-like attribute of a namespace handed in as a parameter (``def main(args):``,
+the options parsed by another file), and the holder was assigned
 ``parse_args()`` (or a call named like it), or is named like one (``args``, ``opt``, ``cfg``,
 ``self.args``): a documented heuristic, since the parsed namespace has no type to go by.
 """
@@ -35,6 +37,8 @@ _NOT_A_VALUE = frozenset({"store_true", "store_false", "store_const", "count", "
 def plan(recording: Recording, facts: Facts) -> None:
     """``ddpify.device_from(...)`` around each device-option read used as a device."""
     options = _device_options(recording)
+    if facts.wraps_models() or facts.models_from_caller:
+        options |= _handed_in_options(recording)
     if not options:
         return
     for value in _device_positions(recording):
@@ -104,6 +108,24 @@ def _device_options(recording: Recording) -> set[str]:
             name = long[0].lstrip("-").replace("-", "_") if long else ""
         if names.DEVICE_OPTION.match(name):
             found.add(name)
+    return found
+
+
+def _handed_in_options(recording: Recording) -> set[str]:
+    """Device options parsed by another file and handed in with the namespace (unseen20r's
+    mir_samplecnn: main.py declares ``--device`` with default ``cuda:0``, train.py's
+    ``main(args)`` reads ``torch.device(args.device)``): device-like attributes of a parameter
+    named like an options holder. Only in a file whose models are DDP models, where every rank
+    would otherwise take that one GPU; ``device_from`` keeps a value already the rank's own."""
+    found: set[str] = set()
+    for function in (f for functions in recording.analysis.source.functions.values() for f in functions):
+        params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
+        holders = {p for p in params if names.OPTION_HOLDER.match(p)}
+        if not holders:
+            continue
+        for node in of_types(function.body, cst.Attribute):
+            if isinstance(node.value, cst.Name) and node.value.value in holders and names.DEVICE_OPTION.match(node.attr.value):
+                found.add(node.attr.value)
     return found
 
 
