@@ -632,3 +632,40 @@ def test_a_gradient_penalty_on_one_element_of_the_forward_is_rewritten():
     """)
     assert "(penalty + 0.0 * out.sum()).backward()" in result.output
     assert not [m for m in result.manual if "create_graph" in m.why]
+
+
+@pytest.mark.parametrize(
+    ("loss", "zero_term"),
+    [
+        # unseen20r's ct-gan: the penalty and both plain critic forwards in one loss
+        ("D(fake).mean() - D(real).mean() + 10 * gp", False),
+        # the plain forwards through a name bound before
+        ("wgan + 10 * gp", False),
+        # the penalty alone, though a plain forward ran earlier for another loss
+        ("10 * gp", True),
+    ],
+)
+def test_a_penalty_in_one_loss_with_plain_forwards_needs_no_zero_term(loss: str, zero_term: bool) -> None:
+    """A plain forward of the critic in the same backward reaches every parameter already: the
+    ``0.0 * out.sum()`` term (and its change line) is only for a penalty's own backward."""
+    result = convert(f"""\
+        import torch
+        from torch import autograd
+
+        D = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+        optimizer = torch.optim.SGD(D.parameters(), lr=0.1)
+        for step in range(3):
+            real, fake = torch.randn(8, 4), torch.randn(8, 4)
+            logged = D(real).mean().item()
+            wgan = D(fake).mean() - D(real).mean()
+            x = torch.randn(8, 4, requires_grad=True)
+            out = D(x)
+            grad = autograd.grad(outputs=out, inputs=x, grad_outputs=torch.ones_like(out), create_graph=True)[0]
+            gp = ((grad.norm(2, dim=1) - 1) ** 2).mean()
+            d_loss = {loss}
+            optimizer.zero_grad()
+            d_loss.backward()
+            optimizer.step()
+    """)
+    assert ("(d_loss + 0.0 * out.sum()).backward()" in result.output) is zero_term, result.output
+    assert not [m for m in result.manual if "create_graph" in m.why]

@@ -7,7 +7,9 @@ The first ``backward()`` after it, in the same function, of a loss computed from
 gets ``0.0 * out.sum()`` added (``(d_loss_gp + 0.0 * out.sum()).backward()``): every parameter
 is then in the backward, with a zero gradient where the penalty does not reach it, and the
 values are unchanged. Where that loss or ``out`` cannot be named there, it is reported at the
-``autograd.grad`` call with the same fix."""
+``autograd.grad`` call with the same fix. A loss that also reads a plain forward of the model
+(WGAN-GP's critic loss in one backward: ``D(fake).mean() - D(real).mean() + 10 * gp``) already
+reaches every parameter and is left as it is."""
 
 from __future__ import annotations
 
@@ -36,6 +38,8 @@ def report(recording: Recording, facts: Facts) -> None:
         receiver = _penalty_backward(recording, call) if is_simple_reference(outputs) else None  # type: ignore[arg-type]
         if receiver is not None and f"0.0 * {out}.sum()" in code(receiver):
             continue  # converted already
+        if receiver is not None and _plain_forward_in(recording, receiver, model, outputs):  # type: ignore[arg-type]
+            continue  # WGAN-GP in one loss: D(real) and D(fake) reach every parameter already
         if receiver is not None:
             loss = code(receiver)
             facts.node_rewrites[receiver] = NodeRewrite(
@@ -84,6 +88,38 @@ def _penalty_backward(recording: Recording, grad_call: cst.Call) -> cst.BaseExpr
             if _mentions(source, func.value, tainted):
                 return func.value
     return None
+
+
+def _plain_forward_in(recording: Recording, loss: cst.BaseExpression, model: str, outputs: cst.BaseExpression) -> bool:
+    """``d_loss = D(fake).mean() - D(real).mean() + 10 * gp``: the loss also reads a forward of
+    ``model`` other than the one the penalty differentiates (followed back through the names
+    bound before the backward in its function, four deep): that forward puts every parameter in
+    the backward, so no zero term is needed (ct-gan's critic step)."""
+    source = recording.analysis.source
+    function = source.enclosing_function(loss)
+    scope: cst.CSTNode = function if function is not None else source.module
+    end = recording.line(loss)
+    differentiated = {code(outputs)}
+    wanted = {n.value for n in [loss, *source.of_types_in(loss, cst.Name)] if isinstance(n, cst.Name)}
+    values: list[cst.BaseExpression] = [loss]
+    for _ in range(4):
+        for bound in source.of_types_in(scope, cst.Assign):
+            names = {n.value for t in bound.targets for n in source.of_types_in(t.target, cst.Name)}
+            if recording.line(bound) < end and names & wanted and bound.value not in values:
+                values.append(bound.value)
+                wanted |= {n.value for n in source.of_types_in(bound.value, cst.Name)}
+    for value in values:
+        for call in source.of_types_in(value, cst.Call):
+            if code(call.func).removesuffix(".forward") == model and code(call) not in differentiated:
+                holder = source.parent(call)
+                into = (
+                    {n.value for t in holder.targets for n in source.of_types_in(t.target, cst.Name)}
+                    if isinstance(holder, cst.Assign)
+                    else set()
+                )
+                if not into & differentiated:  # `out, _ = D(x)`: the forward the penalty differentiates
+                    return True
+    return False
 
 
 def _mentions(source: object, node: cst.CSTNode, names: set[str]) -> bool:
