@@ -58,12 +58,13 @@ def _stand_ins(recording: Recording, facts: Facts) -> set[str]:
 
 def _rank_zero_region(recording: Recording, call: cst.Call, stand_ins: set[str]) -> cst.CSTNode | None:
     """The ``if`` body (or the statement) around ``call`` that only rank 0 runs, else None."""
+    child: cst.CSTNode = call
     for ancestor in recording.ancestors(call):
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
             break
-        if isinstance(ancestor, cst.If) and any(a is ancestor.body for a in recording.ancestors(call)):
-            if _tests_stand_in(ancestor.test, stand_ins):
-                return ancestor.body
+        if isinstance(ancestor, cst.If) and child is ancestor.body and _tests_stand_in(ancestor.test, stand_ins):
+            return ancestor.body
+        child = ancestor
     if already_guarded(recording, call):
         statement = next((a for a in recording.ancestors(call) if isinstance(a, cst.BaseCompoundStatement)), None)
         return statement if statement is not None else call
