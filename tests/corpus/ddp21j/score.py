@@ -24,7 +24,7 @@ CAT = {"DDP001": "missing-set-epoch", "DDP002": "shuffle-with-sampler", "DDP003"
        "DDP032": "other:local-rank-as-global-rank", "DDP033": "other:global-rank-as-device",
        "DDP034": "seed-in-parent", "DDP031": "other:workers-per-cpu-count",
        "DDP035": "other:sampler-seed-per-rank",
-       "DDP036": "unreduced-metric",
+       "DDP036": "unreduced-metric", "DDP037": "other:write-every-rank",
        "DDP023": "other:module-of-unwrapped", "DDP019": "other:params-changed-after-wrap"}
 UNJUDGED = {"DDP021": "performance advice outside the checklist; not judged"}
 DDP030_REASON = ("no destroy_process_group: the group is torn down at process exit; not a DDP problem in these "
@@ -58,6 +58,16 @@ MT = "MeshTransformer/metro/tools/run_metro_bodymesh.py"
 # judged padded-eval problem is in run_validate (428): DistributedSampler(shuffle=False), BatchSampler drop_last=False
 MANUAL[(MT, 699, "DDP015")] = (MT, 428)
 MANUAL[(MT, 706, "DDP015")] = (MT, 428)
+# --- added at d223e15 (split A)
+TL = "transfer-learning-conv-ai/train.py"
+fp(TL, (75, 95, 105, 112, 113, 142, 151, 170, 202), "DDP012", "logger level set by a rank test",
+   "logging.basicConfig(level=INFO if args.local_rank in [-1, 0] else WARN) at 140 runs before every one of these "
+   "logger.info calls (train() 142-170, get_data_loaders via 171, the evaluator's inference 202): INFO lines print on "
+   "local rank 0 only; the files that import train.py (interact.py, convai_evaluation.py) are single-process and call "
+   "none of these functions (the per-node copy on multi-node is the judged local-rank-guard at 239/140)")
+PI = "pytorch_image_classification/train.py"
+MANUAL[(PI, 365, "DDP015")] = (PI, 280)   # create_dataloader(is_train=True): val DistributedSampler pads (dataloader.py
+   # 27), the padded duplicates enter the all-reduced validation loss/accuracy: the judged padded-eval problem at 280
 # A finding on a line that a judgment lists (so the matcher would count it true) but that is false.
 FORCED_FP = {
 }

@@ -24,7 +24,7 @@ CAT = {"DDP001": "missing-set-epoch", "DDP002": "shuffle-with-sampler", "DDP003"
        "DDP032": "other:local-rank-as-global-rank", "DDP033": "other:global-rank-as-device",
        "DDP034": "seed-in-parent", "DDP031": "other:workers-per-cpu-count",
        "DDP035": "other:sampler-seed-per-rank",
-       "DDP036": "unreduced-metric",
+       "DDP036": "unreduced-metric", "DDP037": "other:write-every-rank",
        "DDP023": "other:module-of-unwrapped", "DDP019": "other:params-changed-after-wrap"}
 UNJUDGED = {"DDP021": "performance advice outside the checklist; not judged"}
 DDP030_REASON = ("no destroy_process_group: the group is torn down at process exit; not a DDP problem in these "
@@ -71,6 +71,19 @@ fp("voxceleb_trainer/trainSpeakerNet.py", (199,), "DDP023", "model always has .m
 fp("voxceleb_trainer/SpeakerNet.py", (162,), "DDP015", "padding deduplicated",
    "features are stored in a dict keyed by file name (174) and gathered with all_gather_object: a padded duplicate "
    "overwrites the same entry, nothing is counted twice")
+# --- added at d223e15 (split A); DDP037 mapped to other:write-every-rank as in ddp21l-n (377/380 are also_lines of 382)
+for _l in (97, 98, 110, 111, 177, 336, 438):
+    MANUAL[(BN, _l, "DDP012")] = (BN, 88)   # init_logger's INFO console handler on every rank: training header (97-98),
+    # resume lines (110-111), per-epoch newline (177), cache creation message (336, every rank builds features because
+    # the barrier at 324 never runs), final global_step/loss line (438): the judged print-every-rank problem
+fp(BN, (196, 197, 234, 241, 244, 246), "DDP012", "only reachable on rank 0",
+   "lines of evaluate(), called only where local_rank == -1 (161, single process) or under args.local_rank in [-1, 0] "
+   "(456): one process per node prints them (the per-node part is the judged local-rank-guard at 162/456)")
+# --- added at s10a (split A)
+MANUAL[(CO, 127, "DDP011")] = (CO, 99)   # every rank's main_worker draws the same torch numbers (DataLoader worker
+   # seeds -> identical clip augmentations): the judged same-seed problem at 99. The message's mechanism (unseeded
+   # spawned workers) holds only in the mp.spawn mode; in the documented launch mode main_worker runs in the process
+   # seeded with the same args.seed at 99 (123), with the same result, and the advised seed + rank fixes both
 # A finding on a line that a judgment lists (so the matcher would count it true) but that is false.
 FORCED_FP = {
 }

@@ -56,6 +56,12 @@ fp(VD, (323,), "DDP005", "save helper only called under a rank guard",
    "save_model is only reached through save(), which the train stage calls under GRANK == 0 (98, 186, 197-214, 275, 286)")
 # --- added at ef9e2b1 (split A)
 MANUAL[(VT5, 214, "DDP006")] = ("VL-T5/VL-T5/src/vqa.py", 139)   # save reached only under self.verbose (local rank 0): the judged per-node duplication
+# --- added at s10a (split A)
+fp(OG, (97,), "DDP011", "same draws over disjoint per-rank shards",
+   "the unseeded spawned run() processes do draw the same numbers, but nothing random acts on shared data: the only "
+   "draws are torch.randperm over the rank's own contiguous train_idx shard (111, 115) and the shuffles of loaders over "
+   "those disjoint shards; drop_ratio defaults to 0 and there is no augmentation. The lost seed itself is the judged "
+   "seed-in-parent problem at 274 (found by DDP034)")
 # A finding on a line that a judgment lists (so the matcher would count it true) but that is false.
 FORCED_FP = {
 }
