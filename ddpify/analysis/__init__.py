@@ -148,7 +148,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     from ddpify.analysis.prefix import names_prefix
     from ddpify.analysis.project import ON_IMPORT, Helper, library_objects
     from ddpify.analysis.running_metrics import returned_metrics
-    from ddpify.analysis.seeding import module_draws, seeding
+    from ddpify.analysis.seeding import module_draws, module_torch_seeders, seeding
     from ddpify.analysis.set_orders import set_ordering_functions
     from ddpify.tree.metadata import FastMetadata
 
@@ -164,6 +164,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
     ordering = set_ordering_functions(source, every)
     collectives = module_collectives(source, analysis.context, tops)
     opt_in, draws = module_opt_in_collectives(source, tops, collectives), module_draws(source, tops)
+    torch_seeders = module_torch_seeders(source, tops)
     distributed = distributed_functions(source, every)
     joining = joining_functions(source, every)
     setting = device_setting_functions(source, every)
@@ -209,6 +210,7 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
             console_level=levels.get(function),
             quiets_logging=function in quieting,
             opt_in_collective=opt_in.get(function),
+            seeds_torch=name in torch_seeders,
         )
     for function in sorted(training | writes, key=source.line):  # a method that trains or writes (`CheckpointIO.save`)
         owner = source.enclosing_class(function)
@@ -298,6 +300,8 @@ def summarise(module: cst.Module, path: str, depth: int) -> dict[str, Helper]:
         helpers[key] = dataclasses.replace(helpers.get(key, Helper()), optimizer_class=True)
     if analysis.output.silences_on_import():
         helpers[ON_IMPORT] = Helper(silences_print=True)
+    for name in torch_seeders - set(source.functions):  # a class (`Class.__init__`), or the module's own import
+        helpers[name] = dataclasses.replace(helpers.get(name, Helper()), seeds_torch=True)
     for statement in module.body:  # `arg = argument`: another name for a function of the module
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
         if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):

@@ -47,8 +47,13 @@ def distributed_functions(source: Source, functions: list[cst.FunctionDef]) -> s
 
 def joining_functions(source: Source, functions: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
     """Those of ``functions`` that join the process group (``init_process_group``), themselves
-    or through what they call."""
-    return _calling(source, functions, lambda call: _joins(source, call), lambda helper: helper.joins_group)
+    or through what they call, or through the workers they start (VQ-Diffusion's
+    ``launch(fn, ...)`` spawning its ``distributed_worker``, which joins, then runs ``fn``)."""
+    joining = _calling(source, functions, lambda call: _joins(source, call), lambda helper: helper.joins_group)
+    starts = {c for c in source.process_starts if any(f in joining for name in started(c) for f in source.functions.get(name, []))}
+    if not starts:
+        return joining
+    return _calling(source, functions, lambda call: call in starts or _joins(source, call), lambda helper: helper.joins_group)
 
 
 def device_setting_functions(source: Source, functions: list[cst.FunctionDef]) -> set[cst.FunctionDef]:

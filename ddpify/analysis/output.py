@@ -134,7 +134,9 @@ class Output:
             *self.source.calls_by_callee.get("setattr", []),
             *self.source.calls_by_callee.get("dup2", []),
         ]
-        imports = [node for node in self.source.of_types(cst.Import, cst.ImportFrom) if project.silences_on_import(node)]
+        imports = [
+            node for node in self.source.of_types(cst.Import, cst.ImportFrom) if any(h.silences_print for h in project.on_import(node))
+        ]
         for node in [*candidates, *imports]:
             if node in imports or self._replaces_print(node):
                 points.append((node, True))

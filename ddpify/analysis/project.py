@@ -120,6 +120,7 @@ class Helper:
     ``quiets_logging``, it quiets loggers on some ranks (``ddpify.analysis.console_logging``).
     ``opt_in_collective``, the option and the collective it runs only when a call passes that
     option true (``log(msg, sync=True)``: ``ddpify.analysis.collectives``).
+    ``seeds_torch``, it seeds torch's global RNG with any value (``ddpify.analysis.seeding.module_torch_seeders``).
     Methods are looked up as ``Class.method``."""
 
     flag: Ranks | None = None
@@ -158,6 +159,7 @@ class Helper:
     library_object: bool = False
     returns_metrics: tuple[int, ...] = ()
     keys_batches: tuple[int, ...] = ()
+    seeds_torch: bool = False
     writes_cache: bool = False
     wraps_ddp: bool = False
     redirects_stdout: bool = False
@@ -174,7 +176,7 @@ class Helper:
 
 
 # The key of a module's helpers that says what importing the module does (its module-level code):
-# ``silences_print``, it replaces ``print`` for the other ranks at import time.
+# ``silences_print``, it replaces ``print`` for the other ranks at import time; ``seeds_torch``, it seeds torch.
 ON_IMPORT = "<import>"
 
 # Where the calls of ``callee`` in one project file pass its parameter (name, position) an
@@ -303,13 +305,13 @@ class Project:
             found.extend(calls)
         return found or None
 
-    def silences_on_import(self, statement: cst.CSTNode) -> bool:
-        """An import statement that runs a project module replacing ``print`` for the other
-        ranks at import time (``ON_IMPORT``), itself or through the modules it imports."""
+    def on_import(self, statement: cst.CSTNode) -> list[Helper]:
+        """What importing the project modules an import statement names does (their ``ON_IMPORT``
+        facts: print replaced for the other ranks, torch seeded), itself or through their imports."""
         if self.depth <= 0 or self._path is None or not Path(self._path).is_file():
-            return False
+            return []
         files = project_files.imported_files(code(statement), Path(self._path))
-        return any((h := module_helpers(f, self.depth, self._summarise).get(ON_IMPORT)) is not None and h.silences_print for f in files)
+        return [h for f in files if (h := module_helpers(f, self.depth, self._summarise).get(ON_IMPORT)) is not None]
 
     @functools.cached_property
     def wrapped_elsewhere(self) -> bool:

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis.main_guards import is_name_test
 from ddpify.analysis.module_facts import through_calls
-from ddpify.analysis.project import Seeding
+from ddpify.analysis.project import ON_IMPORT, Seeding
 from ddpify.analysis.ranks import GLOBAL_NAME
 from ddpify.tree import cstutil
 from ddpify.tree.cstutil import code, is_simple_reference, keyword_value
@@ -261,6 +262,50 @@ def module_draws(source: Source, functions: list[cst.FunctionDef]) -> dict[str, 
                 families |= {"torch"}  # `class GPT2ModelFP16(GPT2Model)`: the library's dropout layers
             if families:
                 found[f"{owner.name.value}.__init__"] = families
+    return found
+
+
+def seeds_torch(qualified: set[str]) -> bool:
+    """A call (of the ``qualified`` names) that seeds torch's global RNG: ``torch.manual_seed``, a
+    library's seed-everything helper."""
+    return any(SEEDS.get(q) == "torch" for q in qualified) or bool(qualified & LIBRARY_SEEDERS)
+
+
+def module_torch_seeders(source: Source, functions: list[cst.FunctionDef]) -> set[str]:
+    """``Helper.seeds_torch``: the module's top-level ``functions`` (by name) and top-level
+    classes (as ``Class.__init__``) whose code seeds torch's global RNG with whatever value
+    (``torch.manual_seed(cfg.seed)``), also through the module's functions and the project
+    helpers it calls; and ``ON_IMPORT`` when its module-level code does (outside the
+    ``__main__`` block), or a project module it imports does on import. A spawned worker that
+    calls none of these starts from torch's fixed default seed."""
+
+    def seeds(node: cst.CSTNode, called: Callable[[cst.Call], bool | None]) -> bool | None:
+        return (
+            any(seeds_torch(source.qualified(c)) or called(c) for c in source.of_types_in(node, cst.Call) if isinstance(c, cst.Call))
+            or None
+        )
+
+    answers = through_calls(source, functions, seeds, lambda helper: helper.seeds_torch or None)
+    found = {f.name.value for f in answers}
+
+    def called(call: cst.Call) -> bool | None:
+        helper = source.project.helper(call)
+        if helper is not None:
+            return helper.seeds_torch
+        return isinstance(call.func, cst.Name) and any(f in answers for f in source.functions_called(call))
+
+    for statement in source.module.body:
+        if isinstance(statement, cst.ClassDef) and seeds(statement, called):
+            found.add(f"{statement.name.value}.__init__")
+        elif isinstance(statement, (cst.Import, cst.ImportFrom)):
+            if any(h.seeds_torch for h in source.project.on_import(statement)):
+                found.add(ON_IMPORT)
+        elif (
+            not isinstance(statement, cst.FunctionDef)
+            and not (isinstance(statement, cst.If) and is_name_test(statement.test))
+            and seeds(statement, called)
+        ):
+            found.add(ON_IMPORT)
     return found
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import libcst as cst
 
 from ddpify.analysis import project_files
+from ddpify.analysis.context import Process
 from ddpify.analysis.role_hints import is_eval_name
 from ddpify.analysis.samplers import SAMPLERS
 from ddpify.analysis.seeding import (
@@ -166,6 +167,61 @@ class Seeds:
             if dataset is not None and self._draws_when_read(dataset):
                 found.append(call)
         return found
+
+    def unseeded_workers(self) -> list[tuple[cst.FunctionDef, cst.Call]]:
+        """The spawn targets of this file (``mp.spawn(main_worker, ...)``, a launch helper's) whose
+        processes draw from or consume torch's RNG (``consumer``, the first such call) while
+        nothing they run seeds it: not the worker's code, not the module-level code each fresh
+        worker re-runs, not the project modules it imports or the project helpers and classes
+        it calls (``Helper.seeds_torch``). A seed in the launching process stays there (DDP034's
+        finding), and every worker starts from torch's fixed default seed, the same on every rank.
+        Forked children (``mp.Process``) inherit the parent's state instead; they are left out."""
+        context, project = self.rule.file.analysis.context, self.source.project
+        fresh = [f for f, start in self.source.spawned.items() if not any(q.endswith(".Process") for q in self.rule.qualified(start))]
+        if not fresh or project.depth <= 0:
+            return []
+        worker_code = [c for c in self.source.of_types(cst.Call) if isinstance(c, cst.Call) and context.process(c) is not Process.PARENT]
+        if any(s.family == "torch" for s in self.calls if context.process(s.call) is not Process.PARENT):
+            return []
+        if any(self._may_seed_torch(call) for call in worker_code):
+            return []
+        imports = self.source.of_types(cst.Import, cst.ImportFrom)
+        if any(h.seeds_torch for statement in imports for h in project.on_import(statement)):
+            return []
+        found = []
+        for worker in fresh:
+            consumer = next((c for c in self.source.of_types_in(worker, cst.Call) if self._consumes_torch(c)), None)
+            if consumer is None:
+                reached = [f for f in context.workers if f is not worker]
+                consumer = next((c for f in reached for c in self.source.of_types_in(f, cst.Call) if self._consumes_torch(c)), None)
+            if consumer is not None:
+                found.append((worker, consumer))
+        return found
+
+    def _may_seed_torch(self, call: cst.Call) -> bool:
+        """A call that seeds torch, or may: a project helper or class that does, or a project
+        function the analysis cannot read."""
+        project = self.source.project
+        helper = project.helper(call)
+        if helper is None and is_simple_reference(call.func):
+            helper = project.named(f"{code(call.func)}.__init__")
+            if helper is None and project.home_of(code(call.func)) is not None:
+                return True  # the project's, unread
+        return (
+            family(self.rule, call) == "torch" or bool(self.rule.qualified(call) & LIBRARY_SEEDERS) or bool(helper and helper.seeds_torch)
+        )
+
+    def _consumes_torch(self, call: cst.Call) -> bool:
+        """A call that takes numbers from torch's RNG while training: a draw in a training step
+        (set-up draws, a synthetic dataset, are meant to be alike on every rank), dropout or
+        augmentation, a loader with workers, or a project function or class whose code does
+        (``Helper.draws``)."""
+        if draw_family(self.rule, call) == "torch":
+            return self._training_step(call) is not None
+        if "torch" in self._project_draws(call):
+            return True
+        name = call.func.value if isinstance(call.func, cst.Name) else call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+        return consumes_torch(name, self.rule.qualified(call), call) and not self._workers_draw_nothing(call)
 
     def _evaluates(self, loader: cst.Call) -> bool:
         """An evaluation loader: by where its batches go, or, where that is not known, by the

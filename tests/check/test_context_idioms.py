@@ -3,7 +3,8 @@ project whose ``train.py`` is correct DDP code of one class the rules used to re
 (a seed in the ``mp.spawn`` parent, a single-node design, prints silenced or rank tests made by
 a sibling module, a launcher in a sibling, exclusive rank branches, a project checkpoint loader
 that strips ``module.``). ``# must-not-report: CODES`` names the rules that must stay silent
-with every rule selected; ``# must-report: CODES`` the true findings the default rules make."""
+with every rule selected (``CODE:LINE``: not at that line, where another line's finding of the same
+rule is true); ``# must-report: CODES`` the true findings the default rules make."""
 
 from __future__ import annotations
 
@@ -27,8 +28,9 @@ def test_context_idiom(script: Path) -> None:
     source = script.read_text(encoding="utf-8")
     silent, wanted = _codes(source, "must-not-report"), _codes(source, "must-report")
     assert silent
-    every = {f.code for f in check_source(source, str(script), rules=select_rules(["DDP"])).findings}
-    assert not every & silent
+    every = check_source(source, str(script), rules=select_rules(["DDP"])).findings
+    assert not {f.code for f in every} & silent
+    assert not {f"{f.code}:{f.line}" for f in every} & silent
     default = {f.code for f in check_source(source, str(script), rules=select_rules()).findings}
     assert default == wanted
 

@@ -63,7 +63,11 @@ class SameSeedEveryRank(Rule):
         "seed-everything helpers (`transformers.set_seed`, `torch_geometric.seed_everything`, MONAI's "
         "`set_determinism(seed=...)`, whose `Rand*` transforms take that seed up); one that adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. Nothing seeding torch at all is the same seed on every rank: torch's default generator starts from one fixed seed in every process, so a training step that draws from it (`torch.randint` timesteps, `torch.randn_like` noise in a function or loop that calls `backward()`) draws the same numbers on every rank, and a DataLoader seeds its workers from it (worker k of every rank gets the same seed: a training loader with workers, and no `generator=` of its own, over a dataset whose code draws random numbers is reported); reported there when nothing that runs with the file (the file, the project files it imports, those that import it up to the entry script) calls anything that may seed torch (`manual_seed`, a `set_seed` or `seed_everything` helper). A seed in the process that calls `mp.spawn` (also "
         "through a launch helper of the project) is not this rule's: the spawned workers start "
-        "fresh interpreters and never see it, which DDP034 reports."
+        "fresh interpreters and never see it, which DDP034 reports. Those workers, though, start from torch's fixed "
+        "default seed: where nothing they run seeds torch (their own code, the module-level code each re-runs, a "
+        "project module seeding on import, a project helper or class they call) and they consume torch's RNG (a "
+        "draw, dropout, augmentation, a loader with workers, also through the project's helpers), the worker "
+        "function is reported once, at its `def` (forked `mp.Process` children inherit the parent's state instead)."
     )
     default = True
     fix = "unsafe"
@@ -81,7 +85,8 @@ class SameSeedEveryRank(Rule):
         "the script calls or builds counts with what it draws (a model class with dropout layers, "
         "a trainer drawing latents with `torch.randn`), whether or not that code runs. A training "
         "step's draws where torch is seeded for the script by a framework or an installed package "
-        "without a seed-named call in the files that run with it."
+        "without a seed-named call in the files that run with it. A worker seeded by code of an installed package "
+        "(a trainer library's own seeding) is reported as never seeded."
     )
     valid = (
         """\
@@ -334,9 +339,11 @@ for step in range(100):
         if not self._active or self.file.already_converted:
             return
         context = self.file.analysis.context
+        reported = False
         for loader in seeds(self).unseeded_worker_loaders():
             if context.process(loader) is Process.PARENT or not context.every_rank(loader):
                 continue
+            reported = True
             self.report(
                 loader,
                 message="DataLoader workers are seeded from torch's RNG, which nothing seeds: every process starts from "
@@ -346,11 +353,19 @@ for step in range(100):
         for draw in seeds(self).unseeded_training_draws():
             if context.process(draw) is Process.PARENT or not context.every_rank(draw):
                 continue
+            reported = True
             self.report(
                 draw,
                 message=f"{short(draw)} draws from torch's RNG, which nothing seeds: every process starts from torch's "
                 "fixed default seed, so every rank draws the same numbers at every step (seed per rank: "
                 "`torch.manual_seed(seed + rank)` once the model is built)",
+            )
+        for worker, consumer in [] if reported else seeds(self).unseeded_workers():
+            self.report(
+                worker,
+                message=f"the processes started to run {worker.name.value}() never seed torch (a seed in the launching "
+                f"process does not reach them): each starts from torch's fixed default seed, so {short(consumer)} draws "
+                "the same numbers on every rank (seed in the worker: `torch.manual_seed(seed + rank)` once the model is built)",
             )
 
     def _continues_reported(self, node: cst.Call) -> bool:

@@ -1,7 +1,9 @@
-# must-not-report: DDP011
-# must-report: DDP034
+# must-not-report: DDP011:40
+# must-report: DDP011, DDP034
 # The parent seeds before mp.spawn; the workers start with fresh RNG state and never seed:
-# the true finding is DDP034 (workers unseeded), not DDP011 (same seed on every rank).
+# the true finding on the seed's line is DDP034 (--seed reaches no worker), not DDP011 (the
+# same seed on every rank). DDP011 reports the worker instead (line 18): unseeded, every rank
+# starts from torch's fixed default seed, and the dropout masks repeat on every rank.
 import argparse
 
 import torch
