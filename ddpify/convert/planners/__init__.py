@@ -47,6 +47,7 @@ from ddpify.convert.planners import (
     checkpoints,
     device_args,
     device_choice,
+    device_tests,
     directories,
     divergent_exits,
     double_backward,
@@ -133,6 +134,7 @@ PLANNERS: tuple[Planner, ...] = (
     device_args.plan,  # --device options: the rank's own GPU
     device_args.plan_handed_in,  # a device parameter of a file whose models are DDP models: the rank's own GPU
     device_choice.report,  # Apple's MPS chosen: no DDP there
+    device_tests.plan,  # device == "cuda" of a device made the rank's own (cuda:N): its type is tested
     handed_over.plan_plain_handoffs,  # the DDP model given to no_grad code or beside its plain copy: unwrapped
     handed_over.report,  # functions of other files given the DDP model or a loader
     loop_shapes.plan,  # set_epoch taken back from batch loops and loaders that may not exist there
