@@ -124,3 +124,12 @@ def test_forked_children_inherit_the_parents_seed(tmp_path: Path) -> None:
 def test_workers_that_draw_nothing_from_torch_are_not_reported(tmp_path: Path) -> None:
     quiet = "import torch\n\n\ndef build_loader(dataset, workers):\n    return list(dataset)\n\n\ndef build_model():\n    return torch.nn.Linear(4, 4)\n"
     assert _lines(tmp_path, extra={"data.py": quiet}) == []
+
+
+def test_a_worker_also_called_in_the_launching_process_says_so(tmp_path: Path) -> None:
+    """CoCLR (ddp21k split A): ``mp.spawn(main_worker, ...)`` or, in the launcher's mode,
+    ``main_worker(...)`` called after the parent's seed: the same numbers on every rank either way."""
+    start = f"if args.spawn:\n        {_SPAWN}\n    else:\n        main_worker(args.rank, args)"
+    found = _findings(tmp_path, start=start)
+    assert [line for line, _ in found] == [9]
+    assert "called directly (line 22)" in found[0][1]

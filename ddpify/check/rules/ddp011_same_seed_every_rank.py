@@ -361,11 +361,17 @@ for step in range(100):
                 "`torch.manual_seed(seed + rank)` once the model is built)",
             )
         for worker, consumer in [] if reported else seeds(self).unseeded_workers():
+            direct = context.call_sites(worker)  # `else: main_worker(...)`: the launching process runs it too
+            also = (
+                f"; called directly (line {self.file.analysis.source.line(direct[0])}), it runs after the launching process's seed, the same on every rank too"
+                if direct
+                else ""
+            )
             self.report(
                 worker,
                 message=f"the processes started to run {worker.name.value}() never seed torch (a seed in the launching "
                 f"process does not reach them): each starts from torch's fixed default seed, so {short(consumer)} draws "
-                "the same numbers on every rank (seed in the worker: `torch.manual_seed(seed + rank)` once the model is built)",
+                f"the same numbers on every rank{also}; seed in the worker: `torch.manual_seed(seed + rank)` once the model is built",
             )
 
     def _continues_reported(self, node: cst.Call) -> bool:
