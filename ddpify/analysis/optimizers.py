@@ -156,7 +156,8 @@ class Optimizers:
 
     def owners(self, optimizer: cst.Call) -> list[tuple[cst.BaseExpression, tuple[str, ...]]]:
         """Whose ``.parameters()`` the optimizer gets, followed through variables, lists built
-        by ``append``, loops over ``named_parameters()`` and param-group dicts."""
+        by ``append``, loops over ``named_parameters()`` and param-group dicts; and the modules
+        whose own parameters it is handed by name (``[model.weight]``)."""
         given = next((a.value for a in optimizer.args if a.keyword is None or a.keyword.value == "params"), None)
         pending = [given] if given is not None else []
         found: list[tuple[cst.BaseExpression, tuple[str, ...]]] = []
@@ -169,6 +170,10 @@ class Optimizers:
                     owner = self._split(func.value)
                     if all(owner[0] is not f[0] for f in found):
                         found.append(owner)
+            for element in cstutil.of_types(expression, cst.Element):  # [model.weight], [net[0].bias, ...]
+                listed = self._listed_owner(element.value)
+                if listed is not None and all(listed[0] is not f[0] for f in found):
+                    found.append(listed)
             for name in cstutil.of_types(expression, cst.Name):
                 parent = self.source.parent(name)
                 if isinstance(parent, cst.Attribute) or name in seen:
@@ -186,6 +191,27 @@ class Optimizers:
                     if isinstance(grows, cst.Call) and holder.attr.value in ("append", "extend", "add", "insert"):  # type: ignore[union-attr]
                         pending += [a.value for a in grows.args]
         return found
+
+    def _listed_owner(self, held: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple[str, ...]] | None:
+        """The module a parameter listed by name belongs to (``model.fc.weight`` -> ``model``,
+        ("fc",); ``model[0].weight`` -> ``model``): one the file calls, or holds a part of."""
+        if not isinstance(held, cst.Attribute):
+            return None
+        holder: cst.BaseExpression = held.value
+        crossed = False  # a subscript between: `model[0]` is no name a wrap can take
+        while isinstance(holder, (cst.Attribute, cst.Subscript)) and cstutil.code(holder) not in self._called_modules:
+            crossed = crossed or isinstance(holder, cst.Subscript)
+            holder = holder.value
+        if cstutil.code(holder) not in self._called_modules:
+            return None
+        return self._split(holder if crossed else held.value)
+
+    @functools.cached_property
+    def _called_modules(self) -> set[str]:
+        """What the file calls as a function (``model(x)``, ``self.net(x)``): a parameter listed
+        as ``model.weight`` belongs to a module when its holder is called so (``self.log_alpha``
+        of an agent is not)."""
+        return {cstutil.code(c.func) for c in self.source.of_types(cst.Call) if is_simple_reference(c.func)}
 
     def _split(self, receiver: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple[str, ...]]:
         """``model.backbone`` -> (``model``, ("backbone",)); ``self.model`` of a trainer stays

@@ -67,10 +67,12 @@ def test_loader_rebuilt_each_epoch_reshuffles(tmp_path: Path) -> None:
 @pytest.mark.torchrun
 def test_a_plateau_scheduler_on_a_shard_metric_keeps_the_ranks_in_step(tmp_path: Path) -> None:
     """Issue 20, class 8: ``scheduler.step(total)`` of a ReduceLROnPlateau with each rank's
-    summed shard loss becomes ``scheduler.step(ddpify.mean_over_ranks(total))``: every rank
-    cuts its learning rate at the same epoch, and the parameters stay equal."""
+    summed shard loss becomes ``scheduler.step(ddpify.mean_over_ranks(total))``, and so does a
+    step with a validation loss whose noise the dataset draws per rank (unseen20s lvl1_cls):
+    every rank cuts its learning rates at the same epochs, and the parameters stay equal."""
     result = convert_source((DATA / "plateau_on_train_loss.py").read_text())
-    assert "scheduler.step(ddpify.mean_over_ranks(total))" in result.output
+    assert "    scheduler.step(ddpify.mean_over_ranks(total))" in result.output
+    assert "bias_scheduler.step(ddpify.mean_over_ranks(val_loss))" in result.output
     script = tmp_path / "plateau_ddp.py"
     script.write_text(result.output)
     run = run_script(script, cwd=tmp_path).assert_ok()
