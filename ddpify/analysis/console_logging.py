@@ -96,12 +96,16 @@ def _calls(source: Source, function: cst.FunctionDef | None) -> list[cst.Call]:
 
 def _quiets(source: Source, context: Context, calls: list[cst.Call], function: cst.FunctionDef | None) -> bool:
     """A rank test quiets the loggers here: a rank's level or switch (``quieted_by_rank``, not
-    counting another library's named logger), or a filter on the rank (``logger.addFilter(
-    lambda _: rank == 0)``: mace's ``setup_logger``)."""
+    counting another library's named logger), a ``basicConfig`` level the rank picks, or a filter
+    on the rank (``logger.addFilter(lambda _: rank == 0)``: mace's ``setup_logger``)."""
     levels = [c for c in calls if callee_name(c) == "setLevel" and not _library_logger_call(source, c)]
     if quieted_by_rank(source, context, levels, function):
         return True
     for call in calls:
+        if callee_name(call) == "basicConfig" and "logging.basicConfig" in source.qualified(call):
+            level = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "level"), None)
+            if level is not None and context.rank_tests.depends_on_rank(level):
+                return True  # `level=logging.INFO if args.local_rank in [-1, 0] else logging.WARN`
         if callee_name(call) == "addFilter" and call.args:
             given = call.args[0].value
             if context.rank_tests.depends_on_rank(given.body if isinstance(given, cst.Lambda) else given):

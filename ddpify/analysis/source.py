@@ -276,7 +276,7 @@ class Source:
                 if attribute and not (isinstance(holder, cst.Call) and holder.func is parent):
                     candidates.append(name)
                 continue
-            if attribute or (isinstance(parent, cst.Call) and parent.func is name):
+            if attribute or (isinstance(parent, cst.Call) and parent.func is name) or _truth_test(parent, name):
                 continue
             candidates.append(name)
             for qualified in self.qualified(name):
@@ -487,3 +487,13 @@ def _unless_none(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
     if isinstance(node, cst.IfExp) and (cstutil.is_name(node.body, "None") or cstutil.is_name(node.orelse, "None")):
         return node.orelse if cstutil.is_name(node.body, "None") else node.body
     return node
+
+
+def _truth_test(parent: cst.CSTNode | None, name: cst.Name) -> bool:
+    """``not evaluate``, ``evaluate is None``, ``if evaluate:``: the name's truth is read, the
+    function is handed to nobody (BERT-NER's ``and not evaluate``, a slip for a flag)."""
+    if isinstance(parent, (cst.UnaryOperation, cst.ComparisonTarget)):
+        return True
+    if isinstance(parent, cst.Comparison):
+        return parent.left is name
+    return isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is name

@@ -169,3 +169,50 @@ def test_an_importer_muting_the_loggers_off_the_main_process(tmp_path: Path, mon
     assert _findings(tmp_path, monkeypatch, files, "trainer.py") == []
     files["finetune.py"] = _FINETUNE.replace("dist_utils.init_distributed([logger, trainer.logger])", "dist_utils.dist.init_process_group('nccl')")
     assert _findings(tmp_path, monkeypatch, files, "trainer.py") == [10]
+
+
+_OWN_SETUP = """\
+import logging
+
+import torch.distributed as dist
+
+logger = logging.getLogger(__file__)
+
+
+def train(args, model, loader):
+    for batch in loader:
+        model(batch).backward()
+        logger.info("loss")
+
+
+def main(args):
+    logging.basicConfig({level})
+    dist.init_process_group("nccl")
+    train(args, model, loader)
+"""
+
+_INTERACT = """\
+import logging
+
+from train import train
+
+logging.basicConfig(level=logging.INFO)
+"""
+
+
+@pytest.mark.parametrize(
+    ("level", "reported"),
+    [
+        ("level=logging.INFO if args.local_rank in [-1, 0] else logging.WARN", False),  # ddp21j transfer-learning-conv-ai
+        ("level=logging.INFO if dist.get_rank() == 0 else logging.ERROR", False),
+        ("level=logging.INFO", True),
+    ],
+)
+def test_a_level_the_rank_chooses_quiets_the_other_ranks_whatever_importers_set_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, level: str, reported: bool
+) -> None:
+    """The file's own ``basicConfig`` level picked by a rank test (INFO on the main process,
+    WARN elsewhere) is the setup of its DDP run; a one-process script importing it (an
+    interactive demo at INFO) says nothing of that run."""
+    files = {"train.py": _OWN_SETUP.format(level=level), "interact.py": _INTERACT}
+    assert _findings(tmp_path, monkeypatch, files, "train.py") == ([11] if reported else [])
