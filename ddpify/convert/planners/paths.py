@@ -50,7 +50,7 @@ def _report_clock_directories(recording: Recording, facts: Facts, calls: list[cs
         if inline is not None:  # read again at each use: no one value to agree on
             facts.manual.append(_clock_item(recording, call, code(path), inline))  # type: ignore[arg-type]
             continue
-        for variable in variables(recording, path) if path is not None else ():
+        for variable in _references(recording, path) if path is not None else ():
             clock = _clock_call(recording, variable, recording.function_of(call), set())
             if clock is None or variable in reported:
                 continue
@@ -58,7 +58,7 @@ def _report_clock_directories(recording: Recording, facts: Facts, calls: list[cs
             assign = next((a for a in recording.ancestors(clock) if isinstance(a, cst.Assign)), None)
             if assign is not None and (assign.value in facts.node_rewrites or asks_rank_zero(recording, assign.value)):
                 continue
-            if assign is not None and facts.wraps_models() and once_on_every_rank(recording, assign):
+            if assign is not None and (facts.wraps_models() or facts.models_from_caller) and once_on_every_rank(recording, assign):
                 facts.node_rewrites[assign.value] = NodeRewrite(
                     rewrites.agreed,
                     f"the name of {variable} uses the clock ({code(clock.func)}()): ddpify.agreed(...) gives every rank rank 0's "
@@ -87,14 +87,29 @@ def _clock_call(recording: Recording, variable: str, function: cst.FunctionDef |
     """The clock call (``time.strftime()``) that a value of ``variable`` is built from,
     directly or through other variables assigned in ``function`` or at module level."""
     seen.add(variable)
-    for value in same_scope_values(recording, variable, function):
+    # an attribute (`self.time`) holds what any method assigned; a plain name, its own scope's
+    if "." in variable:
+        values = [v for _, v in recording.analysis.source.assignments.get(variable, []) if v is not None]
+    else:
+        values = same_scope_values(recording, variable, function)
+    for value in values:
         for call in of_types(value, cst.Call):
             if recording.qualified(call) & names.CLOCK:
                 return call
-        for name in variables(recording, value):
-            if name not in seen and (clock := _clock_call(recording, name, function, seen)):
+        for name in _references(recording, value):
+            if name not in seen and (clock := _clock_call(recording, name, recording.function_of(value), seen)):
                 return clock
     return None
+
+
+def _references(recording: Recording, node: cst.CSTNode) -> list[str]:
+    """The plain names read in ``node`` and its ``self.`` attributes (``self.checkpoint_dir`` of
+    ``"./checkpoints/" + self.time``: a trainer names its folder in ``__init__``)."""
+    found = variables(recording, node)
+    for attribute in [node, *of_types(node, cst.Attribute)]:
+        if isinstance(attribute, cst.Attribute) and isinstance(attribute.value, cst.Name) and attribute.value.value == "self":
+            found.append(code(attribute))
+    return found
 
 
 # ---------------------------------------------------------------- temporary locations
