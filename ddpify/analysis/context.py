@@ -393,7 +393,7 @@ class Context:
     @functools.cached_property
     def workers(self) -> set[cst.FunctionDef]:
         """Functions a spawned worker runs: the spawn targets and what they call, transitively."""
-        return self._reachable(list(self.source.spawned))
+        return self.reachable(list(self.source.spawned))
 
     @functools.cached_property
     def parent_functions(self) -> set[cst.FunctionDef]:
@@ -409,7 +409,7 @@ class Context:
         ]
         spawning = [f for call in self.source.spawned.values() if (f := self.source.enclosing_function(call)) is not None]
         handed = list(self.main_guards.launched_only)  # show_example(example_mask): run behind `__name__ == "__main__"`
-        return self._reachable(top + spawning + self._callers_of(spawning) + handed) - self.workers
+        return self.reachable(top + spawning + self._callers_of(spawning) + handed) - self.workers
 
     def _callers_of(self, functions: list[cst.FunctionDef]) -> list[cst.FunctionDef]:
         """The functions that call ``functions``, transitively (CogDL's ``Trainer.run`` calling
@@ -424,7 +424,8 @@ class Context:
                     todo.append(frame)
         return [key for key in found if isinstance(key, cst.FunctionDef)]
 
-    def _reachable(self, start: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
+    def reachable(self, start: list[cst.FunctionDef]) -> set[cst.FunctionDef]:
+        """``start`` and the functions of this file they call, transitively."""
         found: set[cst.FunctionDef] = set()
         todo = list(start)
         while todo:

@@ -297,7 +297,7 @@ def module_torch_seeders(source: Source, functions: list[cst.FunctionDef]) -> se
     for statement in source.module.body:
         if isinstance(statement, cst.ClassDef) and seeds(statement, called):
             found.add(f"{statement.name.value}.__init__")
-        elif isinstance(statement, (cst.Import, cst.ImportFrom)):
+        elif isinstance(statement, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
             if any(h.seeds_torch for h in source.project.on_import(statement)):
                 found.add(ON_IMPORT)
         elif (

@@ -32,7 +32,7 @@ from ddpify.analysis.seeding import (
 )
 from ddpify.analysis.sources import Role
 from ddpify.check.rule import Rule
-from ddpify.tree.cstutil import code, is_method_call, is_simple_reference, of_types
+from ddpify.tree.cstutil import callee_name, code, is_method_call, is_simple_reference, of_types
 
 
 @dataclass(frozen=True)
@@ -169,34 +169,50 @@ class Seeds:
         return found
 
     def unseeded_workers(self) -> list[tuple[cst.FunctionDef, cst.Call]]:
-        """The spawn targets of this file (``mp.spawn(main_worker, ...)``, a launch helper's) whose
-        processes draw from or consume torch's RNG (``consumer``, the first such call) while
-        nothing they run seeds it: not the worker's code, not the module-level code each fresh
-        worker re-runs, not the project modules it imports or the project helpers and classes
-        it calls (``Helper.seeds_torch``). A seed in the launching process stays there (DDP034's
-        finding), and every worker starts from torch's fixed default seed, the same on every rank.
-        Forked children (``mp.Process``) inherit the parent's state instead; they are left out."""
+        """The spawn targets of this file (``mp.spawn(main_worker, ...)``, a launch helper's) that
+        train (a backward, or a project helper or class that trains, in what they reach) and draw
+        from or consume torch's RNG (``consumer``, the first such call) while nothing they run
+        seeds it: not the code they reach, not the module-level code each fresh worker re-runs,
+        not the project modules it imports or the project helpers and classes they call
+        (``Helper.seeds_torch``), nor a seed-named helper of an installed package. A seed in the
+        launching process stays there (DDP034's finding), and every worker starts from torch's
+        fixed default seed, the same on every rank. Forked children (``mp.Process``) inherit the
+        parent's state instead; they are left out. Each worker is asked about what it reaches."""
         context, project = self.rule.file.analysis.context, self.source.project
         fresh = [f for f, start in self.source.spawned.items() if not any(q.endswith(".Process") for q in self.rule.qualified(start))]
         if not fresh or project.depth <= 0:
             return []
-        worker_code = [c for c in self.source.of_types(cst.Call) if isinstance(c, cst.Call) and context.process(c) is not Process.PARENT]
-        if any(s.family == "torch" for s in self.calls if context.process(s.call) is not Process.PARENT):
-            return []
-        if any(self._may_seed_torch(call) for call in worker_code):
-            return []
         imports = self.source.of_types(cst.Import, cst.ImportFrom)
         if any(h.seeds_torch for statement in imports for h in project.on_import(statement)):
             return []
+        rerun = [
+            c
+            for c in self.source.of_types(cst.Call)
+            if self.source.enclosing_function(c) is None and context.process(c) is not Process.PARENT
+        ]
+        if any(self._may_seed_torch(call) for call in rerun if isinstance(call, cst.Call)):
+            return []
         found = []
         for worker in fresh:
-            consumer = next((c for c in self.source.of_types_in(worker, cst.Call) if self._consumes_torch(c)), None)
-            if consumer is None:
-                reached = [f for f in context.workers if f is not worker]
-                consumer = next((c for f in reached for c in self.source.of_types_in(f, cst.Call) if self._consumes_torch(c)), None)
+            reached = sorted(context.reachable([worker]), key=self.source.line)
+            calls = [c for f in reached for c in self.source.of_types_in(f, cst.Call) if isinstance(c, cst.Call)]
+            if any(self._may_seed_torch(call) for call in calls) or not self._trains(reached, calls):
+                continue
+            consumer = next((c for c in calls if self._consumes_torch(c)), None)
             if consumer is not None:
                 found.append((worker, consumer))
         return found
+
+    def _trains(self, functions: list[cst.FunctionDef], calls: list[cst.Call]) -> bool:
+        """Code that runs a training step: a backward, or a project helper or class that does."""
+        if any(self._calls_backward(f) for f in functions):
+            return True
+        project = self.source.project
+        for call in calls:
+            helper = project.helper(call) or (project.named(f"{code(call.func)}.__init__") if is_simple_reference(call.func) else None)
+            if helper is not None and helper.trains:
+                return True
+        return False
 
     def _may_seed_torch(self, call: cst.Call) -> bool:
         """A call that seeds torch, or may: a project helper or class that does, or a project
@@ -207,6 +223,8 @@ class Seeds:
             helper = project.named(f"{code(call.func)}.__init__")
             if helper is None and project.home_of(code(call.func)) is not None:
                 return True  # the project's, unread
+        if helper is None and "seed" in (callee_name(call) or "").lower() and not self.rule.qualified(call) & SEEDS.keys():
+            return True  # an installed package's seed helper (timm's `random_seed(seed, rank)`): it may seed torch
         return (
             family(self.rule, call) == "torch" or bool(self.rule.qualified(call) & LIBRARY_SEEDERS) or bool(helper and helper.seeds_torch)
         )

@@ -133,3 +133,66 @@ def test_a_worker_also_called_in_the_launching_process_says_so(tmp_path: Path) -
     found = _findings(tmp_path, start=start)
     assert [line for line, _ in found] == [9]
     assert "called directly (line 22)" in found[0][1]
+
+
+def test_each_worker_is_judged_by_what_it_reaches(tmp_path: Path) -> None:
+    """Review of 047e0a6: a second worker that only evaluates (no backward) is not reported,
+    nor blamed for the first worker's dropout; a worker seeding itself does not hide another."""
+    text = """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel
+
+import data
+
+
+def train_worker(rank, args):
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+{seed}    model = DistributedDataParallel(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)))
+    for x in data.build_loader(args.dataset, 0):
+        model(x).sum().backward()
+
+
+def test_worker(rank, args):
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    torch.manual_seed(rank)
+    model = data.build_model().eval()
+    with torch.no_grad():
+        for x in args.dataset:
+            model(x)
+
+
+def eval_worker(rank, args):
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)).eval()
+    with torch.no_grad():
+        for x in args.dataset:
+            model(x)
+
+
+if __name__ == "__main__":
+    mp.spawn(train_worker, args=(parse(),), nprocs=2)
+    mp.spawn(test_worker, args=(parse(),), nprocs=2)
+    mp.spawn(eval_worker, args=(parse(),), nprocs=2)
+"""
+    (tmp_path / "setup.py").touch()
+    (tmp_path / "data.py").write_text(_DATA)
+    script = tmp_path / "train.py"
+    for seed, expected in (("", [9]), ("    torch.manual_seed(rank)\n", [])):
+        source = text.format(seed=seed)
+        script.write_text(source)
+        assert [f.line for f in check_source(source, str(script), rules=select_rules(["DDP011"])).findings] == expected
+
+
+@pytest.mark.parametrize(
+    ("imports", "worker", "extra"),
+    [
+        ("import data\nfrom timm.utils import random_seed", "    random_seed(args.seed, rank)\n", None),  # an installed package's
+        ("import data\nimport common", "", {"common.py": "import seeded\n", "seeded.py": "import torch\n\ntorch.manual_seed(3)\n"}),
+    ],
+)
+def test_seeds_the_analysis_cannot_read_are_trusted(tmp_path: Path, imports: str, worker: str, extra: dict[str, str] | None) -> None:
+    """Review of 047e0a6: a seed-named helper of an installed package may seed torch; a module
+    seeding on import two imports away does."""
+    assert not [m for _, m in _findings(tmp_path, imports=imports, worker=worker, extra=extra) if "never seed torch" in m]

@@ -59,3 +59,14 @@ def test_a_clock_read_reaching_the_folder_through_attributes_is_rank_zeros(stamp
     assert agreed in result.output
     assert not [m for m in result.manual if "clock" in m.why]
     assert convert_source(result.output).output == result.output
+
+
+def test_an_attribute_of_another_class_is_another_value() -> None:
+    """Review of d8cf094: ``self.time`` of a meter class (the clock) is not the trainer's
+    ``self.time`` (a run name): the trainer's folder is not clock-named, nothing is agreed."""
+    meter = "class Meter:\n    def __init__(self):\n        self.time = time.time()\n\n\n"
+    script = _SCRIPT.replace("class Trainer:", meter + "class Trainer:").replace(
+        "{stamp}", 'self.time = "run1"\n        self.checkpoint_dir = os.path.join("runs", self.time)'
+    )
+    result = convert_source(script)
+    assert "agreed" not in result.output

@@ -82,7 +82,7 @@ class Trainer:
             {test}:
                 self.scheduler.step(val_loss)
             else:
-                self.scheduler.step()
+                self.scheduler.step({other})
 
     def validate(self):
         with torch.no_grad():
@@ -105,5 +105,11 @@ Trainer(model, loader, optimizer, make_scheduler(optimizer)).train(3)
     ],
 )
 def test_a_scheduler_handed_in_is_known_by_the_scripts_type_test(test: str, averaged: bool) -> None:
-    result = convert_source(_TRAINER.replace("{test}", test))
+    result = convert_source(_TRAINER.replace("{test}", test).replace("{other}", "epoch"))
     assert ("self.scheduler.step(ddpify.mean_over_ranks(val_loss))" in result.output) is averaged
+    assert "self.scheduler.step(epoch)" in result.output  # the else steps another kind of scheduler
+
+
+def test_a_negated_type_test_says_nothing_of_its_body() -> None:
+    trainer = _TRAINER.replace("{test}", "if not isinstance(self.scheduler, optim.lr_scheduler.ReduceLROnPlateau)").replace("{other}", "epoch")
+    assert "mean_over_ranks" not in convert_source(trainer).output

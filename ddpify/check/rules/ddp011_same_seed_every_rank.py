@@ -64,10 +64,11 @@ class SameSeedEveryRank(Rule):
         "`set_determinism(seed=...)`, whose `Rand*` transforms take that seed up); one that adds the rank itself (`torch.manual_seed(seed + get_rank())`) is not. Nothing seeding torch at all is the same seed on every rank: torch's default generator starts from one fixed seed in every process, so a training step that draws from it (`torch.randint` timesteps, `torch.randn_like` noise in a function or loop that calls `backward()`) draws the same numbers on every rank, and a DataLoader seeds its workers from it (worker k of every rank gets the same seed: a training loader with workers, and no `generator=` of its own, over a dataset whose code draws random numbers is reported); reported there when nothing that runs with the file (the file, the project files it imports, those that import it up to the entry script) calls anything that may seed torch (`manual_seed`, a `set_seed` or `seed_everything` helper). A seed in the process that calls `mp.spawn` (also "
         "through a launch helper of the project) is not this rule's: the spawned workers start "
         "fresh interpreters and never see it, which DDP034 reports. Those workers, though, start from torch's fixed "
-        "default seed: where nothing they run seeds torch (their own code, the module-level code each re-runs, a "
-        "project module seeding on import, a project helper or class they call) and they consume torch's RNG (a "
-        "draw, dropout, augmentation, a loader with workers, also through the project's helpers), the worker "
-        "function is reported once, at its `def` (forked `mp.Process` children inherit the parent's state instead)."
+        "default seed: where a worker trains, nothing it runs seeds torch (the code it reaches, the module-level code "
+        "each worker re-runs, a project module seeding on import, a project helper or class it calls, a seed-named "
+        "helper of an installed package) and it consumes torch's RNG (a training-step draw, dropout, augmentation, a "
+        "loader with workers, also through the project's helpers), the worker function is reported once, at its "
+        "`def` (forked `mp.Process` children inherit the parent's state instead)."
     )
     default = True
     fix = "unsafe"
@@ -361,7 +362,8 @@ for step in range(100):
                 "`torch.manual_seed(seed + rank)` once the model is built)",
             )
         for worker, consumer in [] if reported else seeds(self).unseeded_workers():
-            direct = context.call_sites(worker)  # `else: main_worker(...)`: the launching process runs it too
+            parent_seeds = any(s.family == "torch" and context.process(s.call) is Process.PARENT for s in seeds(self).calls)
+            direct = context.call_sites(worker) if parent_seeds else []  # `else: main_worker(...)` after the parent's seed
             also = (
                 f"; called directly (line {self.file.analysis.source.line(direct[0])}), it runs after the launching process's seed, the same on every rank too"
                 if direct

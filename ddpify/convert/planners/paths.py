@@ -87,9 +87,14 @@ def _clock_call(recording: Recording, variable: str, function: cst.FunctionDef |
     """The clock call (``time.strftime()``) that a value of ``variable`` is built from,
     directly or through other variables assigned in ``function`` or at module level."""
     seen.add(variable)
-    # an attribute (`self.time`) holds what any method assigned; a plain name, its own scope's
-    if "." in variable:
-        values = [v for _, v in recording.analysis.source.assignments.get(variable, []) if v is not None]
+    if "." in variable:  # `self.time`: what the methods of the reading class assign
+        source = recording.analysis.source
+        owner = source.enclosing_class(function) if function is not None else None
+        values = [
+            v
+            for statement, v in source.assignments.get(variable, [])
+            if v is not None and owner is not None and source.enclosing_class(statement) is owner
+        ]
     else:
         values = same_scope_values(recording, variable, function)
     for value in values:

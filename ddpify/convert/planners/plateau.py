@@ -18,7 +18,7 @@ import libcst as cst
 from ddpify.convert import names, rewrites_io
 from ddpify.convert.fact_types import Facts, NodeRewrite
 from ddpify.convert.record import Recording
-from ddpify.tree.cstutil import code, is_simple_reference, of_types
+from ddpify.tree.cstutil import code, is_simple_reference
 
 
 def plan(recording: Recording, facts: Facts) -> None:
@@ -48,17 +48,28 @@ def plan(recording: Recording, facts: Facts) -> None:
 
 
 def _tested_as_plateau(recording: Recording, call: cst.Call, scheduler: str) -> bool:
-    """An ``if`` around ``call`` tests ``scheduler``'s type against a metric scheduler
-    (``type(s) == ReduceLROnPlateau``, ``isinstance(s, lr_scheduler.ReduceLROnPlateau)``)."""
+    """``call`` is in the body of an ``if`` whose test, or one of its ``and`` terms, tests
+    ``scheduler``'s type against a metric scheduler (``type(s) == ReduceLROnPlateau``,
+    ``isinstance(s, lr_scheduler.ReduceLROnPlateau)``); its ``else`` steps another kind."""
+    child: cst.CSTNode = call
     for ancestor in recording.analysis.source.ancestors(call):
         if isinstance(ancestor, cst.FunctionDef):
             return False
-        if not isinstance(ancestor, cst.If):
-            continue
-        for test in [ancestor.test, *of_types(ancestor.test, cst.Call, cst.Comparison)]:
-            if _type_test(recording, test, scheduler):
-                return True
+        if (
+            isinstance(ancestor, cst.If)
+            and child is ancestor.body
+            and any(_type_test(recording, t, scheduler) for t in _terms(ancestor.test))
+        ):
+            return True
+        child = ancestor
     return False
+
+
+def _terms(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The terms an ``and`` chain requires (``a and (b and c)`` -> a, b, c)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return [*_terms(test.left), *_terms(test.right)]
+    return [test]
 
 
 def _type_test(recording: Recording, test: cst.CSTNode, scheduler: str) -> bool:
