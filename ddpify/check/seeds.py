@@ -17,6 +17,7 @@ import libcst as cst
 
 from ddpify.analysis import project_files
 from ddpify.analysis.context import Process
+from ddpify.analysis.project import Helper
 from ddpify.analysis.role_hints import is_eval_name
 from ddpify.analysis.samplers import SAMPLERS
 from ddpify.analysis.seeding import (
@@ -207,22 +208,14 @@ class Seeds:
         """Code that runs a training step: a backward, or a project helper or class that does."""
         if any(self._calls_backward(f) for f in functions):
             return True
-        project = self.source.project
-        for call in calls:
-            helper = project.helper(call) or (project.named(f"{code(call.func)}.__init__") if is_simple_reference(call.func) else None)
-            if helper is not None and helper.trains:
-                return True
-        return False
+        return any((helper := self._project_helper(call)) is not None and helper.trains for call in calls)
 
     def _may_seed_torch(self, call: cst.Call) -> bool:
         """A call that seeds torch, or may: a project helper or class that does, or a project
         function the analysis cannot read."""
-        project = self.source.project
-        helper = project.helper(call)
-        if helper is None and is_simple_reference(call.func):
-            helper = project.named(f"{code(call.func)}.__init__")
-            if helper is None and project.home_of(code(call.func)) is not None:
-                return True  # the project's, unread
+        helper = self._project_helper(call)
+        if helper is None and is_simple_reference(call.func) and self.source.project.home_of(code(call.func)) is not None:
+            return True  # the project's, unread
         if helper is None and "seed" in (callee_name(call) or "").lower() and not self.rule.qualified(call) & SEEDS.keys():
             return True  # an installed package's seed helper (timm's `random_seed(seed, rank)`): it may seed torch
         return (
@@ -238,8 +231,7 @@ class Seeds:
             return self._training_step(call) is not None
         if "torch" in self._project_draws(call):
             return True
-        name = call.func.value if isinstance(call.func, cst.Name) else call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
-        return consumes_torch(name, self.rule.qualified(call), call) and not self._workers_draw_nothing(call)
+        return consumes_torch(callee_name(call) or "", self.rule.qualified(call), call) and not self._workers_draw_nothing(call)
 
     def _evaluates(self, loader: cst.Call) -> bool:
         """An evaluation loader: by where its batches go, or, where that is not known, by the
@@ -321,13 +313,18 @@ class Seeds:
             self._backward[node] = any(is_method_call(c, "backward") for c in self.source.of_types_in(node, cst.Call))
         return self._backward[node]
 
+    def _project_helper(self, call: cst.Call) -> Helper | None:
+        """The project function ``call`` runs, or the project class it builds (``Class.__init__``)."""
+        helper = self.source.project.helper(call)
+        if helper is None and is_simple_reference(call.func):
+            helper = self.source.project.named(f"{code(call.func)}.__init__")
+        return helper
+
     def _project_draws(self, call: cst.Call) -> frozenset[str]:
         """What a call of a project function, or the building of a project class
         (``VisionTransformer(config)``: its dropout draws in every forward), draws from."""
         project = self.source.project
-        helper = project.helper(call)
-        if helper is None and is_simple_reference(call.func):
-            helper = project.named(f"{code(call.func)}.__init__")
+        helper = self._project_helper(call)
         if helper is None and isinstance(call.func, cst.Name):  # `Exp = Exp_Forecast` (picked by task) then `Exp(args)`
             picked = [v for _, v in self.source.assignments.get(call.func.value, [])]
             if picked and all(v is not None and is_simple_reference(v) for v in picked):
