@@ -1,0 +1,2 @@
+"""unseen20f: PIL.ImageFile importable (improved-wgan-pytorch sets ImageFile.LOAD_TRUNCATED_IMAGES)."""
+LOAD_TRUNCATED_IMAGES = False

@@ -1,0 +1,2 @@
+def solve_ivp(*a, **k):
+    raise RuntimeError("scipy stand-in: solve_ivp is not available (torchdiffeq's scipy_solver only)")

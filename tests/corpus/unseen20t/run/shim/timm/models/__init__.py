@@ -1,0 +1,1 @@
+"""unseen20o: timm.models stand-in (see timm/__init__.py)."""
