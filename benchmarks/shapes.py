@@ -30,7 +30,12 @@ walks explode before the analyses became per-function fixpoints (issue 22):
   ``self.run`` again, each built and run at module level and its result tested next to a rank
   test (every ``.run(`` calls every ``run``; a module body of many statements: 600 classes took
   8.5 s to check, 1200 classes 38 s, before the call sites, callers, early exits and optimizer
-  lookups were indexed once per file).
+  lookups were indexed once per file);
+- ``handed_values``: classes whose same-named ``step`` methods print a parameter, seed torch and
+  hand the parameter on to their own ``run`` and to the next class's ``step`` (an instance built
+  in place) and to ``self.inner.step``; matched by name alone, every ``.step(`` was a caller of
+  every ``step`` and each printed parameter weighed every call's value (800 classes took 13 s to
+  check, 1600 classes 29 s, before calls were narrowed by their receivers).
 
     python benchmarks/shapes.py SHAPE SIZE        # prints the program
 """
@@ -233,6 +238,25 @@ class Step{i}:
     return "".join(units) + "\n\nbatches = []\n" + calls
 
 
+def _handed_values(size: int) -> str:
+    units = []
+    for i in range(size):
+        other = (i + 1) % size
+        units.append(f'''
+class Stage{i}(torch.nn.Module):
+    def step(self, x, verbose):
+        torch.manual_seed({i})
+        if verbose:
+            print(x)
+        return self.run(x, verbose) + Stage{other}().step(x, verbose) + self.inner.step(x, False)
+
+    def run(self, x, verbose):
+        print(verbose)
+        return self.step(x, verbose)
+''')
+    return "".join(units) + "\n\ndef entry(x):\n    return Stage0().step(x, True)\n"
+
+
 SHAPES = {
     "decorated": _decorated,
     "methods": _methods,
@@ -244,6 +268,7 @@ SHAPES = {
     "reloads": _reloads,
     "metrics": _metrics,
     "module_runs": _module_runs,
+    "handed_values": _handed_values,
 }
 
 

@@ -7,15 +7,15 @@ the linter's rules, which both build it from the same wrapper, see the same fact
 
 from __future__ import annotations
 
-import bisect
 import functools
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider, QualifiedNameSource
+from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider, QualifiedNameSource
 
 from ddpify.analysis.budget import Budget
+from ddpify.analysis.name_calls import NameCalls
 from ddpify.tree import cstutil
 
 if TYPE_CHECKING:
@@ -41,7 +41,6 @@ class Source:
         self._parents = wrapper.resolve(ParentNodeProvider)
         self._positions = wrapper.resolve(PositionProvider)
         self.budget = Budget.for_nodes(len(self._parents))
-        self._call_sites: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._methods: dict[cst.FunctionDef, bool] = {}
         self._mentions: dict[tuple[str, bool], tuple[list[cst.Name], dict[str, list[cst.Name]]]] = {}
         self._built_from: dict[str, str | None] = {}  # receiver -> the one class it is built from
@@ -66,6 +65,9 @@ class Source:
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         """Parent, grandparent ... up to the module."""
         return cstutil.ancestors(node, self.parent)
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        return self._positions[node]
 
     def line(self, node: cst.CSTNode) -> int:
         return self._positions[node].start.line
@@ -130,35 +132,16 @@ class Source:
         return found
 
     def call_sites(self, function: cst.FunctionDef) -> list[cst.Call]:
-        """Where this file calls ``function``: by its name for a module-level function (for a
-        function nested in another, inside that one only: its name is local there), by
-        ``self.name`` / ``obj.name`` for a method. A name defined more than once matches each."""
-        found = self._call_sites.get(function)
-        if found is None:
-            method = self.is_method(function)
-            calls, starts = self._calls_by_kind.get((function.name.value, method), ((), ()))
-            span = self._positions[function]
-            # the calls inside ``function`` (its own recursion) are one run of the source order
-            first = bisect.bisect_left(starts, (span.start.line, span.start.column))
-            after = bisect.bisect_right(starts, (span.end.line, span.end.column))
-            found = [*calls[:first], *calls[after:]]
-            if not method:
-                found = [call for call in found if function in self.functions_called(call)]
-            self._call_sites[function] = found
-        return found
+        """Where this file may call ``function`` (``ddpify.analysis.name_calls``)."""
+        return self.name_calls.call_sites(function)
+
+    def functions_called(self, call: cst.Call, *, own_methods_only: bool = False) -> list[cst.FunctionDef]:
+        """The inverse of :meth:`call_sites` (``ddpify.analysis.name_calls``)."""
+        return self.name_calls.functions_called(call, own_methods_only=own_methods_only)
 
     @functools.cached_property
-    def _calls_by_kind(self) -> dict[tuple[str, bool], tuple[list[cst.Call], list[tuple[int, int]]]]:
-        """``calls_by_callee`` split into plain-name calls (False) and attribute calls (True),
-        each with its calls' start positions (source order: a preorder walk never goes back)."""
-        found: dict[tuple[str, bool], tuple[list[cst.Call], list[tuple[int, int]]]] = {}
-        for name, calls in self.calls_by_callee.items():
-            for call in calls:
-                kind = found.setdefault((name, isinstance(call.func, cst.Attribute)), ([], []))
-                start = self._positions[call].start
-                kind[0].append(call)
-                kind[1].append((start.line, start.column))
-        return found
+    def name_calls(self) -> NameCalls:
+        return NameCalls(self)
 
     def never_runs(self, function: cst.FunctionDef) -> bool:
         """Nothing can run ``function``: this file neither calls nor mentions it, it is not
@@ -187,38 +170,6 @@ class Source:
             for function in functions:
                 found.setdefault((self.enclosing_class(function), name), []).append(function)
         return found
-
-    @functools.cached_property
-    def _plain_functions(self) -> dict[tuple[cst.FunctionDef | None, str], list[cst.FunctionDef]]:
-        """The functions that are no methods, by the function they are nested in (None: the
-        module) and their name: where a plain-name call can find them."""
-        found: dict[tuple[cst.FunctionDef | None, str], list[cst.FunctionDef]] = {}
-        for name, functions in self.functions.items():
-            for function in functions:
-                if not self.is_method(function):
-                    found.setdefault((self.enclosing_function(function), name), []).append(function)
-        return found
-
-    def functions_called(self, call: cst.Call, *, own_methods_only: bool = False) -> list[cst.FunctionDef]:
-        """The inverse of :meth:`call_sites`, by name alone: ``f(...)`` the file's functions
-        named ``f`` (not methods), ``x.f(...)`` its methods named ``f`` (only ``self.f`` /
-        ``cls.f`` with ``own_methods_only``). ``analysis.callgraph`` resolves receivers; this is
-        the cheap over-approximation the fixpoints (rank tests, loops, divergence) iterate on."""
-        func = call.func
-        if isinstance(func, cst.Name):  # a nested function is called by name inside its own scope only
-            scopes = [None, *(a for a in self.ancestors(call) if isinstance(a, cst.FunctionDef))]
-            return [f for scope in scopes for f in self._plain_functions.get((scope, func.value), [])]
-        if isinstance(func, cst.Attribute):
-            if own_methods_only and not (isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")):
-                return []
-            return list(self._methods_named.get(func.attr.value, ()))
-        return []
-
-    @functools.cached_property
-    def _methods_named(self) -> dict[str, tuple[cst.FunctionDef, ...]]:
-        """The methods of each name (read once: ``functions_called`` asks per call)."""
-        found = {name: tuple(f for f in functions if self.is_method(f)) for name, functions in self.functions.items()}
-        return {name: methods for name, methods in found.items() if methods}
 
     def is_method(self, function: cst.FunctionDef) -> bool:
         """Defined in a class body: not a function nested in a method (``def save(): ...``

@@ -123,8 +123,17 @@ class Recording:
     def module_function(self, name: str) -> cst.FunctionDef | None:
         """The one module-level function this file defines as ``name``; None when there is none
         or several (which one a call runs is then a guess)."""
-        found = [f for f in self.functions if f.name.value == name and self.owners_of(f) == (None, None)]
+        found = self._module_functions.get(name, [])
         return found[0] if len(found) == 1 else None
+
+    @functools.cached_property
+    def _module_functions(self) -> dict[str, list[cst.FunctionDef]]:
+        """Read after the walk (planners ask), once: a file of n functions is n lookups."""
+        found: dict[str, list[cst.FunctionDef]] = {}
+        for function in self.functions:
+            if self.owners_of(function) == (None, None):
+                found.setdefault(function.name.value, []).append(function)
+        return found
 
     def defines(self, name: str) -> bool:
         """Whether this file defines a function, method or class called ``name``."""

@@ -56,6 +56,19 @@ def test_work_per_line_does_not_grow(shape: str, run) -> None:
     assert per_line[1] <= GROWTH * per_line[0], f"{shape}: work per line grew from {per_line[0]:.0f} to {per_line[1]:.0f}"
 
 
+def test_same_named_methods_past_the_ambiguity_bound_stay_linear() -> None:
+    """Past ``name_calls.AMBIGUOUS`` same-named methods, a call through an unknown receiver
+    matches none of them; ``self.`` / ``Stage1().`` calls still match theirs. Matched by name
+    alone, the pairs grew n² (1.2x work per line from 48 to 192 classes, 2.2x time from 800
+    to 1600), which the small sizes above do not show."""
+    _check(program("handed_values", 2))
+    per_line = []
+    for size in (48, 192):
+        source = program("handed_values", size)
+        per_line.append(_calls(_check, source) / source.count("\n"))
+    assert per_line[1] <= 1.1 * per_line[0], f"work per line grew from {per_line[0]:.0f} to {per_line[1]:.0f}"
+
+
 def test_budget_exhausted_leaves_the_script_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DDPIFY_ANALYSIS_BUDGET", "50")
     source = program("methods", 8)
