@@ -437,27 +437,37 @@ def _read(file: Path, depth: int, *, importers: bool) -> Analysis | None:
     return Analysis(wrapper, str(file), depth=depth, importers=importers)
 
 
-def passed_at(file: Path, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
+def passed_at(file: Path, callee: str, parameter: str, index: int, truth: bool) -> list[tuple[Ranks, Ranks | None]] | None:
     """``Outside`` for one importing file: its calls of ``callee`` (by the name it imports),
-    each with where it runs and where the argument for ``parameter`` is an object."""
+    each with where it runs and where the argument for ``parameter`` is an object (with
+    ``truth``: where it is true, None where the call passes none)."""
     try:
         stat = file.stat()
     except OSError:
         return None
-    return _passed_at(file, stat.st_mtime_ns, callee, parameter, index)
+    return _passed_at(file, stat.st_mtime_ns, callee, parameter, index, truth)
 
 
 @functools.lru_cache(maxsize=64)
-def _passed_at(file: Path, mtime_ns: int, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
+def _passed_at(file: Path, mtime_ns: int, callee: str, parameter: str, index: int, truth: bool) -> list[tuple[Ranks, Ranks | None]] | None:
     del mtime_ns  # the cache key: a changed file is read again
+    from ddpify.analysis.presence import passed_argument
     from ddpify.tree.cstutil import code, is_simple_reference
 
     analysis = _read(file, 0, importers=True)
     if analysis is None:
         return None
-    found = []
+    found: list[tuple[Ranks, Ranks | None]] = []
     for call in analysis.source.calls_by_callee.get(callee, []):
+        if truth and not is_simple_reference(call.func):
+            return None  # `Trainer().fit(..., log=True)`: a call of that name this reading cannot place
         if not is_simple_reference(call.func) or not code(call.func).endswith(callee):
+            continue
+        if truth:
+            if any(a.star for a in call.args):
+                return None
+            value = passed_argument(call, parameter, index)
+            found.append((analysis.rank_tests.where(call), None if value is None else analysis.rank_tests.ranks(value)))
             continue
         passed = analysis.rank_tests.presence.argument(call, parameter, index)
         if passed is None:

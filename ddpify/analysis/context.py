@@ -76,6 +76,7 @@ class Context:
         self._prefixes: dict[cst.CSTNode, list[Ranks]] = {}
         self._indexes: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}
         self._scanning: set[cst.CSTNode] = set()
+        self._continues: dict[cst.If, Ranks] = {}
         self._decorators: dict[cst.FunctionDef, Ranks | None] = {}
         self._decorations: dict[cst.FunctionDef, Ranks] = {}
         self._elsewhere: dict[cst.FunctionDef, Ranks | None] = {}  # where importers call a method this file never calls
@@ -192,16 +193,33 @@ class Context:
         return prefix[position]
 
     def _after_exit(self, statement: cst.BaseStatement) -> Ranks:
-        """Where the code after ``statement`` runs: ``if rank != 0: return`` lets main through."""
+        """Where the code after ``statement`` runs: ``if rank != 0: return`` lets main through,
+        and so does an exit nested in another test (``if distributed: ... if rank == 0: ...
+        else: return``: the single process and rank 0 go on). Once per statement."""
         if not isinstance(statement, cst.If):
             return EVERY
-        if self._exits(statement.body):
-            if self._mode_exit(statement.test):
-                return EVERY
-            return self._test(statement.test, negated=True)
-        if isinstance(statement.orelse, cst.Else) and self._exits(statement.orelse.body):
-            return self._test(statement.test)
-        return EVERY
+        found = self._continues.get(statement)
+        if found is None:
+            body = self._goes_on(statement.body)
+            orelse = statement.orelse
+            other = EVERY if orelse is None else self._goes_on(orelse.body) if isinstance(orelse, cst.Else) else self._after_exit(orelse)
+            if body == NOWHERE and self._mode_exit(statement.test):
+                body = EVERY
+            if body == other:
+                found = body
+            else:
+                found = (self._test(statement.test) & body) | (self._test(statement.test, negated=True) & other)
+            self._continues[statement] = found
+        return found
+
+    def _goes_on(self, suite: cst.BaseSuite) -> Ranks:
+        """Where control leaves ``suite`` at its end (nowhere for a block that always exits)."""
+        if self._exits(suite):
+            return NOWHERE
+        found = EVERY
+        for statement in suite.body if isinstance(suite, cst.IndentedBlock) else ():
+            found = found & self._after_exit(statement)
+        return found
 
     def _mode_exit(self, test: cst.BaseExpression) -> bool:
         """``if rank == 0 and args.test_only: ... return``: the main rank leaves in a mode of the

@@ -8,14 +8,16 @@ Bounded cost. Matching ``obj.f(...)`` by name alone pairs each call with every m
 analysis over calls works on each pair. So the receiver narrows first:
 
 - ``self.f(...)`` / ``cls.f(...)`` in class ``C`` runs the ``f`` that ``C`` defines or inherits
-  from a class of this file, or an override in one of ``C``'s subclasses here;
+  from a class of this file, or an override in one of ``C``'s subclasses here (at most
+  ``OVERRIDES`` of them);
 - ``super().f(...)`` runs the first ``f`` among the class's bases here (none: a base
   installed elsewhere, such as ``nn.Module.__init__``);
 - ``Trainer.f(...)`` and ``Trainer(...).f(...)`` run ``Trainer``'s own or inherited ``f``;
-- any other receiver matches every method named ``f`` while there are at most ``AMBIGUOUS``
-  of them. Past that, the call's target is one this file does not tell, as for a call of an
-  installed package: that much same-named code is generated, where guessing costs n² pairs
-  and tells nothing. The same bound caps a method's overrides matched through ``self``.
+- where ``C`` or a subclass of it has several bases (a mixin may come first in the method
+  order), and for any other receiver, the call matches every method named ``f``, while the
+  methods of that name times its calls stay within ``PAIRS``. Past that, the call's target is
+  one this file does not tell, as for a call of an installed package: that much same-named
+  code is generated, where guessing costs n² pairs and tells nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from typing import Protocol
 import libcst as cst
 from libcst.metadata import CodeRange
 
-AMBIGUOUS = 16
+OVERRIDES = 16
+PAIRS = 4096
 _DEPTH = 8  # inheritance followed this far (a cycle of same-named classes ends here)
 
 
@@ -151,21 +154,20 @@ class NameCalls:
         every = self._methods_named.get(name, ())
         if not every:
             return ()
-        if _is_self(receiver) or _is_super(receiver):
-            klass = self.source.enclosing_class(call)
-            if klass is not None:
-                if _is_super(receiver):
-                    return tuple(m for base in self._bases(klass) for m in self._inherited(base, name, 0)[:1])
-                own = self._inherited(klass, name, 0)
-                if own:
-                    overrides = self._overrides(klass, name)
-                    return (own[0], *overrides) if len(overrides) <= AMBIGUOUS else (own[0],)
-        else:
+        klass = self.source.enclosing_class(call) if _is_self(receiver) or _is_super(receiver) else None
+        if klass is not None:
+            overrides, mixed = self._overrides(klass, name)
+            if _is_super(receiver) and not mixed:
+                return tuple(m for base in self._bases(klass) for m in self._inherited(base, name, 0)[:1])
+            own = self._inherited(klass, name, 0) if _is_self(receiver) and not mixed else []
+            if own:
+                return (own[0], *overrides) if len(overrides) <= OVERRIDES else (own[0],)
+        elif not _is_self(receiver) and not _is_super(receiver):
             named = receiver.func if isinstance(receiver, cst.Call) else receiver  # Trainer.f, Trainer(...).f
             klasses = self._classes.get(named.value, []) if isinstance(named, cst.Name) else []
             if klasses:
                 return tuple(m for klass in klasses for m in self._inherited(klass, name, 0)[:1])
-        return every if len(every) <= AMBIGUOUS else ()
+        return every if len(every) * len(self.source.calls_by_callee.get(name, ())) <= PAIRS else ()
 
     def _inherited(self, klass: cst.ClassDef, name: str, depth: int) -> list[cst.FunctionDef]:
         """``klass``'s own method ``name`` first, then its bases' here (depth first, as the MRO
@@ -175,18 +177,25 @@ class NameCalls:
             return own[-1:]  # a later ``def`` of the same name replaces an earlier one
         return [m for base in self._bases(klass) for m in self._inherited(base, name, depth + 1)]
 
-    def _overrides(self, klass: cst.ClassDef, name: str) -> list[cst.FunctionDef]:
-        """Methods ``name`` of ``klass``'s subclasses here (``self.f`` may run them)."""
+    def _overrides(self, klass: cst.ClassDef, name: str) -> tuple[list[cst.FunctionDef], bool]:
+        """Methods ``name`` of ``klass``'s subclasses here (``self.f`` may run them), and whether
+        ``klass`` or one of them has several bases (then a sibling base's ``f`` may come first)."""
         found: list[cst.FunctionDef] = []
         seen = {klass}
         frontier = [klass]
+        mixed = _several_bases(klass)
         for _ in range(_DEPTH):
             frontier = [s for k in frontier for s in self._subclasses.get(k, []) if s not in seen]
             seen.update(frontier)
             found.extend(m for s in frontier for m in self.source.defined_in(s, name))
-            if not frontier or len(found) > AMBIGUOUS:
+            mixed = mixed or any(_several_bases(s) for s in frontier)
+            if not frontier or len(found) > OVERRIDES:
                 break
-        return found
+        return found, mixed
+
+
+def _several_bases(klass: cst.ClassDef) -> bool:
+    return sum(b.keyword is None for b in klass.bases) > 1
 
 
 def _is_self(node: cst.BaseExpression) -> bool:

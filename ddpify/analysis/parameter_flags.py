@@ -1,7 +1,10 @@
 """Rank flags handed in as arguments: ``def do_evaluation(model, loader, pbar=True)`` whose every
 call in the file passes ``pbar=(rank == 0)`` makes ``tqdm(..., disable=not pbar)`` a rank-0-only
 bar. What a parameter holds is what its calls pass (its default where a call passes nothing);
-``RankTests`` weighs those values by where each call runs, as it does a variable's assignments."""
+``RankTests`` weighs those values by where each call runs, as it does a variable's assignments.
+A function this file never calls is called by the project's files that import it
+(retinanet-examples: ``train.train(..., verbose=(rank == 0))`` in main.py, ``if verbose: print``
+in train.py): their calls are read there (``Project.passed_elsewhere``)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ddpify.analysis.ranks import Ranks
+from ddpify.analysis import project_files
+from ddpify.analysis.ranks import CLASSES, EVERY, NOWHERE, Ranks
 from ddpify.analysis.source import Source
 
 # Parameters a flag is followed through, each handed on by a call of the next: deeper chains
@@ -24,6 +28,7 @@ def passed_flag(
     where: Callable[[cst.CSTNode], Ranks],
     combine: Callable[[list[tuple[Ranks, cst.BaseExpression | None]]], Ranks | None],
     busy: set[object],
+    ranks: Callable[[cst.BaseExpression], Ranks],
 ) -> Ranks | None:
     """Where the parameter ``name`` is true: the values its calls pass (``passed_values``),
     weighed by where each call runs (``RankTests.combine``); ``busy`` guards recursion (a
@@ -36,16 +41,60 @@ def passed_flag(
     busy.add(key)
     try:
         passed = passed_values(source, name)
-        return combine([(where(call), value) for call, value in passed]) if passed else None
+        if passed is None:
+            return None
+        if passed:
+            return combine([(where(call), value) for call, value in passed])
+        return _passed_elsewhere(source, name, ranks)
     finally:
         busy.discard(key)
 
 
+def _passed_elsewhere(source: Source, name: cst.Name, ranks: Callable[[cst.BaseExpression], Ranks]) -> Ranks | None:
+    """Where the parameter is true by the calls of the project's importing files, weighed as
+    ``RankTests.combine`` weighs values: None unless one is a rank test, or a constant passed
+    where only some processes call."""
+    if source.project.depth < project_files.DEPTH:
+        return None  # a module summarised for a file importing it: that file's calls are read there, per call
+    function = source.enclosing_function(name)
+    assert function is not None  # passed_values found it a parameter
+    if source.mentions_of(function):
+        return None  # handed over here (``mp.spawn(train, args=(..., True))``): its arguments are set here
+    method = source.is_method(function)
+    params = function.params
+    positional = [*params.posonly_params, *params.params][1 if method else 0 :]
+    param = next(p for p in [*positional, *params.kwonly_params] if p.name.value == name.value)
+    index = positional.index(param) if param in positional else -1
+    owner = source.enclosing_class(function)
+    callee = owner.name.value if owner is not None and function.name.value == "__init__" else function.name.value
+    if callee in source.calls_by_callee and callee != function.name.value:
+        return None  # the file builds the class itself: its own calls are the ones to read
+    elsewhere = source.project.passed_elsewhere(callee, name.value, index, truth=True)
+    if not elsewhere:
+        return None
+    weighed: list[tuple[Ranks, Ranks]] = []
+    for context, value in elsewhere:
+        if value is None and param.default is None:
+            return None  # an argument missing without a default: a call this reading gets wrong
+        weighed.append((context, value if value is not None else ranks(param.default)))  # type: ignore[arg-type]
+    fixed = (EVERY, NOWHERE)
+    if not any(v.depends_on_process or (v in fixed and c.depends_on_process) for c, v in weighed):
+        return None
+    may = must = 0
+    for context, value in weighed:
+        may |= context.may & value.may
+    for klass in CLASSES:
+        runs = [v for c, v in weighed if c.may & klass]
+        if runs and all(v.must & klass for v in runs):
+            must |= klass
+    return Ranks(may, must & may)
+
+
 def passed_values(source: Source, name: cst.Name) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
     """Each call of the function whose parameter ``name`` reads, with the value the call gives
-    it (the parameter's default where it gives none). None when ``name`` is no parameter there,
-    the function rebinds it, no call of this file calls it, or a call cannot be read (``*args``,
-    ``**kwargs``, a missing argument without a default)."""
+    it (the parameter's default where it gives none); empty when no call of this file calls it.
+    None when ``name`` is no parameter there, the function rebinds it, or a call cannot be read
+    (``*args``, ``**kwargs``, a missing argument without a default)."""
     function = source.enclosing_function(name)
     if function is None:
         return None
@@ -66,4 +115,4 @@ def passed_values(source: Source, name: cst.Name) -> list[tuple[cst.Call, cst.Ba
         if value is None:
             return None
         found.append((call, value))
-    return found or None
+    return found

@@ -121,7 +121,7 @@ class Presence:
         if not calls:  # called by the project's files that import this one, or unknown
             callee = owner.name.value if owner is not None and function.name.value == "__init__" else function.name.value
             elsewhere = self.source.project.passed_elsewhere(callee, param.name.value, index)
-            return _combine(elsewhere) if elsewhere is not None else None
+            return _combine([(where, NOWHERE if p is None else p) for where, p in elsewhere]) if elsewhere is not None else None
         weighed: list[tuple[Ranks, Ranks]] = []
         for call in calls:
             passed = self.argument(call, param.name.value, index)

@@ -180,9 +180,11 @@ class Helper:
 ON_IMPORT = "<import>"
 
 # Where the calls of ``callee`` in one project file pass its parameter (name, position) an
-# object: ``(where the call runs, where the argument is not None)`` per call; None when one
-# cannot be told (``ddpify.analysis.presence`` asks it of the files that import this one).
-Outside = Callable[[Path, str, str, int], "list[tuple[Ranks, Ranks]] | None"]
+# object: ``(where the call runs, where the argument is not None)`` per call, or with ``True``
+# where the argument is true (None: the call passes none, the default holds); None when one
+# cannot be told (``ddpify.analysis.presence`` and ``parameter_flags`` ask it of the files that
+# import this one).
+Outside = Callable[[Path, str, str, int, bool], "list[tuple[Ranks, Ranks | None]] | None"]
 
 # One project file read once: where its ``x.method(...)`` calls run, per method name, or (with
 # ``True``) its calls of a function of that name (None: not readable); ``ddpify.analysis.context``
@@ -292,14 +294,14 @@ class Project:
             return False
         return self.depth <= 0 or any(name in text for _, text in self._importers_upto)
 
-    def passed_elsewhere(self, callee: str, parameter: str, index: int) -> list[tuple[Ranks, Ranks]] | None:
+    def passed_elsewhere(self, callee: str, parameter: str, index: int, *, truth: bool = False) -> list[tuple[Ranks, Ranks | None]] | None:
         """What the project's files that import this one pass ``callee``'s ``parameter`` (see
         ``Outside``); None when none of them calls it or one call cannot be read."""
         if self._outside is None or self.depth <= 0 or self._path is None or not Path(self._path).is_file():
             return None
-        found: list[tuple[Ranks, Ranks]] = []
+        found: list[tuple[Ranks, Ranks | None]] = []
         for file in project_files.importers(Path(self._path)):
-            calls = self._outside(file, callee, parameter, index)
+            calls = self._outside(file, callee, parameter, index, truth)
             if calls is None:
                 return None
             found.extend(calls)

@@ -161,10 +161,11 @@ class RankTests:
         return found
 
     def _opaque_call(self, value: cst.BaseExpression) -> bool:
-        """A call whose result is something else than its arguments (not ``int(...)``, ``str.format``)."""
+        """A call whose result is something else than its arguments (not ``int(...)``, ``str.format``,
+        ``torch.device("cuda:" + str(rank))``: a rank's own device is a per-rank value)."""
         if not isinstance(value, cst.Call):
             return False
-        return not self.source.qualified(value) & CASTS and last_name(value) != "format"
+        return not self.source.qualified(value) & (CASTS | {"torch.device"}) and last_name(value) != "format"
 
     @functools.cached_property
     def presence(self) -> Presence:
@@ -268,7 +269,7 @@ class RankTests:
                 return helper.flag
         elif is_simple_reference(node):
             assigned = self._assigned_flag(code(node))
-            passed = assigned if assigned is not None else passed_flag(self.source, node, self.where, self.combine, self._busy)
+            passed = assigned if assigned is not None else passed_flag(self.source, node, self.where, self.combine, self._busy, self.ranks)
             if passed is not None:
                 return passed
         else:

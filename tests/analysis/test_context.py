@@ -90,6 +90,38 @@ def test_continue_in_a_loop_and_exit_in_else() -> None:
     assert selections(source) == [S.MAIN, S.ALL, S.MAIN]
 
 
+@pytest.mark.parametrize(
+    "nested",
+    [
+        # adaptive-span main.py: reduce to rank 0, the other ranks leave, rank 0 prints
+        "if distributed:\n    dist.reduce(stats, 0)\n    if env['rank'] == 0:\n        loss = stats[0]\n    else:\n        return",
+        "if args.distributed:\n    if rank != 0:\n        return\n    loss = reduce(loss)",
+        "if world_size > 1:\n    if dist.get_rank() > 0:\n        return",
+        "if args.distributed:\n    if rank == 0:\n        pass\n    elif args.quiet:\n        return\n    else:\n        return",
+    ],
+)
+def test_an_exit_nested_in_another_test_leaves_the_rest_to_main(nested: str) -> None:
+    source = "def main(args, env, rank, distributed, world_size, stats):\n" + textwrap.indent(f'dist.init_process_group("gloo")\n{nested}\nmark(1)\n', "    ")
+    assert selections(source) == [S.MAIN]
+
+
+def test_an_exit_nested_in_a_test_of_the_run_lets_every_rank_through() -> None:
+    source = """\
+    def main(args, rank):
+        dist.init_process_group("gloo")
+        if args.resume:
+            if not os.path.exists(args.resume):
+                return
+        mark(1)
+        if args.eval:
+            if rank == 0:
+                evaluate()
+            return
+        mark(2)
+    """
+    assert selections(source) == [S.ALL, S.ALL]
+
+
 def test_an_unrelated_early_exit_changes_nothing() -> None:
     source = """\
     def f():
@@ -426,6 +458,9 @@ def test_print_override_helper_of_another_module() -> None:
         ('print("rank {}".format(args.rank))', True),
         ('print("rank", rank, "loss", loss)', True),
         ('print(f"[GPU{self.gpu_id}] Epoch {epoch}")', True),
+        ('device = torch.device("cuda:" + str(args.rank))\nprint("Device:", device)', True),  # EfficientConformer
+        ('device = torch.device(f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu")\nprint(device)', True),
+        ('model = DDP(model, device_ids=[rank])\nprint(model)', False),
         ('print(f"world size {world_size}")', False),
         ('print(f"loss {loss:.3f}")', False),
         ('print("done", file=sys.stderr)', False),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpify.analysis.name_calls import AMBIGUOUS
+from ddpify.analysis.name_calls import PAIRS
 from tests.analysis.conftest import analyse
 
 CLASSES = """
@@ -76,8 +76,39 @@ def test_call_sites_are_the_inverse_without_own_recursion() -> None:
     assert sites == ["self.run()", "super().run()", "thing.run()"]
 
 
+MIXIN = """
+class Base:
+    def run(self, rank):
+        self.log("hello", verbose=rank == 0)
+
+    def log(self, msg, verbose=False):
+        pass
+
+
+class LogMixin:
+    def log(self, msg, verbose=False):
+        if verbose:
+            print(msg)
+
+
+class Trainer(LogMixin, Base):
+    pass
+"""
+
+
+def test_a_mixin_of_a_subclass_may_run_a_self_call() -> None:
+    """``Trainer(LogMixin, Base)``: ``self.log`` in ``Base`` runs ``LogMixin.log`` first."""
+    assert _targets(MIXIN, 'self.log("hello", verbose=rank == 0)') == ["Base.log", "LogMixin.log"]
+
+
+def test_below_the_bound_many_same_named_methods_are_all_matched() -> None:
+    many = "".join(f"\nclass Logger{i}:\n    def log(self, msg, verbose=False):\n        pass\n" for i in range(17))
+    assert len(_targets(many + "\n\ndef main(logger):\n    logger.log('x')\n", "logger.log('x')")) == 17
+
+
 def test_past_the_bound_an_unknown_receiver_matches_nothing_and_self_still_its_own() -> None:
-    many = "".join(f"\nclass C{i}:\n    def run(self, x):\n        return self.run(x) + x.run()\n" for i in range(AMBIGUOUS + 1))
+    classes = int((PAIRS / 2) ** 0.5) + 1  # classes x 2 calls each x classes methods > PAIRS
+    many = "".join(f"\nclass C{i}:\n    def run(self, x):\n        return self.run(x) + x.run()\n" for i in range(classes))
     source = analyse(many).source
     for call in source.of_types(cst.Call):
         spelled = cst.Module([]).code_for_node(call)
