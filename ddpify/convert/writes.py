@@ -15,6 +15,7 @@ from ddpify.convert import names
 
 # tqdm's class-level writer, whatever module the class is imported from
 TQDM_WRITE = frozenset(f"{bar}.write" for bar in names.TQDM if bar.endswith(".tqdm"))
+_IMAGEIO = ("imwrite", "imsave", "mimwrite", "mimsave", "volwrite", "mvolwrite")
 # Calls that write a file or the terminal: one process should make them.
 WRITERS = {
     "torchvision.utils.save_image": "save_image",
@@ -37,8 +38,16 @@ WRITERS = {
     "numpy.savez_compressed": "np.savez_compressed",
     "numpy.savetxt": "np.savetxt",
     "cv2.imwrite": "cv2.imwrite",
-    "imageio.imwrite": "imageio.imwrite",
-    "imageio.v2.imwrite": "imageio.imwrite",
+    # image, animation, audio and video files (unseen20t cGAN: imageio.mimsave of the gif)
+    **{f"imageio.{w}": f"imageio.{w}" for w in _IMAGEIO},
+    **{f"imageio.v2.{w}": f"imageio.{w}" for w in _IMAGEIO},
+    "imageio.v3.imwrite": "imageio.imwrite",
+    "skimage.io.imsave": "skimage.io.imsave",
+    "scipy.misc.imsave": "scipy.misc.imsave",
+    "matplotlib.image.imsave": "plt.imsave",
+    **{f"torchvision.io.{w}": f"torchvision.io.{w}" for w in ("write_png", "write_jpeg", "write_video", "write_file")},
+    "torchaudio.save": "torchaudio.save",
+    "soundfile.write": "soundfile.write",
     # file-system changes: N ranks copying onto one path race, and all but the first removal or
     # move fail (FileNotFoundError)
     **{change: change for change in ("shutil.copyfile", "shutil.copy", "shutil.copy2", "shutil.copytree", "shutil.move")},
@@ -71,7 +80,14 @@ PATH_ARGUMENT = {
     ".savefig()": (0, "fname"),
     "save_image": (1, "fp"),
     "cv2.imwrite": (0, "filename"),
-    "imageio.imwrite": (0, "uri"),
+    **{f"imageio.{w}": (0, "uri") for w in _IMAGEIO},
+    "skimage.io.imsave": (0, "fname"),
+    "scipy.misc.imsave": (0, "name"),
+    **{f"torchvision.io.{w}": (1, "filename") for w in ("write_png", "write_jpeg")},
+    "torchvision.io.write_file": (0, "filename"),
+    "torchvision.io.write_video": (0, "filename"),
+    "torchaudio.save": (0, "uri"),
+    "soundfile.write": (0, "file"),
     "torch.onnx.export": (2, "f"),
     ".save_pretrained()": (0, "save_directory"),
     ".save_vocabulary()": (0, "save_directory"),

@@ -150,7 +150,16 @@ def _null_factory(*args: Any, **kwargs: Any) -> NullObject:
 
 def rank_zero(factory: Callable[..., Any]) -> Callable[..., Any]:
     """``ddpify.rank_zero(SummaryWriter)(log_dir)``: the real object on rank 0, a
-    ``NullObject`` elsewhere, so loggers create one run/directory instead of one per rank."""
+    ``NullObject`` elsewhere, so loggers create one run/directory instead of one per rank. A
+    tensorboard writer's folder is still made on every rank: the script may rely on it
+    (pt.darts opened a log file in the folder ``SummaryWriter(log_dir=path + "/tb")`` made)."""
     if is_main_process():
         return factory
-    return _null_factory
+    return _null_writer if getattr(factory, "__name__", "") == "SummaryWriter" else _null_factory
+
+
+def _null_writer(*args: Any, **kwargs: Any) -> NullObject:
+    path = kwargs.get("log_dir") or kwargs.get("logdir") or (args[0] if args else None)
+    if path and isinstance(path, (str, os.PathLike)) and "://" not in str(path):  # "": the writer's default; s3://
+        os.makedirs(path, exist_ok=True)
+    return NullObject()

@@ -73,7 +73,7 @@ for epoch in range(args.epochs):
         optimizer.step()
         epoch_loss += loss.item()
         pbar.set_postfix(loss="%.4f" % loss.item())
-    ddpify.print("Epoch %d: average loss %.4f" % (epoch, epoch_loss / len(train_loader)))
+    ddpify.print("Epoch %d: average loss %.4f" % (epoch, ddpify.mean_over_ranks(epoch_loss / len(train_loader))))
 
 os.makedirs(args.out_dir, exist_ok=True)
 # unwrap DataParallel so the checkpoint loads into a plain model

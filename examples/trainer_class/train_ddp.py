@@ -71,7 +71,7 @@ class Trainer:
             targets = targets.to(self.device)
             running_loss += self._run_batch(source, targets)
         ddpify.print(f"[{self.device}] epoch {epoch} | batch size {self.train_loader.batch_size} | "
-                     f"steps {len(self.train_loader)} | mean loss {running_loss / len(self.train_loader):.4f}")
+                     f"steps {len(self.train_loader)} | mean loss {ddpify.mean_over_ranks(running_loss / len(self.train_loader)):.4f}")
 
     def _save_checkpoint(self, epoch: int) -> None:
         path = os.path.join(self.out_dir, "trainer_ckpt.pt")

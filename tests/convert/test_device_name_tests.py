@@ -57,3 +57,58 @@ def test_a_device_names_test_reads_its_type(assign: str, test: str, device: str,
 def test_other_tests_are_left_as_written(assign: str, test: str) -> None:
     result = convert_source(_SCRIPT.format(assign=assign, test=test, device="'cpu'"))
     assert test.splitlines()[0] in result.output
+
+
+def test_membership_in_a_list_of_names_reads_the_type() -> None:
+    """``device in ("cuda", "mps")`` is false for ``cuda:1``: the same class as ``==``."""
+    test = 'if device in ("cuda", "mps"):\n    print("accelerated")'
+    result = convert_source(_SCRIPT.format(assign=_NAME, test=test, device="device"))
+    assert 'if str(device).partition(":")[0] in ("cuda", "mps"):' in result.output
+    other = 'if device not in ["cpu"]:\n    print("accelerated")'
+    kept = convert_source(_SCRIPT.format(assign=_NAME, test=other, device="device"))
+    assert 'if device not in ["cpu"]:' in kept.output
+
+
+_HELPERS = """\
+import torch
+import torch.nn as nn
+
+
+def report(device):
+    if device == "cuda":
+        print("on a GPU")
+
+
+def probe():
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda":
+        print("never: a torch.device is no string")
+
+    def inner():
+        if device == "cuda":
+            print("never either: the outer function's torch.device")
+
+    inner()
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+report(device)
+probe()
+model = nn.Linear(4, 1).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(32, 4), torch.randn(32, 1)), batch_size=8, shuffle=True)
+for x, y in loader:
+    loss = nn.functional.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_function_binding_its_own_device_keeps_its_test() -> None:
+    """The tests are read per binding: ``probe``'s own ``torch.device`` never equals a string,
+    before or after, so its test stays; ``report``'s parameter gets the rank's name."""
+    output = convert_source(_HELPERS).output
+    assert 'def report(device):\n    if str(device).partition(":")[0] == "cuda":' in output
+    assert '    device = torch.device(' in output and '    if device == "cuda":' in output
+    assert '        if device == "cuda":' in output

@@ -96,10 +96,11 @@ def test_cli_flag(tmp_path: Path) -> None:
 def test_standalone_examples_stay_short() -> None:
     """Issue 23: only the helpers used, without docstrings and comments. What is left is code
     that runs: the guard rails (``_guard``, ``_arrival``) and launcher detection stay, because
-    a standalone script must be as safe as one importing ddpify. A bound, so growth is noticed."""
+    a standalone script must be as safe as one importing ddpify. A bound, so growth is noticed
+    (1460 -> 1480: trainer_class now averages its shown epoch loss, ``_metrics`` embedded)."""
     for example in sorted((ROOT / "examples").glob("*/train.py")):
         output = convert_source(example.read_text(), standalone=True).output
         block = output.split(standalone.BEGIN)[1].split(standalone.END)[0]
-        assert len(block.splitlines()) <= 1460, f"{example.parent.name}: {len(block.splitlines())} lines embedded"
+        assert len(block.splitlines()) <= 1480, f"{example.parent.name}: {len(block.splitlines())} lines embedded"
         copied = [text for module, text in _embedded_sources(output).items() if module != "__init__"]
         assert not any('"""' in text or "\n#" in text for text in copied), "docstrings or comments embedded"

@@ -81,6 +81,25 @@ def test_a_plateau_scheduler_on_a_shard_metric_keeps_the_ranks_in_step(tmp_path:
 
 
 @pytest.mark.torchrun
+def test_shown_epoch_means_are_the_one_process_values(tmp_path: Path) -> None:
+    """unseen20t dgcnn: an epoch's mean loss and accuracy of the rank's shard, only printed,
+    become their mean over the ranks (``ddpify.mean_over_ranks``), so rank 0 prints what one
+    process prints on the whole data (equal shards, fixed per-sample losses), and no rank hangs."""
+    result = convert_source((DATA / "shown_epoch_means.py").read_text())
+    assert '"epoch %d loss %.6f" % (epoch, ddpify.mean_over_ranks(total_loss / count))' in result.output
+    assert "accuracy = ddpify.mean_over_ranks(correct / count)" in result.output
+    script = tmp_path / "shown_ddp.py"
+    script.write_text(result.output)
+    run = run_script(script, cwd=tmp_path).assert_ok()
+    single = run_script(DATA / "shown_epoch_means.py", nproc=None, cwd=tmp_path, trace=False).assert_ok()
+    shown = [line for line in single.stdout.splitlines() if line.startswith("epoch ")]
+    assert len(shown) == 4
+    for line in shown:
+        assert line in run.stdout, (line, run.stdout[-800:])
+    run.assert_params_equal()
+
+
+@pytest.mark.torchrun
 def test_a_model_that_trains_itself_is_wrapped_and_averaged(tmp_path: Path) -> None:
     """Issue 20: ``model.train_(x, y)`` whose method runs ``self.forward(x)``, the backward and
     its own optimizer's step: the model is wrapped, that forward runs through the wrapper

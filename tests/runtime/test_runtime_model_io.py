@@ -169,6 +169,42 @@ def test_rank_zero_returns_factory_on_main_and_null_elsewhere(as_rank):
     assert created == []
 
 
+@pytest.mark.parametrize("spelling", ["kwarg", "old_kwarg", "positional"])
+def test_rank_zero_writer_still_makes_its_folder_on_every_rank(as_rank, tmp_path, spelling):
+    """pt.darts (unseen20t): the writer's ``log_dir`` made the run folder that the next line's
+    log file, opened on every rank, needs."""
+
+    class SummaryWriter:
+        def __init__(self, log_dir=None, logdir=None):
+            raise AssertionError("built on rank 1")
+
+    folder = tmp_path / "searchs" / "run" / "tb"
+    as_rank(1, 2)
+    made = ddpify.rank_zero(SummaryWriter)
+    if spelling == "kwarg":
+        writer = made(log_dir=str(folder))
+    elif spelling == "old_kwarg":
+        writer = made(logdir=folder)
+    else:
+        writer = made(str(folder))
+    assert isinstance(writer, NullObject) and folder.is_dir()
+    (tmp_path / "searchs" / "run" / "search.log").write_text("")
+
+
+@pytest.mark.parametrize("log_dir", ["", None, "s3://bucket/run"])
+def test_rank_zero_writer_default_or_remote_folder_is_not_made(as_rank, tmp_path, monkeypatch, log_dir):
+    """An empty or absent log_dir is the writer's own default (rank 0's ``runs/...``); a remote
+    one is no local folder."""
+
+    class SummaryWriter:
+        pass
+
+    monkeypatch.chdir(tmp_path)
+    as_rank(1, 2)
+    assert isinstance(ddpify.rank_zero(SummaryWriter)(log_dir), NullObject)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_null_object_absorbs_everything():
     null = NullObject()
     assert null.add_scalar("loss", 1.0, global_step=3) is null

@@ -49,6 +49,7 @@ from ddpify.convert.planners import (
     device_choice,
     device_tests,
     directories,
+    displayed_metrics,
     divergent_exits,
     double_backward,
     downloads,
@@ -97,6 +98,7 @@ PLANNERS: tuple[Planner, ...] = (
     drivers.plan,  # a model built here and handed to another file's trainer: convert the output, report
     models.plan_wraps,  # where each model is wrapped, or why it is not (held)
     reduced_metrics.plan,  # an average of the rank's shard that decisions read: averaged over the ranks
+    displayed_metrics.plan,  # an average of the rank's shard that is only shown: averaged over the ranks
     bootstrap.plan_import_time_wraps,  # a wrap at import time needs the group after the imports
     loaders.hold_back,  # loaders of held models stay unsharded
     outside_loaders.plan,  # training batches this file does not build (parameters...): sharded or reported

@@ -35,20 +35,39 @@ _NOT_A_VALUE = frozenset({"store_true", "store_false", "store_const", "count", "
 
 
 def plan(recording: Recording, facts: Facts) -> None:
-    """``ddpify.device_from(...)`` around each device-option read used as a device."""
+    """``ddpify.device_from(...)`` around each device-option read used as a device, and around
+    a ``set_device(...)`` argument that is no rank's own."""
+    ddp = facts.wraps_models() or facts.models_from_caller
     options = _device_options(recording)
-    if facts.wraps_models() or facts.models_from_caller:
+    if ddp:
         options |= _handed_in_options(recording)
-    if not options:
-        return
-    for value in _device_positions(recording):
-        for read in _reads(recording, value, options):
-            if read not in facts.node_rewrites and not _already_per_rank(recording, read):
-                facts.node_rewrites[read] = NodeRewrite(
-                    rewrites_io.device_from,
-                    f"{code(read)} names one device for every rank: ddpify.device_from({code(read)}) is the rank's own GPU "
-                    "(cuda:LOCAL_RANK) when it names a CUDA device, and what was asked for otherwise (cpu; any device with one process)",
-                )
+    reads = [read for value in _device_positions(recording) for read in _reads(recording, value, options)] if options else []
+    if ddp:
+        reads += _pinned_devices(recording)
+    for read in reads:
+        if read not in facts.node_rewrites and not _already_per_rank(recording, read):
+            facts.node_rewrites[read] = NodeRewrite(
+                rewrites_io.device_from,
+                f"{code(read)} names one device for every rank: ddpify.device_from({code(read)}) is the rank's own GPU "
+                "(cuda:LOCAL_RANK) when it names a CUDA device, and what was asked for otherwise (cpu; any device with one process)",
+            )
+
+
+def _pinned_devices(recording: Recording) -> list[cst.BaseExpression]:
+    """``torch.cuda.set_device(config.gpus[0])`` / ``with torch.cuda.device(0):`` in a DDP
+    script: whatever names the device, from a configuration, a constant or a list, it is one
+    GPU for every rank (pt.darts pinned every rank to GPU 0 after ``ddpify.setup()`` had set the
+    rank's own). A value computed from a rank (``set_device(args.local_rank)``) is left."""
+    rank_tests = recording.analysis.rank_tests
+    found = []
+    for call in recording.write_calls:
+        if not recording.qualified(call) & SET_DEVICE:
+            continue
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        value = positional[0] if positional else keyword_value(call, "device")
+        if value is not None and not rank_tests.depends_on_rank(value):
+            found.append(value)
+    return found
 
 
 def plan_handed_in(recording: Recording, facts: Facts) -> None:

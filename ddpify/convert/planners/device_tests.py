@@ -6,8 +6,11 @@ device, ``ddpify.device_name()``: ``"cuda:1"`` on rank 1. A test of the whole na
 ``"cuda"`` then fails on every rank of a GPU run (unseen20s lvl1_cls: its ``assert`` stopped every
 rank before training), and a test in an ``if`` silently skips what it guards. The test reads the
 device's type instead, ``str(device).partition(":")[0] == "cuda"``: the same answer as before the
-conversion, for a name (``"cuda:1"``) and a ``torch.device`` alike. Tests of ``"cpu"`` and
-``"cuda" in device`` need nothing."""
+conversion, for a name (``"cuda:1"``) and a ``torch.device`` alike; so does membership in a
+list of names (``device in ("cuda", "mps")``). Tests of ``"cpu"`` and ``"cuda" in device`` need
+nothing. A test reads the bindings of its own function where it has some (a helper's own
+``device = torch.device(...)`` is no name), else every binding of the file (a parameter is
+handed the name)."""
 
 from __future__ import annotations
 
@@ -28,15 +31,35 @@ def plan(recording: Recording, facts: Facts) -> None:
         return
     for comparison in source.of_types(cst.Comparison):
         assert isinstance(comparison, cst.Comparison)
-        if len(comparison.comparisons) != 1 or not isinstance(comparison.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+        if len(comparison.comparisons) != 1:
             continue
-        left, right = comparison.left, comparison.comparisons[0].comparator
-        for side, other in ((left, right), (right, left)):
-            if is_simple_reference(side) and code(side) in devices and _names_cuda(other):
+        left, operator, right = comparison.left, comparison.comparisons[0].operator, comparison.comparisons[0].comparator
+        if isinstance(operator, (cst.Equal, cst.NotEqual)):
+            sides = [side for side, other in ((left, right), (right, left)) if _names_cuda(other)]
+        elif isinstance(operator, (cst.In, cst.NotIn)):
+            sides = [left] if _lists_cuda(right) else []
+        else:
+            continue
+        for side in sides:
+            if is_simple_reference(side) and code(side) in devices and _bound_here(recording, side):
                 facts.node_rewrites[side] = NodeRewrite(
                     _device_type,
                     f"{code(comparison)}: {code(side)} names this rank's GPU (cuda:LOCAL_RANK), so the test reads its type",
                 )
+
+
+def _bound_here(recording: Recording, reference: cst.BaseExpression) -> bool:
+    """The bindings of ``reference`` in the innermost function around it that binds it make it a
+    per-rank name, or no function around it binds it (a parameter, a global, an attribute)."""
+    source = recording.analysis.source
+    key = code(reference)
+    bindings = source.assignments.get(key, [])
+    functions = [a for a in source.ancestors(reference) if isinstance(a, cst.FunctionDef)]
+    for function in functions:  # innermost first: a nested function reads its outer function's local
+        local = [v for statement, v in bindings if source.enclosing_function(statement) is function]
+        if local:
+            return _per_rank(recording, key, local)
+    return True
 
 
 def _per_rank(recording: Recording, key: str, values: list[cst.BaseExpression | None]) -> bool:
@@ -59,6 +82,11 @@ def _per_rank(recording: Recording, key: str, values: list[cst.BaseExpression | 
 
 def _names_cuda(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.SimpleString) and node.evaluated_value == _CUDA
+
+
+def _lists_cuda(node: cst.BaseExpression) -> bool:
+    """``("cuda", "mps")``, ``["cuda"]``: names of which one is ``"cuda"``."""
+    return isinstance(node, (cst.Tuple, cst.List, cst.Set)) and any(_names_cuda(e.value) for e in node.elements)
 
 
 def _device_type(node: cst.CSTNode) -> cst.CSTNode:

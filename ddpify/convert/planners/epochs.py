@@ -8,6 +8,7 @@ import re
 
 import libcst as cst
 
+from ddpify.analysis.source import Source
 from ddpify.convert.fact_types import Facts
 from ddpify.convert.planners.statements import assigns_locally
 from ddpify.convert.record import Recording
@@ -25,6 +26,8 @@ def plan(recording: Recording, facts: Facts) -> None:
         visible = list(dict.fromkeys(v.key for v in train_variables if _visible(v.key, v.function, v.klass, function, klass)))
         loop_text = code(loop.body)
         mentioned = [k for k in visible if re.search(rf"(?<![\w.]){re.escape(k)}(?!\w)", loop_text)]
+        if not mentioned and not _may_pass_over_data(recording, loop):
+            continue
         keys = [k for k in (mentioned or visible) if not _has_set_epoch(recording, loop, k)]
         rebuilt = {k: _bindings_inside(recording, loop, k) for k in keys}
         for variable in decided:  # a persistent one advances its own epoch; one rebuilt here starts at 0 each time
@@ -50,6 +53,39 @@ def plan(recording: Recording, facts: Facts) -> None:
                 f"no epoch loop found around {variable.key}: the runtime advances its sampler's epoch on every pass instead",
             )
         )
+
+
+# Methods of lists, dicts, sets and strings: calling them iterates no loader.
+_CONTAINERS = (cst.List, cst.Dict, cst.Set, cst.Tuple, cst.ListComp, cst.DictComp, cst.SetComp, cst.SimpleString, cst.FormattedString)
+_CONTAINER_METHODS = frozenset({"append", "extend", "insert", "add", "update", "format", "join", "split", "replace", "strip", "get", "pop"})
+
+
+def _may_pass_over_data(recording: Recording, loop: cst.For) -> bool:
+    """A loop counting epochs that names no loader may still iterate one: in a loop of its own,
+    a comprehension, a ``yield from`` or a call. Not one whose body has no loop and calls only builtins, functions of imported
+    modules and container methods (unseen20t cGAN: ``for e in range(train_epoch):
+    images.append(imageio.imread(...))`` after training, to assemble a gif)."""
+    source = recording.analysis.source
+    if any(of_types(loop.body, kind) for kind in (cst.For, cst.While, cst.CompFor, cst.Yield)):
+        return True  # a loop or comprehension of its own, or a generator handing out each epoch
+    for call in of_types(loop.body, cst.Call):
+        assert isinstance(call, cst.Call)
+        builtin = any(q.startswith("builtins.") for q in recording.qualified(call))
+        method = isinstance(call.func, cst.Attribute) and call.func.attr.value in _CONTAINER_METHODS and _container(source, call.func.value)
+        if not (builtin or method or source.calls_imported_module(call)):
+            return True
+    return False
+
+
+def _container(source: Source, receiver: cst.BaseExpression) -> bool:
+    """``images`` of ``images = []`` (also ``hist["loss"]`` of ``hist = {...}``), a string: every
+    binding of the name a container or string literal (a ``trainer.update()`` is no container's)."""
+    while isinstance(receiver, cst.Subscript):
+        receiver = receiver.value
+    if isinstance(receiver, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    bindings = source.assignments.get(receiver.value, []) if isinstance(receiver, cst.Name) else []
+    return bool(bindings) and all(isinstance(v, _CONTAINERS) for _, v in bindings)
 
 
 def _visible(

@@ -35,7 +35,7 @@ def plan(recording: Recording, facts: Facts) -> None:
         why = divergence.why(test)
         if why is None or why.kind != "data":
             continue
-        for value, target in _averages_read(recording, test):
+        for value, target in averages_read(recording, test):
             if value in facts.node_rewrites or value in planned:
                 continue
             planned[value] = NodeRewrite(
@@ -48,7 +48,7 @@ def plan(recording: Recording, facts: Facts) -> None:
         facts.node_rewrites.update(planned)
 
 
-def _averages_read(recording: Recording, test: cst.BaseExpression) -> list[tuple[cst.BaseExpression, str]]:
+def averages_read(recording: Recording, test: cst.BaseExpression) -> list[tuple[cst.BaseExpression, str]]:
     """The average values the names in ``test`` are assigned, in its function, where every one of
     their assignments is such an average that may be reduced there."""
     source = recording.analysis.source
@@ -56,12 +56,12 @@ def _averages_read(recording: Recording, test: cst.BaseExpression) -> list[tuple
     found: list[tuple[cst.BaseExpression, str]] = []
     for name in {n.value for n in of_types(test, cst.Name)}:
         bindings = [(s, v) for s, v in source.assignments.get(name, []) if source.enclosing_function(s) is function]
-        if bindings and all(v is not None and _average(v) and _reducible_at(recording, s) for s, v in bindings):
+        if bindings and all(v is not None and average(v) and reducible_at(recording, s) for s, v in bindings):
             found += [(v, name) for _, v in bindings if v is not None]
     return found
 
 
-def _average(value: cst.BaseExpression) -> bool:
+def average(value: cst.BaseExpression) -> bool:
     """``total / len(loader)``, ``100.0 * correct / total``, ``meter.avg``, ``np.mean(losses)``,
     ``torch.stack(losses).mean().item()``."""
     if isinstance(value, cst.Call) and attribute_name(value.func) == "item" and not value.args:
@@ -76,7 +76,7 @@ def _average(value: cst.BaseExpression) -> bool:
     return False
 
 
-def _reducible_at(recording: Recording, statement: cst.CSTNode) -> bool:
+def reducible_at(recording: Recording, statement: cst.CSTNode) -> bool:
     """Every rank runs ``statement`` the same number of times: on every rank, under no decision
     the ranks take apart, in no loop over a training source (its batches, one per rank's step)."""
     context = recording.analysis.context

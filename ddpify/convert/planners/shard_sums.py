@@ -37,7 +37,7 @@ def report(recording: Recording, facts: Facts) -> None:
         for division in of_types(scope, cst.BinaryOperation):
             if not (isinstance(division.operator, cst.Divide) and _reads(division.left, total)):
                 continue
-            size = _whole_dataset_size(recording, division.right, loaders)
+            size = whole_dataset_size(recording, division.right, loaders)
             statement = recording_statement(recording, division)
             line = recording.line(statement)
             if size is None or line in reported or recording.line(division) <= recording.line(accumulate):
@@ -62,7 +62,7 @@ def _reads(expression: cst.BaseExpression, key: str) -> bool:
     return any(code(node) == key for node in of_types(expression, cst.Name, cst.Attribute))
 
 
-def _whole_dataset_size(recording: Recording, size: cst.BaseExpression, loaders: set[str]) -> str | None:
+def whole_dataset_size(recording: Recording, size: cst.BaseExpression, loaders: set[str]) -> str | None:
     """``len(train_set)``, ``len(loader.dataset)``, ``sizes[phase]`` with ``sizes = {x:
     len(sets[x]) ...}``, ``n_train = len(train_set)``: a dataset's length, as text; not
     ``len(loader)`` (this rank's number of batches)."""
