@@ -13,7 +13,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from ddpify.analysis import project_files
-from ddpify.analysis.ranks import CLASSES, EVERY, NOWHERE, Ranks
+from ddpify.analysis.ranks import EVERY, NOWHERE, Ranks, weighed
 from ddpify.analysis.source import Source
 
 # Parameters a flag is followed through, each handed on by a call of the next: deeper chains
@@ -72,22 +72,15 @@ def _passed_elsewhere(source: Source, name: cst.Name, ranks: Callable[[cst.BaseE
     elsewhere = source.project.passed_elsewhere(callee, name.value, index, truth=True)
     if not elsewhere:
         return None
-    weighed: list[tuple[Ranks, Ranks]] = []
+    values: list[tuple[Ranks, Ranks]] = []
     for context, value in elsewhere:
         if value is None and param.default is None:
             return None  # an argument missing without a default: a call this reading gets wrong
-        weighed.append((context, value if value is not None else ranks(param.default)))  # type: ignore[arg-type]
+        values.append((context, value if value is not None else ranks(param.default)))  # type: ignore[arg-type]
     fixed = (EVERY, NOWHERE)
-    if not any(v.depends_on_process or (v in fixed and c.depends_on_process) for c, v in weighed):
+    if not any(v.depends_on_process or (v in fixed and c.depends_on_process) for c, v in values):
         return None
-    may = must = 0
-    for context, value in weighed:
-        may |= context.may & value.may
-    for klass in CLASSES:
-        runs = [v for c, v in weighed if c.may & klass]
-        if runs and all(v.must & klass for v in runs):
-            must |= klass
-    return Ranks(may, must & may)
+    return weighed(values)
 
 
 def passed_values(source: Source, name: cst.Name) -> list[tuple[cst.Call, cst.BaseExpression]] | None:

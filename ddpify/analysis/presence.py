@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ddpify.analysis.ranks import CLASSES, EVERY, NOWHERE, Ranks
+from ddpify.analysis.ranks import EVERY, NOWHERE, Ranks, weighed
 from ddpify.analysis.source import Source
 from ddpify.tree.cstutil import code, is_simple_reference
 
@@ -49,15 +49,15 @@ class Presence:
         bindings = self.source.assignments.get(target, [])
         if not bindings:
             return self._parameter(reference) if isinstance(reference, cst.Name) else None
-        weighed: list[tuple[Ranks, Ranks]] = []
+        values: list[tuple[Ranks, Ranks]] = []
         for statement, value in bindings:
             if value is None:
                 return None
             present = self._value(value, statement)
             if present is None:
                 return None
-            weighed.append((self._where(statement), present))
-        return _combine(weighed)
+            values.append((self._where(statement), present))
+        return weighed(values)
 
     def _value(self, value: cst.BaseExpression, statement: cst.CSTNode) -> Ranks | None:
         if isinstance(value, cst.Name) and value.value == "None":
@@ -121,14 +121,14 @@ class Presence:
         if not calls:  # called by the project's files that import this one, or unknown
             callee = owner.name.value if owner is not None and function.name.value == "__init__" else function.name.value
             elsewhere = self.source.project.passed_elsewhere(callee, param.name.value, index)
-            return _combine([(where, NOWHERE if p is None else p) for where, p in elsewhere]) if elsewhere is not None else None
-        weighed: list[tuple[Ranks, Ranks]] = []
+            return weighed([(where, NOWHERE if p is None else p) for where, p in elsewhere]) if elsewhere is not None else None
+        values: list[tuple[Ranks, Ranks]] = []
         for call in calls:
             passed = self.argument(call, param.name.value, index)
             if passed is None:
                 return None
-            weighed.append(passed)
-        return _combine(weighed)
+            values.append(passed)
+        return weighed(values)
 
     def argument(self, call: cst.Call, name: str, index: int) -> tuple[Ranks, Ranks] | None:
         """Where ``call`` runs and where the argument it passes for parameter ``name`` (at
@@ -147,16 +147,3 @@ def passed_argument(call: cst.Call, name: str, index: int) -> cst.BaseExpression
         if (arg.keyword.value == name) if arg.keyword is not None else position == index:
             return arg.value
     return None
-
-
-def _combine(weighed: list[tuple[Ranks, Ranks]]) -> Ranks:
-    """Values that each hold where their statement runs -> where the reference may / must hold
-    an object (``must`` only where every binding that may run there makes one)."""
-    may = must = 0
-    for where, present in weighed:
-        may |= where.may & present.may
-    for klass in CLASSES:
-        runs = [present for where, present in weighed if where.may & klass]
-        if runs and all(p.must & klass for p in runs):
-            must |= klass
-    return Ranks(may, must & may)

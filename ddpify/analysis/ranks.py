@@ -103,6 +103,20 @@ NOWHERE = Ranks(0, 0)
 UNKNOWN = Ranks(EVERYWHERE, 0)
 
 
+def weighed(values: list[tuple[Ranks, Ranks]]) -> Ranks:
+    """Values that each hold where their statement (or call) runs -> where the variable (or
+    parameter) holds: ``may`` wherever one may, ``must`` only where every one that may run
+    there must."""
+    may = must = 0
+    for where, value in values:
+        may |= where.may & value.may
+    for klass in CLASSES:
+        runs = [value for where, value in values if where.may & klass]
+        if runs and all(v.must & klass for v in runs):
+            must |= klass
+    return Ranks(may, must & may)
+
+
 class Term(enum.Enum):
     """What a number or flag of the script is."""
 
