@@ -60,3 +60,45 @@ def test_a_shown_epoch_average_is_averaged_over_the_ranks(shown: str, expected: 
 )
 def test_what_is_not_an_every_rank_average_stays(shown: str) -> None:
     assert "mean_over_ranks" not in convert_source(_SCRIPT.format(shown=shown)).output
+
+
+_SCORES = """\
+import numpy as np
+import torch
+import torch.nn as nn
+from sklearn import metrics
+
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+data = torch.utils.data.TensorDataset(torch.randn(32, 4), torch.randint(0, 2, (32,)))
+train_loader = torch.utils.data.DataLoader(data, batch_size=8, shuffle=True)
+test_loader = torch.utils.data.DataLoader(data, batch_size=8)
+for epoch in range(3):
+    train_pred, train_true = [], []
+    for x, y in train_loader:
+        opt.zero_grad()
+        logits = model(x)
+        nn.functional.cross_entropy(logits, y).backward()
+        opt.step()
+        train_true.append(y.numpy())
+        train_pred.append(logits.argmax(1).numpy())
+    train_true, train_pred = np.concatenate(train_true), np.concatenate(train_pred)
+    print("train %.3f %.3f" % (metrics.accuracy_score(train_true, train_pred), metrics.f1_score(train_true, train_pred)))
+    test_pred, test_true = [], []
+    with torch.no_grad():
+        for x, y in test_loader:
+            test_true.append(y.numpy())
+            test_pred.append(model(x).argmax(1).numpy())
+    print("test %.3f" % metrics.accuracy_score(np.concatenate(test_true), np.concatenate(test_pred)))
+"""
+
+
+def test_a_library_score_of_the_ranks_arrays_is_reported_once_per_line() -> None:
+    """dgcnn: ``metrics.accuracy_score(train_true, train_pred)`` of the shard's arrays; no mean of
+    per-rank scores in general (an F1), so reported with the gather; the unsharded test set's
+    score is every rank's alike."""
+    result = convert_source(_SCORES)
+    items = [m for m in result.manual if "rank's own arrays" in m.why]
+    assert [m.line for m in items] == [21]
+    assert "metrics.accuracy_score(...), metrics.f1_score(...)" in items[0].why
+    assert "all_gather_object" in items[0].todo

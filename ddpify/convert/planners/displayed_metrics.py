@@ -11,7 +11,9 @@ per-step print inside the batch loop, or one already behind a rank test, stays r
 Only averages (a division, ``.avg``, ``mean()``) inside what is shown: an argument of ``print``
 / a logger / ``tqdm.write``, or a formatted string (``%``, f-string, ``.format``) wherever it goes.
 A sum or count, or a division by the whole dataset's size (``shard_sums`` reports those),
-stays."""
+stays. A score a library computes from the rank's own arrays (``metrics.accuracy_score(
+train_true, train_pred)``, dgcnn) is no mean of per-rank means in general (a balanced accuracy,
+an F1): it is reported, with the gather that gives the whole data's score."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from ddpify.convert.fact_types import Facts, NodeRewrite
 from ddpify.convert.planners.reduced_metrics import average, averages_read, reducible_at
 from ddpify.convert.planners.shard_sums import whole_dataset_size
 from ddpify.convert.record import Recording
+from ddpify.findings import ManualItem
 from ddpify.tree.cstutil import attribute_name, code, of_types
 
 _SHOWN_BY = frozenset({"builtins.print", "tqdm.write", "tqdm.tqdm.write"})
@@ -35,6 +38,7 @@ def plan(recording: Recording, facts: Facts) -> None:
     loaders = {v.key for v in facts.loader_variables}
     planned: dict[cst.CSTNode, NodeRewrite] = {}
     for shown in _shown(recording):
+        _report_library_scores(recording, facts, shown)
         for value in _averages_in(recording, shown):
             if value in facts.node_rewrites or value in planned or _whole_dataset_division(recording, value, loaders):
                 continue
@@ -50,6 +54,31 @@ def plan(recording: Recording, facts: Facts) -> None:
     if planned:
         divergence.assume_reduced(planned)
         facts.node_rewrites.update(planned)
+
+
+def _report_library_scores(recording: Recording, facts: Facts, shown: cst.BaseExpression) -> None:
+    """``sklearn.metrics.*(y_true, y_pred)`` of this rank's arrays, shown on rank 0 as the epoch's:
+    one item per line, naming each such score there."""
+    divergence = recording.analysis.context.divergence
+    scores = [e.value for e in shown.elements] if isinstance(shown, cst.Tuple) else [shown]
+    named = []
+    for score in scores:
+        if not (isinstance(score, cst.Call) and any(q.startswith("sklearn.metrics.") for q in recording.qualified(score))):
+            continue
+        why = divergence.why(score)
+        statement = recording.analysis.source.statement_of(score)
+        if why is not None and why.kind == "data" and statement is not None and reducible_at(recording, statement):
+            named.append(f"{code(score.func)}(...)")
+    if not named or any(item.line == recording.line(shown) and "rank's own arrays" in item.why for item in facts.manual):
+        return
+    facts.manual.append(
+        ManualItem(
+            recording.line(shown),
+            f"{', '.join(named)} score this rank's own arrays (its shard of the data), and rank 0 shows them as the whole data's",
+            "gather the arrays first (lists = [None] * ddpify.world_size(); torch.distributed.all_gather_object(lists, "
+            "arr); arr = np.concatenate(lists)) where every rank runs it, or say in the output that it is rank 0's shard",
+        )
+    )
 
 
 def _shown(recording: Recording) -> list[cst.BaseExpression]:
