@@ -41,6 +41,7 @@ for epoch in range(2):
         ('print(f"epoch {total / count:.3f}")', 'print(f"epoch {ddpify.mean_over_ranks(total / count):.3f}")'),
         ('line = "loss %.3f" % (total / count)', 'line = "loss %.3f" % ddpify.mean_over_ranks(total / count)'),
         ("mean = total / count\n    print(mean)", "mean = ddpify.mean_over_ranks(total / count)"),
+        ('logger.info("epoch %s", total / count)', 'logger.info("epoch %s", ddpify.mean_over_ranks(total / count))'),
     ],
 )
 def test_a_shown_epoch_average_is_averaged_over_the_ranks(shown: str, expected: str) -> None:
@@ -54,6 +55,7 @@ def test_a_shown_epoch_average_is_averaged_over_the_ranks(shown: str, expected: 
     "shown",
     [
         'print("epoch", total)',  # a sum: a mean of sums is no total
+        "scale = torch.log(total / count)",  # a computation, not an output: torch.log is no logger's
         'print("epoch", total / len(train_set))',  # the whole dataset's size: reported by shard_sums
         'if dist.get_rank() == 0:\n        print("epoch", total / count)',  # not every rank: no collective
     ],

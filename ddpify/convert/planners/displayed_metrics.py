@@ -27,7 +27,7 @@ from ddpify.convert.record import Recording
 from ddpify.findings import ManualItem
 from ddpify.tree.cstutil import attribute_name, code, of_types
 
-_SHOWN_BY = frozenset({"builtins.print", "tqdm.write", "tqdm.tqdm.write"})
+_SHOWN_BY = frozenset({"builtins.print", "tqdm.write", "tqdm.tqdm.write", *(f"logging.{m}" for m in ("info", "warning", "debug", "log"))})
 _LOG_METHODS = frozenset({"info", "warning", "debug", "log", "cprint"})
 
 
@@ -87,7 +87,8 @@ def _shown(recording: Recording) -> list[cst.BaseExpression]:
     for call in recording.analysis.source.of_types(cst.Call):
         assert isinstance(call, cst.Call)
         qualified = recording.qualified(call)
-        if qualified & _SHOWN_BY or attribute_name(call.func) in _LOG_METHODS or attribute_name(call.func) == "format":
+        logger = attribute_name(call.func) in _LOG_METHODS and not recording.analysis.source.calls_imported_module(call)
+        if qualified & _SHOWN_BY or logger or attribute_name(call.func) == "format":  # not torch.log / math.log
             found += [a.value for a in call.args]
     for node in recording.analysis.source.of_types(cst.BinaryOperation, cst.FormattedString):
         if isinstance(node, cst.FormattedString):
